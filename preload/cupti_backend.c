@@ -1,0 +1,784 @@
+/*
+ * cupti_backend.c - CUPTI: the complete record of what ran on the GPU.
+ *
+ * The CUDA driver loads this library through CUDA_INJECTION64_PATH and calls
+ * InitializeInjection() while it initializes, before the program (or
+ * torch.profiler) can subscribe.  We use the libcupti the process already
+ * uses (PyTorch ships its own copy), never a second one, and call it only
+ * through pointers from its own handle: this library also exports a few
+ * cupti* names to notice a foreign subscriber, so a direct call would land on
+ * our own wrapper.
+ *
+ * Activity records (kernels, API calls, copies, syncs, events, external
+ * correlations) arrive in buffers on CUPTI's thread and are converted into
+ * trace records there.  The callback API adds what activity records lack:
+ * module images (for digests), and the arguments and results of timing calls
+ * (which event, which stream, the elapsed milliseconds returned).
+ */
+#define _GNU_SOURCE
+#include <cupti.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload_internal.h"
+
+#define ACTIVITY_BUFFER_BYTES (8u << 20)
+#define FLUSH_PERIOD_MS 500u
+
+/* The CUPTI functions we use, from the process's own libcupti. */
+#define CUPTI_FUNCTIONS(X)                                                                 \
+    X(cuptiGetVersion, CUptiResult, (uint32_t *))                                          \
+    X(cuptiGetResultString, CUptiResult, (CUptiResult, const char **))                     \
+    X(cuptiSubscribe, CUptiResult, (CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *)) \
+    X(cuptiEnableCallback, CUptiResult,                                                    \
+      (uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId))          \
+    X(cuptiGetCallbackName, CUptiResult, (CUpti_CallbackDomain, uint32_t, const char **)) \
+    X(cuptiActivityEnable, CUptiResult, (CUpti_ActivityKind))                              \
+    X(cuptiActivityRegisterCallbacks, CUptiResult,                                         \
+      (CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc))               \
+    X(cuptiActivityGetNextRecord, CUptiResult, (uint8_t *, size_t, CUpti_Activity **))     \
+    X(cuptiActivityGetNumDroppedRecords, CUptiResult, (CUcontext, uint32_t, size_t *))     \
+    X(cuptiActivityFlushAll, CUptiResult, (uint32_t))                                      \
+    X(cuptiActivityPushExternalCorrelationId, CUptiResult,                                 \
+      (CUpti_ExternalCorrelationKind, uint64_t))                                           \
+    X(cuptiActivityPopExternalCorrelationId, CUptiResult,                                  \
+      (CUpti_ExternalCorrelationKind, uint64_t *))                                         \
+    X(cuptiGetContextId, CUptiResult, (CUcontext, uint32_t *))
+
+#define CUPTI_OPTIONAL_FUNCTIONS(X)                                                        \
+    X(cuptiActivityFlushPeriod, CUptiResult, (uint32_t))                                   \
+    X(cuptiActivityRegisterTimestampCallback, CUptiResult, (CUpti_TimestampCallbackFunc))  \
+    X(cuptiSetThreadIdType, CUptiResult, (CUpti_ActivityThreadIdType))                     \
+    X(cuptiGetTimestamp, CUptiResult, (uint64_t *))                                        \
+    X(cuptiActivityEnableCudaEventDeviceTimestamps, CUptiResult, (uint8_t))
+
+#define DECLARE_POINTER(name, ret, args) static ret(*real_##name) args;
+CUPTI_FUNCTIONS(DECLARE_POINTER)
+CUPTI_OPTIONAL_FUNCTIONS(DECLARE_POINTER)
+
+static void *cupti_handle;
+static atomic_int cupti_recording;
+static atomic_int injection_done;
+static atomic_llong buffers_lost;
+static atomic_llong records_dropped;
+static CUpti_SubscriberHandle subscriber;
+
+int kat_cupti_active(void)
+{
+    return atomic_load_explicit(&cupti_recording, memory_order_acquire);
+}
+
+void *kat_cupti_symbol(const char *name)
+{
+    return cupti_handle ? dlsym(cupti_handle, name) : NULL;
+}
+
+int kat_cupti_push_external(uint64_t id)
+{
+    if (!kat_cupti_active())
+        return -1;
+    return real_cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id)
+                   == CUPTI_SUCCESS ? 0 : -1;
+}
+
+void kat_cupti_pop_external(void)
+{
+    uint64_t last;
+    if (kat_cupti_active())
+        real_cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+static const char *result_text(CUptiResult rc)
+{
+    const char *text = NULL;
+    if (real_cuptiGetResultString && real_cuptiGetResultString(rc, &text) == CUPTI_SUCCESS && text)
+        return text;
+    return "unknown CUPTI error";
+}
+
+/* ---- finding the process's libcupti ---------------------------------------- */
+
+struct sibling_search {
+    const char *const *anchors;
+    char found[1024];
+};
+
+/* A libcupti next to the CUDA library the program loaded is the one that
+ * belongs to it (PyTorch: site-packages/nvidia/cu13/lib). */
+static int find_sibling(struct dl_phdr_info *info, size_t size, void *data)
+{
+    struct sibling_search *search = data;
+    const char *path = info->dlpi_name;
+    if (!path || !path[0] || search->found[0])
+        return 0;
+    const char *base = strrchr(path, '/');
+    if (!base)
+        return 0;
+    for (const char *const *anchor = search->anchors; *anchor; anchor++) {
+        if (strncmp(base + 1, *anchor, strlen(*anchor)) == 0) {
+            size_t dir_len = (size_t)(base - path);
+            if (dir_len + sizeof("/libcupti.so.13") < sizeof(search->found)) {
+                memcpy(search->found, path, dir_len);
+                strcpy(search->found + dir_len, "/libcupti.so.13");
+            }
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void *open_cupti(char *used, size_t used_size)
+{
+    void *handle = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD);
+    if (handle) {
+        kat_strlcpy(used, "libcupti.so.13 (already loaded)", used_size);
+        return handle;
+    }
+    const char *configured = getenv(KAT_ENV_CUPTI);
+    if (configured && configured[0]) {
+        handle = dlopen(configured, RTLD_LAZY | RTLD_LOCAL);
+        if (handle) {
+            kat_strlcpy(used, configured, used_size);
+            return handle;
+        }
+    }
+    static const char *const anchors[] = { "libcudart.so", "libcublas.so", "libcublasLt.so",
+                                           "libcudnn.so", NULL };
+    struct sibling_search search = { .anchors = anchors };
+    dl_iterate_phdr(find_sibling, &search);
+    if (search.found[0]) {
+        handle = dlopen(search.found, RTLD_LAZY | RTLD_LOCAL);
+        if (handle) {
+            kat_strlcpy(used, search.found, used_size);
+            return handle;
+        }
+    }
+    handle = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_LOCAL);
+    if (handle) {
+        kat_strlcpy(used, "libcupti.so.13 (library search path)", used_size);
+        return handle;
+    }
+    /* Last, the toolkit's own copy: a plain nvcc program links cudart
+     * statically and loads no CUDA library that CUPTI could sit beside. */
+    const char *cuda_home = getenv("CUDA_HOME");
+    char path[1024];
+    const char *const toolkit[] = { "/extras/CUPTI/lib64/libcupti.so.13", "/lib64/libcupti.so.13" };
+    const char *const roots[] = { cuda_home, "/usr/local/cuda" };
+    for (size_t r = 0; r < 2; r++) {
+        for (size_t t = 0; t < 2 && roots[r] && roots[r][0]; t++) {
+            snprintf(path, sizeof(path), "%s%s", roots[r], toolkit[t]);
+            handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+            if (handle) {
+                kat_strlcpy(used, path, used_size);
+                return handle;
+            }
+        }
+    }
+    return NULL;
+}
+
+static int load_cupti_functions(char *missing, size_t missing_size)
+{
+#define LOAD_REQUIRED(name, ret, args)                                        \
+    real_##name = (ret(*) args)dlsym(cupti_handle, #name);                    \
+    if (!real_##name) {                                                       \
+        kat_strlcpy(missing, #name, missing_size);                            \
+        return -1;                                                            \
+    }
+#define LOAD_OPTIONAL(name, ret, args) real_##name = (ret(*) args)dlsym(cupti_handle, #name);
+    CUPTI_FUNCTIONS(LOAD_REQUIRED)
+    CUPTI_OPTIONAL_FUNCTIONS(LOAD_OPTIONAL)
+    return 0;
+}
+
+/* ---- activity buffers ------------------------------------------------------ */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    void *memory = NULL;
+    if (posix_memalign(&memory, 8, ACTIVITY_BUFFER_BYTES) != 0)
+        memory = NULL;
+    if (!memory)
+        atomic_fetch_add(&buffers_lost, 1);
+    *buffer = memory;
+    *size = memory ? ACTIVITY_BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    const char *name = NULL;
+    if (real_cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+        return 0;
+    return kat_intern(name);
+}
+
+static void convert_record(const CUpti_Activity *record)
+{
+    switch (record->kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const void *)record;
+        struct kat_kernel_rec out = {
+            .start_ns = k->start, .end_ns = k->end,
+            .device_id = k->deviceId, .context_id = k->contextId, .stream_id = k->streamId,
+            .correlation_id = k->correlationId,
+            .grid = { k->gridX, k->gridY, k->gridZ },
+            .block = { k->blockX, k->blockY, k->blockZ },
+            .static_shared = k->staticSharedMemory, .dynamic_shared = k->dynamicSharedMemory,
+            .registers = k->registersPerThread,
+            .name_string = kat_intern(k->name),
+            .graph_id = k->graphId, .launch_type = k->launchType,
+            .graph_node_id = k->graphNodeId, .device_launched = k->isDeviceLaunched,
+        };
+        kat_emit(KAT_REC_KERNEL, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: {
+        const CUpti_ActivityAPI *a = (const void *)record;
+        int runtime = record->kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+        struct kat_api_rec out = {
+            .start_ns = a->start, .end_ns = a->end,
+            .domain = runtime ? KAT_API_RUNTIME : KAT_API_DRIVER,
+            .cbid = a->cbid, .thread_id = a->threadId, .correlation_id = a->correlationId,
+            .return_value = a->returnValue,
+            .name_string = callback_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                 : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid),
+        };
+        kat_emit(KAT_REC_API, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const void *)record;
+        struct kat_memcpy_rec out = {
+            .start_ns = m->start, .end_ns = m->end, .bytes = m->bytes,
+            .device_id = m->deviceId, .context_id = m->contextId, .stream_id = m->streamId,
+            .correlation_id = m->correlationId, .copy_kind = m->copyKind,
+            .src_kind = m->srcKind, .dst_kind = m->dstKind, .flags = m->flags,
+            .graph_id = m->graphId,
+        };
+        kat_emit(KAT_REC_MEMCPY, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const void *)record;
+        struct kat_memset_rec out = {
+            .start_ns = m->start, .end_ns = m->end, .bytes = m->bytes,
+            .device_id = m->deviceId, .context_id = m->contextId, .stream_id = m->streamId,
+            .correlation_id = m->correlationId, .value = m->value, .graph_id = m->graphId,
+        };
+        kat_emit(KAT_REC_MEMSET, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+        const CUpti_ActivitySynchronization2 *s = (const void *)record;
+        struct kat_sync_rec out = {
+            .start_ns = s->start, .end_ns = s->end, .type = s->type,
+            .correlation_id = s->correlationId, .context_id = s->contextId,
+            .stream_id = s->streamId, .cuda_event_id = s->cudaEventId,
+        };
+        kat_emit(KAT_REC_SYNC, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
+        const CUpti_ActivityCudaEvent2 *e = (const void *)record;
+        struct kat_cuda_event_rec out = {
+            .correlation_id = e->correlationId, .context_id = e->contextId,
+            .stream_id = e->streamId, .event_id = e->eventId, .device_id = e->deviceId,
+            .device_timestamp_ns = e->deviceTimestamp,
+        };
+        kat_emit(KAT_REC_CUDA_EVENT, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *x = (const void *)record;
+        struct kat_external_correlation_rec out = {
+            .external_kind = x->externalKind, .correlation_id = x->correlationId,
+            .external_id = x->externalId,
+        };
+        kat_emit(KAT_REC_EXTERNAL_CORRELATION, &out, sizeof(out));
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_DEVICE: {
+        const CUpti_ActivityDevice5 *d = (const void *)record;
+        struct kat_device_rec out = {
+            .device_id = d->id, .name_string = kat_intern(d->name),
+            .cc_major = d->computeCapabilityMajor, .cc_minor = d->computeCapabilityMinor,
+            .multiprocessors = d->numMultiprocessors,
+            .global_memory_bytes = d->globalMemorySize,
+        };
+        memcpy(out.uuid, &d->uuid, sizeof(out.uuid));
+        kat_emit(KAT_REC_DEVICE, &out, sizeof(out));
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uint8_t *buffer,
+                                      size_t size, size_t valid_size)
+{
+    CUpti_Activity *record = NULL;
+    if (buffer && valid_size) {
+        while (real_cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
+            convert_record(record);
+    }
+    size_t dropped = 0;
+    if (real_cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS
+        && dropped) {
+        atomic_fetch_add(&records_dropped, (long long)dropped);
+        kat_health(KAT_HEALTH_CUPTI_DROPPED, "activity buffer", (int64_t)dropped);
+    }
+    free(buffer);
+}
+
+/* ---- module loads ------------------------------------------------------------ */
+
+static int is_tool_or_cuda_object(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    static const char *const prefixes[] = { "libcuda.so", "libcupti.so", "libkaudit_preload",
+                                            "libcudart.so", "libnvidia-", "libc.so", NULL };
+    for (const char *const *p = prefixes; *p; p++)
+        if (strncmp(base, *p, strlen(*p)) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first object on this thread's stack outside CUDA and kaudit: who
+ * caused the load.  Module loads are rare (lazy loading: once per module), so
+ * a backtrace here is affordable. */
+static uint32_t module_loader(void)
+{
+    void *frames[48];
+    int count = backtrace(frames, 48);
+    for (int i = 1; i < count; i++) {
+        Dl_info info;
+        if (dladdr(frames[i], &info) && info.dli_fname && info.dli_fname[0]
+            && !is_tool_or_cuda_object(info.dli_fname))
+            return kat_object_string(frames[i]);
+        if (dladdr(frames[i], &info) && info.dli_fname && !info.dli_fname[0])
+            return kat_object_string(frames[i]); /* the main program */
+    }
+    return kat_intern("?");
+}
+
+static uint32_t image_kind(const uint8_t *bytes, size_t size)
+{
+    if (!bytes || size < 4)
+        return KAT_IMAGE_UNKNOWN;
+    if (bytes[0] == 0x7f && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F')
+        return KAT_IMAGE_CUBIN;
+    uint32_t magic;
+    memcpy(&magic, bytes, sizeof(magic));
+    if (magic == 0xBA55ED50u)
+        return KAT_IMAGE_FATBIN;
+    return KAT_IMAGE_PTX;
+}
+
+static void record_module(const CUpti_ResourceData *resource)
+{
+    const CUpti_ModuleResourceData *module = resource->resourceDescriptor;
+    if (!module)
+        return;
+    struct kat_module_rec out = {
+        .module_id = module->moduleId,
+        .size = module->cubinSize,
+        .thread_id = kat_tid(),
+        .vendor_call_id = kat_vendor_current_call(),
+        .time_ns = kat_now_ns(),
+        .image_kind = image_kind((const uint8_t *)module->pCubin, module->cubinSize),
+    };
+    if (resource->context)
+        real_cuptiGetContextId(resource->context, &out.context_id);
+    if (module->pCubin && module->cubinSize)
+        kat_digest(module->pCubin, module->cubinSize, &out.digest_lo, &out.digest_hi);
+    out.loader_string = module_loader();
+    kat_emit(KAT_REC_MODULE, &out, sizeof(out));
+}
+
+/* ---- timing calls ------------------------------------------------------------ */
+
+enum params_layout {
+    P_NONE, P_EVENT, P_EVENT_STREAM, P_EVENT_STREAM_FLAGS, P_ELAPSED, P_EVENT_CREATE,
+    P_EVENT_CREATE_FLAGS, P_STREAM, P_STREAM_EVENT_FLAGS, P_STREAM_CREATE, P_STREAM_CREATE_FLAGS,
+};
+
+struct timing_entry {
+    uint32_t cbid;
+    uint32_t api;       /* enum kat_timing_api */
+    uint32_t layout;    /* enum params_layout: how functionParams is laid out */
+};
+
+/* Parameter layouts follow generated_cuda_runtime_api_meta.h and
+ * generated_cuda_meta.h; each is a plain struct of the call's arguments. */
+static const struct timing_entry runtime_timing[] = {
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, KAT_TIMING_EVENT_CREATE, P_EVENT_CREATE },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventCreateWithFlags_v3020, KAT_TIMING_EVENT_CREATE, P_EVENT_CREATE_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_ptsz_v7000, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_v11010, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventRecordWithFlags_ptsz_v11010, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventSynchronize_v3020, KAT_TIMING_EVENT_SYNCHRONIZE, P_EVENT },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020, KAT_TIMING_EVENT_QUERY, P_EVENT },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventDestroy_v3020, KAT_TIMING_EVENT_DESTROY, P_EVENT },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020, KAT_TIMING_EVENT_ELAPSED, P_ELAPSED },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080, KAT_TIMING_EVENT_ELAPSED, P_ELAPSED },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreate_v3020, KAT_TIMING_STREAM_CREATE, P_STREAM_CREATE },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithFlags_v5000, KAT_TIMING_STREAM_CREATE, P_STREAM_CREATE_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamCreateWithPriority_v5050, KAT_TIMING_STREAM_CREATE, P_STREAM_CREATE_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamDestroy_v5050, KAT_TIMING_STREAM_DESTROY, P_STREAM },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020, KAT_TIMING_STREAM_WAIT_EVENT, P_STREAM_EVENT_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_ptsz_v7000, KAT_TIMING_STREAM_WAIT_EVENT, P_STREAM_EVENT_FLAGS },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, KAT_TIMING_STREAM_SYNCHRONIZE, P_STREAM },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000, KAT_TIMING_STREAM_SYNCHRONIZE, P_STREAM },
+    { CUPTI_RUNTIME_TRACE_CBID_cudaDeviceSynchronize_v3020, KAT_TIMING_DEVICE_SYNCHRONIZE, P_NONE },
+};
+
+static const struct timing_entry driver_timing[] = {
+    { CUPTI_DRIVER_TRACE_CBID_cuEventCreate, KAT_TIMING_EVENT_CREATE, P_EVENT_CREATE_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventRecord, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventRecord_ptsz, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventRecordWithFlags_ptsz, KAT_TIMING_EVENT_RECORD, P_EVENT_STREAM_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventSynchronize, KAT_TIMING_EVENT_SYNCHRONIZE, P_EVENT },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventQuery, KAT_TIMING_EVENT_QUERY, P_EVENT },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventDestroy_v2, KAT_TIMING_EVENT_DESTROY, P_EVENT },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventElapsedTime, KAT_TIMING_EVENT_ELAPSED, P_ELAPSED },
+    { CUPTI_DRIVER_TRACE_CBID_cuEventElapsedTime_v2, KAT_TIMING_EVENT_ELAPSED, P_ELAPSED },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamCreate, KAT_TIMING_STREAM_CREATE, P_STREAM_CREATE_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamCreateWithPriority, KAT_TIMING_STREAM_CREATE, P_STREAM_CREATE_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamDestroy_v2, KAT_TIMING_STREAM_DESTROY, P_STREAM },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent, KAT_TIMING_STREAM_WAIT_EVENT, P_STREAM_EVENT_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamWaitEvent_ptsz, KAT_TIMING_STREAM_WAIT_EVENT, P_STREAM_EVENT_FLAGS },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, KAT_TIMING_STREAM_SYNCHRONIZE, P_STREAM },
+    { CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz, KAT_TIMING_STREAM_SYNCHRONIZE, P_STREAM },
+    { CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, KAT_TIMING_DEVICE_SYNCHRONIZE, P_NONE },
+    { CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2, KAT_TIMING_DEVICE_SYNCHRONIZE, P_NONE },
+};
+
+#define TABLE_SIZE(t) (sizeof(t) / sizeof((t)[0]))
+
+static const struct timing_entry *find_timing(const struct timing_entry *table, size_t n,
+                                              uint32_t cbid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (table[i].cbid == cbid)
+            return &table[i];
+    return NULL;
+}
+
+/* Driver timing calls made inside a runtime timing call are the same call. */
+static KAT_TLS uint32_t runtime_timing_depth;
+
+static void fill_timing_params(struct kat_timing_call_rec *out, uint32_t layout,
+                               const void *params)
+{
+    if (!params)
+        return;
+    switch (layout) {
+    case P_EVENT: {
+        const struct { void *event; } *p = params;
+        out->event = (uint64_t)(uintptr_t)p->event;
+        break;
+    }
+    case P_EVENT_STREAM: {
+        const struct { void *event; void *stream; } *p = params;
+        out->event = (uint64_t)(uintptr_t)p->event;
+        out->stream = (uint64_t)(uintptr_t)p->stream;
+        break;
+    }
+    case P_EVENT_STREAM_FLAGS: {
+        const struct { void *event; void *stream; unsigned flags; } *p = params;
+        out->event = (uint64_t)(uintptr_t)p->event;
+        out->stream = (uint64_t)(uintptr_t)p->stream;
+        out->flags = p->flags;
+        break;
+    }
+    case P_ELAPSED: {
+        const struct { float *ms; void *start; void *end; } *p = params;
+        out->event = (uint64_t)(uintptr_t)p->start;
+        out->event2 = (uint64_t)(uintptr_t)p->end;
+        if (p->ms && out->status == 0)
+            out->elapsed_ms = *p->ms; /* the value the program received */
+        break;
+    }
+    case P_EVENT_CREATE:
+    case P_EVENT_CREATE_FLAGS: {
+        const struct { void **event; unsigned flags; } *p = params;
+        if (p->event && out->status == 0)
+            out->event = (uint64_t)(uintptr_t)*p->event;
+        if (layout == P_EVENT_CREATE_FLAGS)
+            out->flags = p->flags;
+        break;
+    }
+    case P_STREAM: {
+        const struct { void *stream; } *p = params;
+        out->stream = (uint64_t)(uintptr_t)p->stream;
+        break;
+    }
+    case P_STREAM_EVENT_FLAGS: {
+        const struct { void *stream; void *event; unsigned flags; } *p = params;
+        out->stream = (uint64_t)(uintptr_t)p->stream;
+        out->event = (uint64_t)(uintptr_t)p->event;
+        out->flags = p->flags;
+        break;
+    }
+    case P_STREAM_CREATE:
+    case P_STREAM_CREATE_FLAGS: {
+        const struct { void **stream; unsigned flags; } *p = params;
+        if (p->stream && out->status == 0)
+            out->stream = (uint64_t)(uintptr_t)*p->stream;
+        if (layout == P_STREAM_CREATE_FLAGS)
+            out->flags = p->flags;
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+static void timing_callback(CUpti_CallbackDomain domain, const struct timing_entry *entry,
+                            const CUpti_CallbackData *data)
+{
+    int runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (data->callbackSite == CUPTI_API_ENTER) {
+        if (runtime)
+            runtime_timing_depth++;
+        if (data->correlationData)
+            *data->correlationData = kat_now_ns();
+        return;
+    }
+    if (runtime) {
+        if (runtime_timing_depth)
+            runtime_timing_depth--;
+    } else if (runtime_timing_depth) {
+        return;
+    }
+    struct kat_timing_call_rec out = {
+        .enter_ns = data->correlationData ? *data->correlationData : 0,
+        .exit_ns = kat_now_ns(),
+        .api = entry->api,
+        .domain = runtime ? KAT_API_RUNTIME : KAT_API_DRIVER,
+        .cbid = entry->cbid,
+        .thread_id = kat_tid(),
+        .correlation_id = data->correlationId,
+        .name_string = kat_intern(data->functionName),
+    };
+    if (data->functionReturnValue)
+        out.status = *(const int *)data->functionReturnValue;
+    fill_timing_params(&out, entry->layout, data->functionParams);
+    kat_emit(KAT_REC_TIMING_CALL, &out, sizeof(out));
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
+                                 CUpti_CallbackId cbid, const void *cbdata)
+{
+    switch (domain) {
+    case CUPTI_CB_DOMAIN_RESOURCE:
+        if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
+            record_module(cbdata);
+        } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+            kat_libraries_poll();
+        } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+            /* The context's records must be out before it goes. */
+            real_cuptiActivityFlushAll(0);
+        }
+        break;
+    case CUPTI_CB_DOMAIN_RUNTIME_API: {
+        const struct timing_entry *e = find_timing(runtime_timing, TABLE_SIZE(runtime_timing), cbid);
+        if (e)
+            timing_callback(domain, e, cbdata);
+        break;
+    }
+    case CUPTI_CB_DOMAIN_DRIVER_API: {
+        const struct timing_entry *e = find_timing(driver_timing, TABLE_SIZE(driver_timing), cbid);
+        if (e)
+            timing_callback(domain, e, cbdata);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- setup -------------------------------------------------------------------- */
+
+static uint64_t CUPTIAPI realtime_clock(void)
+{
+    return kat_now_ns();
+}
+
+static void enable_activity(CUpti_ActivityKind kind, const char *name)
+{
+    CUptiResult rc = real_cuptiActivityEnable(kind);
+    if (rc != CUPTI_SUCCESS) {
+        char detail[256];
+        snprintf(detail, sizeof(detail), "%s: %s", name, result_text(rc));
+        kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, detail, kind);
+    }
+}
+
+static void record_versions(uint32_t cupti_version)
+{
+    struct kat_versions_rec out = {
+        .cupti_version = cupti_version,
+        .cupti_header_version = CUPTI_API_VERSION,
+        .tool_version_string = kat_intern(KAUDIT_VERSION),
+    };
+    void *driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (driver) {
+        int (*get)(int *) = (int (*)(int *))dlsym(driver, "cuDriverGetVersion");
+        if (get)
+            get(&out.driver_version);
+        dlclose(driver);
+    }
+    void *runtime = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD);
+    if (runtime) {
+        int (*get)(int *) = (int (*)(int *))dlsym(runtime, "cudaRuntimeGetVersion");
+        if (get)
+            get(&out.runtime_version);
+        dlclose(runtime);
+    }
+    kat_emit(KAT_REC_VERSIONS, &out, sizeof(out));
+}
+
+static void record_clock_sync(void)
+{
+    struct kat_clock_sync_rec out = { .realtime_ns = kat_now_ns(), .monotonic_ns = kat_monotonic_ns() };
+    if (real_cuptiGetTimestamp)
+        real_cuptiGetTimestamp(&out.cupti_ns);
+    kat_emit(KAT_REC_CLOCK_SYNC, &out, sizeof(out));
+}
+
+static void flush_at_exit(void)
+{
+    kat_cupti_flush("atexit");
+}
+
+void kat_cupti_flush(const char *where)
+{
+    if (!kat_cupti_active())
+        return;
+    real_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    long long lost = atomic_exchange(&buffers_lost, 0);
+    if (lost)
+        kat_health(KAT_HEALTH_BUFFER_LOST, "activity buffer allocation failed", lost);
+    kat_health(KAT_HEALTH_CUPTI_FLUSHED, where, 1);
+}
+
+static int start_cupti(void)
+{
+    char used[1024] = "", missing[128] = "";
+    cupti_handle = open_cupti(used, sizeof(used));
+    if (!cupti_handle) {
+        char detail[1200];
+        snprintf(detail, sizeof(detail),
+                 "libcupti.so.13 not loaded, %s=%s, none beside libcudart/libcublas, not on the "
+                 "library search path", KAT_ENV_CUPTI,
+                 getenv(KAT_ENV_CUPTI) ? getenv(KAT_ENV_CUPTI) : "(unset)");
+        kat_health(KAT_HEALTH_CUPTI_NOT_FOUND, detail, 0);
+        return -1;
+    }
+    Dl_info info;
+    void *probe = dlsym(cupti_handle, "cuptiGetVersion");
+    if (probe && dladdr(probe, &info) && info.dli_fname)
+        kat_strlcpy(used, info.dli_fname, sizeof(used));
+    kat_health(KAT_HEALTH_CUPTI_LIBRARY, used, 0);
+    if (load_cupti_functions(missing, sizeof(missing)) != 0) {
+        kat_health(KAT_HEALTH_SYMBOL_UNRESOLVED, missing, 0);
+        return -1;
+    }
+
+    uint32_t version = 0;
+    real_cuptiGetVersion(&version);
+    kat_health(KAT_HEALTH_CUPTI_VERSION, NULL, version);
+    record_versions(version);
+    /* Activity record layouts (CUpti_ActivityKernel10, ...) are those of the
+     * CUPTI 13 headers we build with; an older CUPTI lays them out
+     * differently, and misreading them would be worse than not reading. */
+    if (version < 130000) {
+        kat_health(KAT_HEALTH_CUPTI_UNSUPPORTED, "CUPTI older than the 13.x record layouts", version);
+        return -1;
+    }
+
+    if (real_cuptiSetThreadIdType)
+        real_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    int clock_ok = real_cuptiActivityRegisterTimestampCallback
+                   && real_cuptiActivityRegisterTimestampCallback(realtime_clock) == CUPTI_SUCCESS;
+    kat_health(KAT_HEALTH_CUPTI_CLOCK, clock_ok ? "CLOCK_REALTIME" : "CUPTI default clock", clock_ok);
+    record_clock_sync();
+
+    CUptiResult rc = real_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (rc != CUPTI_SUCCESS) {
+        kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, result_text(rc), 0);
+        return -1;
+    }
+    enable_activity(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE");
+    enable_activity(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL");
+    /* Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
+     * records (measured on the H200), and those are our vendor windows. */
+    enable_activity(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
+    enable_activity(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
+    enable_activity(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION");
+    enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY");
+    enable_activity(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET");
+    enable_activity(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
+    enable_activity(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA_EVENT");
+    if (real_cuptiActivityEnableCudaEventDeviceTimestamps)
+        real_cuptiActivityEnableCudaEventDeviceTimestamps(1);
+    if (real_cuptiActivityFlushPeriod)
+        real_cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+
+    rc = real_cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+    kat_health(KAT_HEALTH_CUPTI_SUBSCRIBE, rc == CUPTI_SUCCESS ? "subscribed" : result_text(rc), rc);
+    if (rc == CUPTI_SUCCESS) {
+        real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
+        real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+        real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+        for (size_t i = 0; i < TABLE_SIZE(runtime_timing); i++)
+            real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_timing[i].cbid);
+        for (size_t i = 0; i < TABLE_SIZE(driver_timing); i++)
+            real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_timing[i].cbid);
+    }
+    atomic_store_explicit(&cupti_recording, 1, memory_order_release);
+    atexit(flush_at_exit);
+    return 0;
+}
+
+/*
+ * Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
+ * this library.  Returning 1 tells the driver the injection succeeded; we
+ * return 1 even when CUPTI is unusable, since failing would not help the
+ * program, and the health records say what went wrong.
+ */
+KAT_EXPORT int InitializeInjection(void)
+{
+    if (atomic_exchange(&injection_done, 1))
+        return 1;
+    if (!kat_tracing_enabled())
+        return 1;
+    kat_health(KAT_HEALTH_INJECTION_CALLED, NULL, 1);
+    kat_libraries_poll();
+    kat_timing_symbols_snapshot(KAT_SYMBOL_AT_CUDA_INIT);
+    start_cupti();
+    return 1;
+}
+
+/* After fork the child has no CUPTI thread and cannot use the parent's CUDA
+ * context; a child that uses CUDA runs cuInit again, which calls us. */
+void kat_cupti_after_fork_child(void)
+{
+    atomic_store(&cupti_recording, 0);
+    atomic_store(&injection_done, 0);
+}

@@ -1,0 +1,119 @@
+/*
+ * preload_internal.h - what the parts of the preload library share.
+ *
+ * The preload library records evidence and nothing else: it knows no
+ * contracts and no verdicts.  It must never crash, hang, print into, or change
+ * the results of the program it is loaded into, so every function here fails
+ * quietly (recording a KAT_REC_HEALTH record where it can) instead of
+ * aborting.
+ *
+ * Only symbols marked KAT_EXPORT leave the library; everything else is hidden
+ * (-fvisibility=hidden), so the program can never bind to our internals.
+ */
+#ifndef KAUDIT_PRELOAD_INTERNAL_H
+#define KAUDIT_PRELOAD_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trace_format.h"
+
+#define KAT_EXPORT __attribute__((visibility("default")))
+#define KAT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* Environment shared with the CLI (tools/) and re-injected into children. */
+#define KAT_ENV_SESSION "KAUDIT_SESSION_DIR"   /* session directory; unset = record nothing */
+#define KAT_ENV_PRELOAD "KAUDIT_PRELOAD_LIB"   /* absolute path of this library */
+#define KAT_ENV_CUPTI "KAUDIT_CUPTI_LIB"       /* optional: libcupti to use if none is loaded */
+#define KAT_ENV_REINJECTED "KAUDIT_REINJECTED" /* set in a child whose env we restored */
+
+/* ---- trace_writer.c: the per-process trace file ------------------------ */
+
+/* Append one record; the writer opens this process's trace on first use.
+ * Silently does nothing when tracing is off or the trace cannot be written. */
+void kat_emit(uint16_t type, const void *body, uint32_t body_size);
+/* Same, with variable-length bytes after the fixed body. */
+void kat_emit_tail(uint16_t type, const void *body, uint32_t body_size,
+                   const void *tail, uint32_t tail_size);
+/* Id of a string in this trace, defining it on first use; 0 for NULL. */
+uint32_t kat_intern(const char *s);
+uint32_t kat_intern_n(const char *s, size_t n);
+/* Tracing is on for this process (a session directory was given). */
+int kat_tracing_enabled(void);
+/* Write the end record and close the file (exit paths); idempotent. */
+void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags);
+/* Called in a fork child: forget the parent's file, open our own lazily. */
+void kat_writer_after_fork_child(void);
+/* Base name of this process's trace file ("" before it is opened). */
+const char *kat_writer_file_name(void);
+
+/* ---- util.c -------------------------------------------------------------- */
+
+uint64_t kat_now_ns(void);            /* CLOCK_REALTIME ns: every host timestamp */
+uint64_t kat_monotonic_ns(void);
+uint32_t kat_tid(void);               /* gettid(), cached per thread */
+void kat_health(uint32_t code, const char *detail, int64_t value);
+/* Interned path of the object that contains `address` ("?" if none). */
+uint32_t kat_object_string(const void *address);
+/* Copy at most n-1 bytes into dst; always terminates. */
+void kat_strlcpy(char *dst, const char *src, size_t n);
+/* XXH3-128 over bytes, through libxxhash loaded at run time; 0 if unavailable. */
+int kat_digest(const void *data, size_t size, uint64_t *lo, uint64_t *hi);
+
+/* ---- vendor_resolve.c: real entry points of RTLD_LOCAL libraries -------- */
+
+/*
+ * Address of `name` inside the loaded vendor library `library`
+ * (enum kat_vendor_library), found through that library's own handle
+ * (dlopen RTLD_NOLOAD by soname, then dlvsym/dlsym), never RTLD_NEXT and
+ * never RTLD_GLOBAL.  NULL (and one health record per symbol) when the
+ * library is not loaded or lacks the symbol.
+ */
+void *kat_resolve_vendor(uint32_t library, const char *name);
+
+/* ---- vendor_window.c: tying kernels to the vendor call that launched them */
+
+struct kat_vendor_scope {
+    uint64_t call_id;
+    uint64_t enter_ns;
+    uint32_t depth;
+    uint32_t pushed;            /* an external correlation id was pushed */
+};
+
+/* Open a vendor window around one intercepted call on this thread. */
+void kat_vendor_begin(struct kat_vendor_scope *scope);
+/* Close it: fills call_id, times, thread, depth, caller into rec and emits it. */
+void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *rec,
+                    const void *return_address);
+/* Innermost open vendor call on this thread, 0 if none. */
+uint64_t kat_vendor_current_call(void);
+
+/* ---- cupti_backend.c ------------------------------------------------------- */
+
+/* CUPTI is subscribed and recording in this process. */
+int kat_cupti_active(void);
+/* Push / pop our external correlation id (no-ops when CUPTI is inactive). */
+int kat_cupti_push_external(uint64_t id);
+void kat_cupti_pop_external(void);
+/* Deliver every buffered activity record to the trace now (exit paths). */
+void kat_cupti_flush(const char *where);
+/* The real libcupti function `name`, NULL if CUPTI is not loaded. */
+void *kat_cupti_symbol(const char *name);
+
+/* ---- process.c: lifetime, children, exits ------------------------------ */
+
+void kat_process_init(void);          /* constructor */
+void kat_process_exiting(uint32_t end_kind, int32_t status, uint32_t flags);
+
+/* ---- nvtx_inject.c ---------------------------------------------------------- */
+
+/* NVTX injection entry point, exported; see nvtx_inject.c. */
+
+/* ---- libraries.c ------------------------------------------------------------ */
+
+/* Record libraries loaded since the last call (cheap when nothing changed). */
+void kat_libraries_poll(void);
+/* Record which objects define the timing entry points right now. */
+void kat_timing_symbols_snapshot(uint32_t phase);
+
+#endif /* KAUDIT_PRELOAD_INTERNAL_H */

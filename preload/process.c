@@ -1,0 +1,602 @@
+/*
+ * process.c - the traced process's life: start, children, exec, exit.
+ *
+ * Every process of the session gets its own trace.  Children inherit the
+ * preload through the environment; a harness that scrubs the environment
+ * (subprocess.run(env={}), execve with a fresh envp) gets our variables put
+ * back, and the child's trace says so.  The parent records the wait status of
+ * every child it reaps, which is the only place a child killed by a signal
+ * can have its end written down.
+ *
+ * Wrappers here run in awkward places: an exec wrapper may run in a vfork
+ * child that shares the parent's memory, so it allocates only on the stack,
+ * takes no lock, and writes no record unless this process owns the trace.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "preload_internal.h"
+
+extern char **environ;
+
+void kat_writer_before_fork(void);
+void kat_writer_after_fork_parent(void);
+void kat_writer_resume(void);
+int kat_writer_owned_by_this_process(void);
+void kat_cupti_after_fork_child(void);
+
+/* ---- the variables every traced process must have ------------------------ */
+
+#define MAX_INJECTED 8
+#define INJECTED_BYTES 4096
+
+struct injected_var {
+    char name[40];
+    char entry[INJECTED_BYTES]; /* "NAME=value" */
+    size_t name_len;
+};
+
+static struct {
+    struct injected_var vars[MAX_INJECTED];
+    int count;
+    char preload_path[INJECTED_BYTES];
+    int ready;
+} injection;
+
+static void add_injected(const char *name, const char *value)
+{
+    if (!value || !value[0] || injection.count >= MAX_INJECTED)
+        return;
+    struct injected_var *v = &injection.vars[injection.count];
+    if (strlen(name) + strlen(value) + 2 > sizeof(v->entry))
+        return;
+    kat_strlcpy(v->name, name, sizeof(v->name));
+    v->name_len = strlen(name);
+    snprintf(v->entry, sizeof(v->entry), "%s=%s", name, value);
+    injection.count++;
+}
+
+static void prepare_injection(void)
+{
+    const char *preload = getenv(KAT_ENV_PRELOAD);
+    Dl_info self;
+    if ((!preload || !preload[0]) && dladdr((void *)prepare_injection, &self) && self.dli_fname)
+        preload = self.dli_fname;
+    if (!preload)
+        return;
+    kat_strlcpy(injection.preload_path, preload, sizeof(injection.preload_path));
+    add_injected(KAT_ENV_SESSION, getenv(KAT_ENV_SESSION));
+    add_injected(KAT_ENV_PRELOAD, preload);
+    add_injected("CUDA_INJECTION64_PATH", preload);
+    add_injected("NVTX_INJECTION64_PATH", preload);
+    add_injected(KAT_ENV_CUPTI, getenv(KAT_ENV_CUPTI));
+    injection.ready = 1;
+}
+
+static const char *env_value(char *const envp[], const char *name, size_t name_len)
+{
+    if (!envp)
+        return NULL;
+    for (char *const *e = envp; *e; e++)
+        if (strncmp(*e, name, name_len) == 0 && (*e)[name_len] == '=')
+            return *e + name_len + 1;
+    return NULL;
+}
+
+/* LD_PRELOAD lists objects separated by ':' or ' '. */
+static int preload_listed(const char *list)
+{
+    size_t n = strlen(injection.preload_path);
+    for (const char *p = list; p && *p;) {
+        const char *end = p + strcspn(p, ": ");
+        if ((size_t)(end - p) == n && strncmp(p, injection.preload_path, n) == 0)
+            return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
+static int needs_injection(char *const envp[])
+{
+    if (!injection.ready)
+        return 0;
+    for (int i = 0; i < injection.count; i++) {
+        const struct injected_var *v = &injection.vars[i];
+        const char *have = env_value(envp, v->name, v->name_len);
+        if (!have || strcmp(have, v->entry + v->name_len + 1) != 0)
+            return 1;
+    }
+    const char *preload = env_value(envp, "LD_PRELOAD", 10);
+    return !preload || !preload_listed(preload);
+}
+
+static int is_injected_name(const char *entry)
+{
+    if (strncmp(entry, "LD_PRELOAD=", 11) == 0 || strncmp(entry, KAT_ENV_REINJECTED "=",
+                                                          sizeof(KAT_ENV_REINJECTED)) == 0)
+        return 1;
+    for (int i = 0; i < injection.count; i++)
+        if (strncmp(entry, injection.vars[i].name, injection.vars[i].name_len) == 0
+            && entry[injection.vars[i].name_len] == '=')
+            return 1;
+    return 0;
+}
+
+/*
+ * Build the environment for a child into caller-provided stack space.
+ * `slots` must hold count(envp) + MAX_INJECTED + 3 pointers and `preload_buf`
+ * INJECTED_BYTES * 2 bytes.
+ */
+static char **injected_env(char *const envp[], char **slots, char *preload_buf, size_t buf_size)
+{
+    size_t n = 0;
+    const char *old_preload = env_value(envp, "LD_PRELOAD", 10);
+    if (envp)
+        for (char *const *e = envp; *e; e++)
+            if (!is_injected_name(*e))
+                slots[n++] = *e;
+    for (int i = 0; i < injection.count; i++)
+        slots[n++] = injection.vars[i].entry;
+    if (old_preload && old_preload[0] && !preload_listed(old_preload))
+        snprintf(preload_buf, buf_size, "LD_PRELOAD=%s:%s", injection.preload_path, old_preload);
+    else if (old_preload && old_preload[0])
+        snprintf(preload_buf, buf_size, "LD_PRELOAD=%s", old_preload);
+    else
+        snprintf(preload_buf, buf_size, "LD_PRELOAD=%s", injection.preload_path);
+    slots[n++] = preload_buf;
+    slots[n++] = KAT_ENV_REINJECTED "=1";
+    slots[n] = NULL;
+    return slots;
+}
+
+static size_t env_count(char *const envp[])
+{
+    size_t n = 0;
+    if (envp)
+        while (envp[n])
+            n++;
+    return n;
+}
+
+/* A macro, because the environment must live in the caller's stack frame. */
+#define WITH_INJECTED_ENV(envp_in, envp_out, reinjected)                                     \
+    int reinjected = needs_injection(envp_in);                                                \
+    char *const *envp_out = (envp_in);                                                        \
+    char **slots_##envp_out = NULL;                                                          \
+    char *buf_##envp_out = NULL;                                                             \
+    if (reinjected) {                                                                        \
+        slots_##envp_out = alloca((env_count(envp_in) + MAX_INJECTED + 3) * sizeof(char *)); \
+        buf_##envp_out = alloca(INJECTED_BYTES * 2);                                         \
+        envp_out = injected_env(envp_in, slots_##envp_out, buf_##envp_out, INJECTED_BYTES * 2); \
+    }
+
+/* ---- recording helpers ------------------------------------------------------ */
+
+static uint32_t intern_argv(char *const argv[])
+{
+    char buf[8192];
+    size_t used = 0;
+    if (!argv)
+        return 0;
+    for (char *const *a = argv; *a && used < sizeof(buf); a++) {
+        size_t len = strlen(*a);
+        if (used + len + 1 > sizeof(buf))
+            len = sizeof(buf) - used - 1;
+        memcpy(buf + used, *a, len);
+        used += len;
+        buf[used++] = '\0';
+    }
+    return used ? kat_intern_n(buf, used - 1) : 0;
+}
+
+static void record_exec(const char *path, char *const argv[], int reinjected, int error)
+{
+    struct kat_exec_rec rec = {
+        .path_string = kat_intern(path),
+        .argv_string = intern_argv(argv),
+        .reinjected = (uint32_t)reinjected,
+        .error = error,
+        .time_ns = kat_now_ns(),
+    };
+    kat_emit(KAT_REC_EXEC, &rec, sizeof(rec));
+}
+
+static void record_child_exit(pid_t pid, int status)
+{
+    if (pid <= 0 || WIFSTOPPED(status) || WIFCONTINUED(status))
+        return;
+    struct kat_child_exit_rec rec = { .child_pid = (uint32_t)pid, .wait_status = status,
+                                      .time_ns = kat_now_ns() };
+    kat_emit(KAT_REC_CHILD_EXIT, &rec, sizeof(rec));
+}
+
+#define REAL(name, type) ((type)dlsym(RTLD_NEXT, name))
+
+/* ---- exec ------------------------------------------------------------------- */
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+
+/* Everything an exec does around the real call, for one program image. */
+static int exec_with(int (*call)(const char *, char *const[], char *const[]), const char *path,
+                     char *const argv[], char *const envp[])
+{
+    WITH_INJECTED_ENV(envp, env, reinjected);
+    int owned = kat_writer_owned_by_this_process();
+    if (owned) {
+        record_exec(path, argv, reinjected, 0);
+        kat_cupti_flush("exec");
+        kat_writer_close(KAT_END_EXEC, 0, 0);
+    }
+    int rc = call(path, argv, env);
+    int saved = errno;
+    if (owned) {
+        kat_writer_resume();
+        record_exec(path, argv, reinjected, saved);
+    }
+    errno = saved;
+    return rc;
+}
+
+static execve_fn real_execve_fn(void)
+{
+    static execve_fn fn;
+    if (!fn)
+        fn = REAL("execve", execve_fn);
+    return fn;
+}
+
+static int call_execve(const char *path, char *const argv[], char *const envp[])
+{
+    execve_fn fn = real_execve_fn();
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return fn(path, argv, envp);
+}
+
+static int call_execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    static execve_fn fn;
+    if (!fn)
+        fn = REAL("execvpe", execve_fn);
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return fn(file, argv, envp);
+}
+
+KAT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return exec_with(call_execve, path, argv, envp);
+}
+
+KAT_EXPORT int execv(const char *path, char *const argv[])
+{
+    return exec_with(call_execve, path, argv, environ);
+}
+
+KAT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return exec_with(call_execvpe, file, argv, envp);
+}
+
+KAT_EXPORT int execvp(const char *file, char *const argv[])
+{
+    return exec_with(call_execvpe, file, argv, environ);
+}
+
+/* execl* collect their variadic arguments into an argv on the stack. */
+#define COLLECT_ARGS(first, argv_out, ap)                                   \
+    size_t argc_##argv_out = 1;                                              \
+    va_start(ap, first);                                                     \
+    while (va_arg(ap, char *))                                               \
+        argc_##argv_out++;                                                   \
+    va_end(ap);                                                              \
+    char **argv_out = alloca((argc_##argv_out + 1) * sizeof(char *));       \
+    argv_out[0] = (char *)(first);                                           \
+    va_start(ap, first);                                                     \
+    for (size_t i_ = 1; i_ <= argc_##argv_out; i_++)                         \
+        argv_out[i_] = va_arg(ap, char *);
+
+KAT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, argv, ap);
+    va_end(ap);
+    return exec_with(call_execve, path, argv, environ);
+}
+
+KAT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, argv, ap);
+    va_end(ap);
+    return exec_with(call_execvpe, file, argv, environ);
+}
+
+KAT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    va_list ap;
+    COLLECT_ARGS(arg, argv, ap);
+    char *const *envp = va_arg(ap, char *const *); /* follows the NULL */
+    va_end(ap);
+    return exec_with(call_execve, path, argv, envp);
+}
+
+KAT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+    static fexecve_fn fn;
+    if (!fn)
+        fn = REAL("fexecve", fexecve_fn);
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    WITH_INJECTED_ENV(envp, env, reinjected);
+    int owned = kat_writer_owned_by_this_process();
+    if (owned) {
+        record_exec("(fexecve)", argv, reinjected, 0);
+        kat_cupti_flush("exec");
+        kat_writer_close(KAT_END_EXEC, 0, 0);
+    }
+    int rc = fn(fd, argv, env);
+    int saved = errno;
+    if (owned) {
+        kat_writer_resume();
+        record_exec("(fexecve)", argv, reinjected, saved);
+    }
+    errno = saved;
+    return rc;
+}
+
+/* ---- posix_spawn ---------------------------------------------------------- */
+
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
+
+static int spawn_with(const char *which, const char *path, pid_t *pid,
+                      const posix_spawn_file_actions_t *actions, const posix_spawnattr_t *attr,
+                      char *const argv[], char *const envp[])
+{
+    spawn_fn fn = REAL(which, spawn_fn);
+    if (!fn)
+        return ENOSYS;
+    WITH_INJECTED_ENV(envp, env, reinjected);
+    (void)reinjected;
+    pid_t child = 0;
+    int rc = fn(&child, path, actions, attr, argv, env);
+    if (pid)
+        *pid = child;
+    if (rc == 0 && kat_writer_owned_by_this_process()) {
+        struct kat_fork_rec rec = {
+            .child_pid = (uint32_t)child, .kind = KAT_FORK_POSIX_SPAWN,
+            .path_string = kat_intern(path), .argv_string = intern_argv(argv),
+            .time_ns = kat_now_ns(),
+        };
+        kat_emit(KAT_REC_FORK, &rec, sizeof(rec));
+    }
+    return rc;
+}
+
+KAT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn_with("posix_spawn", path, pid, actions, attr, argv, envp);
+}
+
+KAT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                            const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    return spawn_with("posix_spawnp", file, pid, actions, attr, argv, envp);
+}
+
+/* ---- fork and wait ------------------------------------------------------- */
+
+KAT_EXPORT pid_t fork(void)
+{
+    typedef pid_t (*fork_fn)(void);
+    static fork_fn fn;
+    if (!fn)
+        fn = REAL("fork", fork_fn);
+    if (!fn) {
+        errno = ENOSYS;
+        return -1;
+    }
+    pid_t child = fn();
+    if (child > 0 && kat_writer_owned_by_this_process()) {
+        int saved = errno;
+        struct kat_fork_rec rec = { .child_pid = (uint32_t)child, .kind = KAT_FORK_FORK,
+                                    .time_ns = kat_now_ns() };
+        kat_emit(KAT_REC_FORK, &rec, sizeof(rec));
+        errno = saved;
+    }
+    return child;
+}
+
+KAT_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+    typedef pid_t (*waitpid_fn)(pid_t, int *, int);
+    static waitpid_fn fn;
+    if (!fn)
+        fn = REAL("waitpid", waitpid_fn);
+    int local = 0;
+    pid_t rc = fn(pid, status ? status : &local, options);
+    if (rc > 0) {
+        int saved = errno;
+        record_child_exit(rc, status ? *status : local);
+        errno = saved;
+    }
+    return rc;
+}
+
+KAT_EXPORT pid_t wait(int *status)
+{
+    return waitpid(-1, status, 0);
+}
+
+KAT_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *usage)
+{
+    typedef pid_t (*wait4_fn)(pid_t, int *, int, struct rusage *);
+    static wait4_fn fn;
+    if (!fn)
+        fn = REAL("wait4", wait4_fn);
+    int local = 0;
+    pid_t rc = fn(pid, status ? status : &local, options, usage);
+    if (rc > 0) {
+        int saved = errno;
+        record_child_exit(rc, status ? *status : local);
+        errno = saved;
+    }
+    return rc;
+}
+
+KAT_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
+{
+    typedef int (*waitid_fn)(idtype_t, id_t, siginfo_t *, int);
+    static waitid_fn fn;
+    if (!fn)
+        fn = REAL("waitid", waitid_fn);
+    int rc = fn(idtype, id, info, options);
+    /* WNOWAIT leaves the child to be reaped again: record it then. */
+    if (rc == 0 && info && info->si_pid > 0 && !(options & WNOWAIT)) {
+        int saved = errno;
+        int status = 0;
+        if (info->si_code == CLD_EXITED)
+            status = (info->si_status & 0xff) << 8;
+        else if (info->si_code == CLD_KILLED || info->si_code == CLD_DUMPED)
+            status = (info->si_status & 0x7f) | (info->si_code == CLD_DUMPED ? 0x80 : 0);
+        if (info->si_code == CLD_EXITED || info->si_code == CLD_KILLED
+            || info->si_code == CLD_DUMPED)
+            record_child_exit(info->si_pid, status);
+        errno = saved;
+    }
+    return rc;
+}
+
+/* ---- exit ------------------------------------------------------------------ */
+
+static atomic_int exit_status_known;
+static atomic_int exit_status;
+
+KAT_EXPORT void exit(int status)
+{
+    typedef void (*exit_fn)(int) __attribute__((noreturn));
+    exit_fn fn = REAL("exit", exit_fn);
+    atomic_store(&exit_status, status);
+    atomic_store(&exit_status_known, 1);
+    if (fn)
+        fn(status);
+    _exit(status);
+}
+
+static void end_now(int status)
+{
+    if (kat_writer_owned_by_this_process()) {
+        kat_cupti_flush("_exit");
+        kat_timing_symbols_snapshot(KAT_SYMBOL_AT_END);
+        kat_writer_close(KAT_END__EXIT, status, KAT_END_FLAG_STATUS_KNOWN);
+    }
+}
+
+KAT_EXPORT void _exit(int status)
+{
+    typedef void (*exit_fn)(int) __attribute__((noreturn));
+    exit_fn fn = REAL("_exit", exit_fn);
+    end_now(status);
+    if (fn)
+        fn(status);
+    for (;;)
+        raise(SIGKILL);
+}
+
+KAT_EXPORT void _Exit(int status)
+{
+    _exit(status);
+}
+
+/* ---- lifetime ---------------------------------------------------------------- */
+
+static void before_fork(void)
+{
+    kat_writer_before_fork();
+}
+
+static void after_fork_parent(void)
+{
+    kat_writer_after_fork_parent();
+}
+
+static void after_fork_child(void)
+{
+    kat_writer_after_fork_child();
+    kat_cupti_after_fork_child();
+    atomic_store(&exit_status_known, 0);
+    /* Every process gets its trace, also one that only forks and execs:
+     * its origin and parent are evidence of who started what. */
+    kat_health(KAT_HEALTH_PRELOAD_LOADED, "fork child", 1);
+}
+
+/* Runs first among exit handlers registered by later code, last among ours. */
+static void at_exit(void)
+{
+    if (kat_writer_owned_by_this_process()) {
+        kat_libraries_poll();
+        kat_timing_symbols_snapshot(KAT_SYMBOL_AT_END);
+    }
+}
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static void init(void)
+{
+    const char *dir = getenv(KAT_ENV_SESSION);
+    if (!dir || dir[0] != '/')
+        return; /* not under kaudit: every wrapper passes straight through */
+    prepare_injection();
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    /* backtrace() loads libgcc_s on first use; do that now, not inside a
+     * CUDA driver callback. */
+    void *frames[2];
+    backtrace(frames, 2);
+    kat_health(KAT_HEALTH_PRELOAD_LOADED, KAUDIT_VERSION, 1);
+    kat_libraries_poll();
+    kat_timing_symbols_snapshot(KAT_SYMBOL_AT_START);
+    atexit(at_exit);
+}
+
+void kat_process_init(void)
+{
+    pthread_once(&init_once, init);
+}
+
+__attribute__((constructor)) static void preload_constructor(void)
+{
+    kat_process_init();
+}
+
+__attribute__((destructor)) static void preload_destructor(void)
+{
+    if (kat_writer_owned_by_this_process())
+        kat_writer_close(KAT_END_EXIT, atomic_load(&exit_status),
+                         atomic_load(&exit_status_known) ? KAT_END_FLAG_STATUS_KNOWN : 0);
+}
+
+void kat_process_exiting(uint32_t end_kind, int32_t status, uint32_t flags)
+{
+    kat_writer_close(end_kind, status, flags);
+}

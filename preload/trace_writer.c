@@ -1,0 +1,525 @@
+/*
+ * trace_writer.c - the per-process trace file.
+ *
+ * Records go into a MAP_SHARED mapping of the trace file, one segment at a
+ * time.  Each record's header word is stored last, with release ordering, so
+ * whatever the page cache holds when the process dies (SIGKILL included) is
+ * a readable prefix: the reader stops at the first zero header word.  Space
+ * for a segment is reserved with posix_fallocate before it is mapped, because
+ * touching an unbacked page of a shared mapping on a full disk raises SIGBUS
+ * in the traced program.  Where fallocate is unsupported, records are written
+ * with one pwrite each instead (slower, equally durable).
+ *
+ * Strings are interned per process: the table survives fork, and a fork
+ * child's new file starts by re-defining every known string, so ids held by
+ * the forking thread stay valid in the child.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "preload_internal.h"
+
+#define SEGMENT_BYTES (4u << 20)
+#define MAX_STRING_BYTES (64u << 10)
+
+enum writer_state {
+    WRITER_UNOPENED = 0,   /* opens on first record */
+    WRITER_OPEN = 1,
+    WRITER_SUSPENDED = 2,  /* unmapped around an exec; resumes if it fails */
+    WRITER_CLOSED = 3,     /* the end record is written */
+    WRITER_FAILED = 4,     /* could not be opened: record nothing more */
+};
+
+struct intern_entry {
+    uint64_t hash;
+    uint32_t id;
+    uint32_t length;
+    char *bytes;
+};
+
+static struct {
+    pthread_mutex_t lock;
+    enum writer_state state;
+    int fd;
+    int use_pwrite;
+    pid_t owner_pid;
+    uint8_t *map;           /* current segment */
+    uint64_t map_offset;    /* file offset of the segment */
+    uint64_t used;          /* bytes used in the segment */
+    uint64_t records;
+    uint64_t lost;
+    uint32_t origin;
+    char file_name[96];
+    char parent_file_name[96]; /* fork children: the parent's trace */
+    char session_dir[4096];
+    int session_checked;
+    /* string table */
+    struct intern_entry *table;
+    uint32_t table_capacity;   /* power of two */
+    uint32_t table_count;
+    uint32_t next_string_id;
+} writer = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a: strings are short */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h ? h : 1;
+}
+
+static const char *session_dir(void)
+{
+    if (!writer.session_checked) {
+        const char *dir = getenv(KAT_ENV_SESSION);
+        if (dir && dir[0] == '/')
+            kat_strlcpy(writer.session_dir, dir, sizeof(writer.session_dir));
+        writer.session_checked = 1;
+    }
+    return writer.session_dir[0] ? writer.session_dir : NULL;
+}
+
+int kat_tracing_enabled(void)
+{
+    pthread_mutex_lock(&writer.lock);
+    int enabled = session_dir() != NULL && writer.state != WRITER_FAILED;
+    pthread_mutex_unlock(&writer.lock);
+    return enabled;
+}
+
+static int map_segment(uint64_t offset)
+{
+    if (writer.use_pwrite)
+        return 0;
+    int rc = posix_fallocate(writer.fd, (off_t)offset, SEGMENT_BYTES);
+    if (rc == EOPNOTSUPP || rc == EINVAL) {
+        writer.use_pwrite = 1;
+        return 0;
+    }
+    if (rc != 0)
+        return -1;
+    void *map = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, writer.fd,
+                     (off_t)offset);
+    if (map == MAP_FAILED)
+        return -1;
+    writer.map = map;
+    writer.map_offset = offset;
+    return 0;
+}
+
+static void unmap_segment(void)
+{
+    if (writer.map) {
+        munmap(writer.map, SEGMENT_BYTES);
+        writer.map = NULL;
+    }
+}
+
+/* Store one complete record; the header word goes last.  Lock held. */
+static int store_record(uint16_t type, const void *body, uint32_t body_size,
+                        const void *tail, uint32_t tail_size)
+{
+    uint64_t payload = (uint64_t)body_size + tail_size;
+    uint64_t size = (sizeof(struct kat_record_header) + payload + 7) & ~7ull;
+    if (size > SEGMENT_BYTES / 2) {
+        writer.lost++;
+        return -1;
+    }
+    uint64_t word = size | ((uint64_t)type << 32);
+
+    if (writer.use_pwrite) {
+        uint8_t stack[512];
+        uint8_t *buf = size <= sizeof(stack) ? stack : malloc(size);
+        if (!buf) {
+            writer.lost++;
+            return -1;
+        }
+        memset(buf, 0, size);
+        memcpy(buf, &word, sizeof(word));
+        if (body_size)
+            memcpy(buf + 8, body, body_size);
+        if (tail_size)
+            memcpy(buf + 8 + body_size, tail, tail_size);
+        ssize_t n = pwrite(writer.fd, buf, size, (off_t)(writer.map_offset + writer.used));
+        if (buf != stack)
+            free(buf);
+        if (n != (ssize_t)size) {
+            writer.lost++;
+            return -1;
+        }
+        writer.used += size;
+        writer.records++;
+        return 0;
+    }
+
+    if (writer.used + size > SEGMENT_BYTES) {
+        uint64_t rest = SEGMENT_BYTES - writer.used;
+        if (rest >= sizeof(struct kat_record_header)) {
+            uint64_t pad = rest | ((uint64_t)KAT_REC_PAD << 32);
+            __atomic_store_n((uint64_t *)(writer.map + writer.used), pad, __ATOMIC_RELEASE);
+        }
+        uint64_t next = writer.map_offset + SEGMENT_BYTES;
+        unmap_segment();
+        writer.used = 0;
+        if (map_segment(next) != 0) {
+            writer.state = WRITER_FAILED;
+            writer.lost++;
+            return -1;
+        }
+        if (writer.use_pwrite) {
+            writer.map_offset = next;
+            return store_record(type, body, body_size, tail, tail_size);
+        }
+    }
+    uint8_t *p = writer.map + writer.used;
+    if (body_size)
+        memcpy(p + 8, body, body_size);
+    if (tail_size)
+        memcpy(p + 8 + body_size, tail, tail_size);
+    uint64_t written = 8 + payload;
+    if (written < size)
+        memset(p + written, 0, size - written);
+    __atomic_store_n((uint64_t *)p, word, __ATOMIC_RELEASE);
+    writer.used += size;
+    writer.records++;
+    return 0;
+}
+
+static void store_string(const struct intern_entry *e)
+{
+    struct kat_string_rec rec = { .id = e->id, .length = e->length };
+    store_record(KAT_REC_STRING, &rec, sizeof(rec), e->bytes, e->length);
+}
+
+static void read_self(const char *path, char *buf, size_t n, size_t *len, int nul_join)
+{
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t got = read(fd, buf, n - 1);
+    close(fd);
+    if (got <= 0)
+        return;
+    /* /proc/self/cmdline ends with a NUL: drop it, keep the separators. */
+    if (nul_join && buf[got - 1] == '\0')
+        got--;
+    *len = (size_t)got;
+}
+
+static uint32_t intern_locked(const char *s, size_t n);
+
+/* Open this process's trace.  Lock held.  Returns 0 when records can go in. */
+static int open_trace(void)
+{
+    const char *dir = session_dir();
+    if (!dir) {
+        writer.state = WRITER_FAILED;
+        return -1;
+    }
+    pid_t pid = getpid();
+    uint64_t now = kat_now_ns();
+    char path[sizeof(writer.session_dir) + 128];
+    int fd = -1;
+    for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+        snprintf(writer.file_name, sizeof(writer.file_name), "p%d-%llu%s%s", (int)pid,
+                 (unsigned long long)now + (unsigned)attempt, "", KAT_TRACE_SUFFIX);
+        snprintf(path, sizeof(path), "%s/%s", dir, writer.file_name);
+        fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        writer.state = WRITER_FAILED;
+        writer.file_name[0] = '\0';
+        return -1;
+    }
+    writer.fd = fd;
+    writer.owner_pid = pid;
+    writer.use_pwrite = 0;
+    writer.map = NULL;
+    writer.used = 0;
+    writer.records = 0;
+    if (map_segment(0) != 0) {
+        close(fd);
+        writer.fd = -1;
+        writer.state = WRITER_FAILED;
+        return -1;
+    }
+    struct kat_file_header header = {
+        .format_version = KAT_FORMAT_VERSION,
+        .header_size = sizeof(struct kat_file_header),
+        .pid = (uint32_t)pid,
+        .ppid = (uint32_t)getppid(),
+        .start_realtime_ns = now,
+        .start_monotonic_ns = kat_monotonic_ns(),
+        .origin = writer.origin ? writer.origin : KAT_ORIGIN_EXEC,
+    };
+    memcpy(header.magic, KAT_TRACE_MAGIC, sizeof(header.magic));
+    if (writer.use_pwrite) {
+        if (pwrite(fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header)) {
+            close(fd);
+            writer.fd = -1;
+            writer.state = WRITER_FAILED;
+            return -1;
+        }
+        writer.map_offset = 0;
+    } else {
+        memcpy(writer.map, &header, sizeof(header));
+    }
+    writer.used = sizeof(header);
+    writer.state = WRITER_OPEN;
+
+    /* Strings interned before a fork keep their ids in the child. */
+    for (uint32_t i = 0; i < writer.table_capacity; i++)
+        if (writer.table[i].bytes)
+            store_string(&writer.table[i]);
+
+    char argv_buf[MAX_STRING_BYTES], exe[4096], cwd[4096];
+    size_t argv_len;
+    read_self("/proc/self/cmdline", argv_buf, sizeof(argv_buf), &argv_len, 1);
+    ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[exe_len > 0 ? exe_len : 0] = '\0';
+    if (!getcwd(cwd, sizeof(cwd)))
+        cwd[0] = '\0';
+    const char *reinjected = getenv(KAT_ENV_REINJECTED);
+    struct kat_process_start_rec start = {
+        .pid = (uint32_t)pid,
+        .ppid = header.ppid,
+        .origin = header.origin,
+        .argv_string = argv_len ? intern_locked(argv_buf, argv_len) : 0,
+        .exe_string = intern_locked(exe, strlen(exe)),
+        .cwd_string = intern_locked(cwd, strlen(cwd)),
+        .reinjected = reinjected && reinjected[0] == '1' && header.origin == KAT_ORIGIN_EXEC,
+        .fork_parent_trace = header.origin == KAT_ORIGIN_FORK
+                                 ? intern_locked(writer.parent_file_name, strlen(writer.parent_file_name))
+                                 : 0,
+        .time_ns = now,
+    };
+    store_record(KAT_REC_PROCESS_START, &start, sizeof(start), NULL, 0);
+    return 0;
+}
+
+/* Lock held.  Returns 0 when a record may be stored now. */
+static int ensure_open(void)
+{
+    switch (writer.state) {
+    case WRITER_OPEN:
+        /* A vfork child shares our memory but is another process: it must
+         * not write into the parent's trace. */
+        return writer.owner_pid == getpid() ? 0 : -1;
+    case WRITER_UNOPENED:
+        return open_trace();
+    default:
+        return -1;
+    }
+}
+
+static int grow_table(void)
+{
+    uint32_t capacity = writer.table_capacity ? writer.table_capacity * 2 : 1024;
+    struct intern_entry *table = calloc(capacity, sizeof(*table));
+    if (!table)
+        return -1;
+    for (uint32_t i = 0; i < writer.table_capacity; i++) {
+        struct intern_entry *e = &writer.table[i];
+        if (!e->bytes)
+            continue;
+        uint32_t slot = (uint32_t)e->hash & (capacity - 1);
+        while (table[slot].bytes)
+            slot = (slot + 1) & (capacity - 1);
+        table[slot] = *e;
+    }
+    free(writer.table);
+    writer.table = table;
+    writer.table_capacity = capacity;
+    return 0;
+}
+
+static uint32_t intern_locked(const char *s, size_t n)
+{
+    if (!s)
+        return 0;
+    if (n > MAX_STRING_BYTES)
+        n = MAX_STRING_BYTES;
+    uint64_t h = hash_bytes(s, n);
+    if (writer.table_capacity) {
+        uint32_t slot = (uint32_t)h & (writer.table_capacity - 1);
+        while (writer.table[slot].bytes) {
+            struct intern_entry *e = &writer.table[slot];
+            if (e->hash == h && e->length == n && memcmp(e->bytes, s, n) == 0)
+                return e->id;
+            slot = (slot + 1) & (writer.table_capacity - 1);
+        }
+    }
+    if ((writer.table_count + 1) * 2 > writer.table_capacity && grow_table() != 0)
+        return 0;
+    char *copy = malloc(n + 1);
+    if (!copy)
+        return 0;
+    memcpy(copy, s, n);
+    copy[n] = '\0';
+    uint32_t slot = (uint32_t)h & (writer.table_capacity - 1);
+    while (writer.table[slot].bytes)
+        slot = (slot + 1) & (writer.table_capacity - 1);
+    struct intern_entry *e = &writer.table[slot];
+    e->hash = h;
+    e->id = ++writer.next_string_id;
+    e->length = (uint32_t)n;
+    e->bytes = copy;
+    writer.table_count++;
+    if (writer.state == WRITER_OPEN && writer.owner_pid == getpid())
+        store_string(e);
+    return e->id;
+}
+
+uint32_t kat_intern_n(const char *s, size_t n)
+{
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&writer.lock);
+    uint32_t id = 0;
+    if (session_dir() && writer.state != WRITER_FAILED && writer.state != WRITER_CLOSED) {
+        /* Open first, so the definition lands in this process's file. */
+        if (writer.state == WRITER_UNOPENED)
+            ensure_open();
+        if (writer.state == WRITER_OPEN || writer.state == WRITER_SUSPENDED)
+            id = intern_locked(s, n);
+    }
+    pthread_mutex_unlock(&writer.lock);
+    return id;
+}
+
+uint32_t kat_intern(const char *s)
+{
+    return s ? kat_intern_n(s, strlen(s)) : 0;
+}
+
+void kat_emit_tail(uint16_t type, const void *body, uint32_t body_size, const void *tail,
+                   uint32_t tail_size)
+{
+    pthread_mutex_lock(&writer.lock);
+    if (session_dir() && ensure_open() == 0)
+        store_record(type, body, body_size, tail, tail_size);
+    pthread_mutex_unlock(&writer.lock);
+}
+
+void kat_emit(uint16_t type, const void *body, uint32_t body_size)
+{
+    kat_emit_tail(type, body, body_size, NULL, 0);
+}
+
+const char *kat_writer_file_name(void)
+{
+    return writer.file_name;
+}
+
+static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
+{
+    struct kat_process_end_rec end = {
+        .kind = end_kind,
+        .status = status,
+        .flags = flags,
+        .time_ns = kat_now_ns(),
+        .records_written = writer.records,
+        .records_lost = writer.lost,
+    };
+    store_record(KAT_REC_PROCESS_END, &end, sizeof(end), NULL, 0);
+}
+
+/* Drop the unused, zero-filled rest of the file. */
+static void trim_locked(void)
+{
+    uint64_t length = writer.map_offset + writer.used;
+    unmap_segment();
+    if (ftruncate(writer.fd, (off_t)length) != 0) {
+        /* the zero tail stays: readers stop at it */
+    }
+}
+
+void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags)
+{
+    pthread_mutex_lock(&writer.lock);
+    if (writer.state == WRITER_OPEN && writer.owner_pid == getpid()) {
+        write_end_locked(end_kind, status, flags);
+        if (end_kind == KAT_END_EXEC) {
+            /* If the exec fails, kat_writer_resume() maps the file again. */
+            trim_locked();
+            writer.state = WRITER_SUSPENDED;
+        } else {
+            trim_locked();
+            close(writer.fd);
+            writer.fd = -1;
+            writer.state = WRITER_CLOSED;
+        }
+    }
+    pthread_mutex_unlock(&writer.lock);
+}
+
+/* The exec failed and this image goes on: continue the same file. */
+void kat_writer_resume(void)
+{
+    pthread_mutex_lock(&writer.lock);
+    if (writer.state == WRITER_SUSPENDED && writer.owner_pid == getpid()) {
+        if (writer.use_pwrite) {
+            writer.state = WRITER_OPEN;
+        } else {
+            uint64_t used = writer.used;
+            if (map_segment(writer.map_offset) == 0) {
+                writer.used = used;
+                writer.state = WRITER_OPEN;
+            } else {
+                writer.state = WRITER_FAILED;
+            }
+        }
+    }
+    pthread_mutex_unlock(&writer.lock);
+}
+
+/* pthread_atfork: keep the lock consistent across fork. */
+void kat_writer_before_fork(void)
+{
+    pthread_mutex_lock(&writer.lock);
+}
+
+void kat_writer_after_fork_parent(void)
+{
+    pthread_mutex_unlock(&writer.lock);
+}
+
+void kat_writer_after_fork_child(void)
+{
+    /* The parent's mapping is the parent's file: never write into it. */
+    if (writer.map)
+        munmap(writer.map, SEGMENT_BYTES);
+    writer.map = NULL;
+    if (writer.fd >= 0)
+        close(writer.fd);
+    writer.fd = -1;
+    writer.used = 0;
+    writer.map_offset = 0;
+    writer.records = 0;
+    writer.lost = 0;
+    memcpy(writer.parent_file_name, writer.file_name, sizeof(writer.parent_file_name));
+    writer.file_name[0] = '\0';
+    writer.origin = KAT_ORIGIN_FORK;
+    if (writer.state != WRITER_FAILED)
+        writer.state = WRITER_UNOPENED;
+    pthread_mutex_init(&writer.lock, NULL);
+}
+
+int kat_writer_owned_by_this_process(void)
+{
+    return writer.owner_pid == getpid() && writer.state == WRITER_OPEN;
+}

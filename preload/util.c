@@ -1,0 +1,167 @@
+/*
+ * util.c - clocks, thread ids, object names and digests for the preload.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "preload_internal.h"
+
+uint64_t kat_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t kat_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Cached per thread; a fork child's threads start with a fresh TLS copy of
+ * the forking thread, so the cache is also keyed by pid. */
+static KAT_TLS uint32_t cached_tid;
+static KAT_TLS pid_t cached_tid_pid;
+
+uint32_t kat_tid(void)
+{
+    pid_t pid = getpid();
+    if (cached_tid == 0 || cached_tid_pid != pid) {
+        cached_tid = (uint32_t)syscall(SYS_gettid);
+        cached_tid_pid = pid;
+    }
+    return cached_tid;
+}
+
+void kat_strlcpy(char *dst, const char *src, size_t n)
+{
+    if (n == 0)
+        return;
+    size_t len = src ? strnlen(src, n - 1) : 0;
+    if (len)
+        memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+void kat_health(uint32_t code, const char *detail, int64_t value)
+{
+    struct kat_health_rec rec = {
+        .code = code,
+        .detail_string = kat_intern(detail),
+        .value = value,
+        .time_ns = kat_now_ns(),
+    };
+    kat_emit(KAT_REC_HEALTH, &rec, sizeof(rec));
+}
+
+/*
+ * Object names are looked up on every vendor call, so the last few answers
+ * are kept per thread, keyed by the object's load base and its name pointer
+ * (an object unloaded and another loaded at the same base has a new name).
+ */
+#define OBJECT_CACHE_SLOTS 4
+struct object_cache_slot {
+    uintptr_t base;
+    const char *fname;
+    uint32_t string_id;
+};
+static KAT_TLS struct object_cache_slot object_cache[OBJECT_CACHE_SLOTS];
+static KAT_TLS unsigned object_cache_next;
+
+uint32_t kat_object_string(const void *address)
+{
+    Dl_info info;
+    if (!address)
+        return kat_intern("?");
+    if (!dladdr(address, &info) || !info.dli_fname)
+        return kat_intern("?");
+    uintptr_t base = (uintptr_t)info.dli_fbase;
+    for (unsigned i = 0; i < OBJECT_CACHE_SLOTS; i++) {
+        if (object_cache[i].base == base && object_cache[i].fname == info.dli_fname
+            && object_cache[i].string_id)
+            return object_cache[i].string_id;
+    }
+    const char *name = info.dli_fname[0] ? info.dli_fname : "(main program)";
+    char exe[512];
+    if (!info.dli_fname[0]) {
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+        if (n > 0) {
+            exe[n] = '\0';
+            name = exe;
+        }
+    }
+    uint32_t id = kat_intern(name);
+    struct object_cache_slot *slot = &object_cache[object_cache_next++ % OBJECT_CACHE_SLOTS];
+    slot->base = base;
+    slot->string_id = id;
+    slot->fname = info.dli_fname;
+    return id;
+}
+
+/*
+ * XXH3-128 through libxxhash, loaded at run time: the GPU machine has no
+ * xxhash.h to build against, and we never want a hard dependency in a library
+ * that is injected into arbitrary programs.  The struct matches
+ * XXH128_hash_t { XXH64_hash_t low64; XXH64_hash_t high64; }.
+ */
+struct xxh128_value {
+    uint64_t low64;
+    uint64_t high64;
+};
+typedef struct xxh128_value (*xxh3_128_fn)(const void *, size_t);
+
+static pthread_once_t digest_once = PTHREAD_ONCE_INIT;
+static xxh3_128_fn digest_fn;
+static char digest_problem[256];
+
+static void digest_load(void)
+{
+    static const char *const candidates[] = { "libxxhash.so.0", "libxxhash.so" };
+    void *handle = NULL;
+    for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]) && !handle; i++)
+        handle = dlopen(candidates[i], RTLD_LAZY | RTLD_LOCAL);
+    if (!handle) {
+        /* Next to this library: the GPU suite can place a copy there. */
+        Dl_info self;
+        if (dladdr((void *)digest_load, &self) && self.dli_fname) {
+            char path[1024];
+            kat_strlcpy(path, self.dli_fname, sizeof(path));
+            char *slash = strrchr(path, '/');
+            if (slash && (size_t)(slash - path) + sizeof("/libxxhash.so.0") < sizeof(path)) {
+                strcpy(slash, "/libxxhash.so.0");
+                handle = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+            }
+        }
+    }
+    if (!handle) {
+        kat_strlcpy(digest_problem, "libxxhash.so.0 not found", sizeof(digest_problem));
+        return;
+    }
+    digest_fn = (xxh3_128_fn)dlsym(handle, "XXH3_128bits");
+    if (!digest_fn)
+        kat_strlcpy(digest_problem, "libxxhash.so.0 lacks XXH3_128bits", sizeof(digest_problem));
+}
+
+int kat_digest(const void *data, size_t size, uint64_t *lo, uint64_t *hi)
+{
+    static atomic_int reported;
+    pthread_once(&digest_once, digest_load);
+    if (!digest_fn) {
+        *lo = *hi = 0;
+        if (!atomic_exchange(&reported, 1))
+            kat_health(KAT_HEALTH_DIGEST_UNAVAILABLE, digest_problem, 0);
+        return -1;
+    }
+    struct xxh128_value v = digest_fn(data, size);
+    *lo = v.low64;
+    *hi = v.high64;
+    return 0;
+}

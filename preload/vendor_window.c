@@ -1,0 +1,52 @@
+/*
+ * vendor_window.c - the window of one vendor call.
+ *
+ * While a cuBLAS/cuBLASLt/cuDNN call runs, we push its call id as a CUPTI
+ * external correlation id; CUPTI then ties every runtime/driver API call made
+ * inside (and so every kernel those launch, through the correlation id) to
+ * that call.  This is how kernels that exist in no file (cuBLASLt's nvjet_*,
+ * cuDNN's runtime-compiled engines) are still attributed to the library.
+ */
+#include <stdatomic.h>
+
+#include "preload_internal.h"
+
+#define MAX_NESTING 32
+
+static atomic_uint_fast64_t next_call_id = 1;
+static KAT_TLS uint32_t depth;
+static KAT_TLS uint64_t open_calls[MAX_NESTING];
+
+void kat_vendor_begin(struct kat_vendor_scope *scope)
+{
+    scope->call_id = atomic_fetch_add(&next_call_id, 1);
+    scope->depth = ++depth;
+    if (scope->depth <= MAX_NESTING)
+        open_calls[scope->depth - 1] = scope->call_id;
+    scope->pushed = kat_cupti_push_external(scope->call_id) == 0;
+    scope->enter_ns = kat_now_ns();
+}
+
+void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *rec,
+                    const void *return_address)
+{
+    uint64_t exit_ns = kat_now_ns();
+    if (scope->pushed)
+        kat_cupti_pop_external();
+    if (depth > 0)
+        depth--;
+    rec->call_id = scope->call_id;
+    rec->enter_ns = scope->enter_ns;
+    rec->exit_ns = exit_ns;
+    rec->depth = scope->depth;
+    rec->thread_id = kat_tid();
+    rec->caller_string = kat_object_string(return_address);
+    kat_emit(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
+}
+
+uint64_t kat_vendor_current_call(void)
+{
+    if (depth == 0 || depth > MAX_NESTING)
+        return 0;
+    return open_calls[depth - 1];
+}

@@ -1,0 +1,360 @@
+/*
+ * cmd_run.c - `kaudit run [-d DIR] -- CMD [ARGS...]`
+ *
+ * Runs CMD unmodified with the preload library in LD_PRELOAD, as the CUDA
+ * driver's injection library (CUPTI) and as the NVTX injection library, and
+ * records a session directory.  CMD's stdout and stderr are its own: kaudit
+ * writes its messages, prefixed `kaudit:`, only to its own stderr (errors and
+ * signals) and to DIR/kaudit.log.  The exit status is CMD's, or 128+N when CMD
+ * was killed by signal N.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "preload_internal.h"
+#include "session_info.h"
+
+extern char **environ;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: kaudit run [-d DIR] [--overwrite] [--cupti LIB] [-v] -- CMD [ARGS...]\n"
+            "\n"
+            "Run CMD unmodified under the KernelAudit preload library and CUPTI and record\n"
+            "one trace per process in the session directory DIR (default: kaudit.session).\n"
+            "\n"
+            "  -d, --dir DIR     session directory to create\n"
+            "      --overwrite   replace an existing session in DIR\n"
+            "      --cupti LIB   libcupti to use when the program has not loaded one\n"
+            "  -v, --verbose     print a summary of the session on stderr at the end\n"
+            "\n"
+            "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
+}
+
+static void say(const char *level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "kaudit: %s: ", level);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static int file_readable(const char *path)
+{
+    return path && access(path, R_OK) == 0;
+}
+
+/* The preload library installed beside this binary, or named by the user. */
+static int find_preload(char *out, size_t size)
+{
+    const char *configured = getenv(KAT_ENV_PRELOAD);
+    if (configured && configured[0]) {
+        if (!realpath(configured, out) || !file_readable(out)) {
+            say("error", "cannot read the preload library '%s' named by %s", configured,
+                KAT_ENV_PRELOAD);
+            return -1;
+        }
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        say("error", "cannot locate the kaudit binary to find the preload library");
+        return -1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    *slash = '\0';
+    static const char *const relative[] = { "/../lib/libkaudit_preload.so",
+                                            "/../lib/kaudit/libkaudit_preload.so",
+                                            "/libkaudit_preload.so" };
+    for (size_t i = 0; i < sizeof(relative) / sizeof(relative[0]); i++) {
+        char candidate[PATH_MAX + 64];
+        snprintf(candidate, sizeof(candidate), "%s%s", exe, relative[i]);
+        if (file_readable(candidate) && realpath(candidate, out))
+            return 0;
+    }
+    say("error", "cannot find libkaudit_preload.so beside '%s' (set %s)", exe, KAT_ENV_PRELOAD);
+    (void)size;
+    return -1;
+}
+
+static int make_session_dir(const char *dir, int overwrite, char *absolute)
+{
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        say("error", "cannot create session directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        say("error", "session directory '%s' is not a directory", dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        say("error", "cannot write to session directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!realpath(dir, absolute)) {
+        say("error", "cannot resolve session directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    char info[PATH_MAX + 16];
+    snprintf(info, sizeof(info), "%s/%s", absolute, KAT_SESSION_INFO_FILE);
+    if (access(info, F_OK) == 0) {
+        if (!overwrite) {
+            say("error", "'%s' already holds a session (use --overwrite or another -d)", dir);
+            return -1;
+        }
+        if (kat_session_clear(absolute) != 0) {
+            say("error", "cannot clear the old session in '%s': %s", dir, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Where execvp would find CMD: 0 found, else the errno to report. */
+static int locate_command(const char *cmd, char *found, size_t size)
+{
+    if (strchr(cmd, '/')) {
+        snprintf(found, size, "%s", cmd);
+        if (access(cmd, F_OK) != 0)
+            return ENOENT;
+        return access(cmd, X_OK) == 0 ? 0 : EACCES;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int saw_unexecutable = 0;
+    for (const char *p = path; *p;) {
+        const char *end = strchrnul(p, ':');
+        snprintf(found, size, "%.*s/%s", (int)(end - p), p, cmd);
+        if (end == p)
+            snprintf(found, size, "./%s", cmd);
+        if (access(found, X_OK) == 0) {
+            struct stat st;
+            if (stat(found, &st) == 0 && S_ISREG(st.st_mode))
+                return 0;
+        } else if (access(found, F_OK) == 0) {
+            saw_unexecutable = 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return saw_unexecutable ? EACCES : ENOENT;
+}
+
+/* The child's environment: ours plus the tool's variables. */
+static char **child_environment(const char *session, const char *preload, const char *cupti)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 8, sizeof(char *));
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    const char *old_preload = getenv("LD_PRELOAD");
+    static const char *const replaced[] = { "LD_PRELOAD=", "CUDA_INJECTION64_PATH=",
+                                            "NVTX_INJECTION64_PATH=", KAT_ENV_SESSION "=",
+                                            KAT_ENV_PRELOAD "=", KAT_ENV_CUPTI "=",
+                                            KAT_ENV_REINJECTED "=", NULL };
+    for (size_t i = 0; i < n; i++) {
+        int skip = 0;
+        for (const char *const *r = replaced; *r; r++)
+            if (strncmp(environ[i], *r, strlen(*r)) == 0)
+                skip = 1;
+        if (!skip)
+            env[k++] = environ[i];
+    }
+    const char *injection = getenv("CUDA_INJECTION64_PATH");
+    if (injection && injection[0] && strcmp(injection, preload) != 0)
+        say("warning", "replacing CUDA_INJECTION64_PATH='%s': CUPTI takes one tool", injection);
+    if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", preload, old_preload && *old_preload ? ":" : "",
+                 old_preload ? old_preload : "") < 0
+        || asprintf(&env[k++], "CUDA_INJECTION64_PATH=%s", preload) < 0
+        || asprintf(&env[k++], "NVTX_INJECTION64_PATH=%s", preload) < 0
+        || asprintf(&env[k++], "%s=%s", KAT_ENV_SESSION, session) < 0
+        || asprintf(&env[k++], "%s=%s", KAT_ENV_PRELOAD, preload) < 0)
+        return NULL;
+    if (cupti && asprintf(&env[k++], "%s=%s", KAT_ENV_CUPTI, cupti) < 0)
+        return NULL;
+    env[k] = NULL;
+    return env;
+}
+
+static volatile sig_atomic_t child_pid_for_signals;
+
+static void forward_signal(int sig)
+{
+    if (child_pid_for_signals > 0)
+        kill(child_pid_for_signals, sig);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *dir = "kaudit.session";
+    const char *cupti = getenv(KAT_ENV_CUPTI);
+    int overwrite = 0, verbose = 0;
+    static const struct option options[] = {
+        { "dir", required_argument, NULL, 'd' },
+        { "overwrite", no_argument, NULL, 'O' },
+        { "cupti", required_argument, NULL, 'C' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    opterr = 0;
+    optind = 1;
+    int c;
+    /* '+': stop at the first non-option, which starts CMD. */
+    while ((c = getopt_long(argc, argv, "+d:vh", options, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 'O': overwrite = 1; break;
+        case 'C': cupti = optarg; break;
+        case 'v': verbose = 1; break;
+        case 'h': usage(stdout); return 0;
+        case ':':
+            say("error", "option '%s' needs an argument", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        default:
+            say("error", "unknown option '%s'", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        say("error", "no command to run");
+        usage(stderr);
+        return 2;
+    }
+    char **command = argv + optind;
+
+    char preload[PATH_MAX];
+    if (find_preload(preload, sizeof(preload)) != 0)
+        return 1;
+    char cupti_abs[PATH_MAX];
+    if (cupti && cupti[0]) {
+        if (!realpath(cupti, cupti_abs) || !file_readable(cupti_abs)) {
+            say("error", "cannot read the CUPTI library '%s'", cupti);
+            return 1;
+        }
+        cupti = cupti_abs;
+    } else {
+        cupti = NULL;
+    }
+
+    char session[PATH_MAX];
+    if (make_session_dir(dir, overwrite, session) != 0)
+        return 1;
+
+    struct kat_session_info info;
+    kat_session_info_init(&info, session, command, preload, cupti);
+    if (kat_session_info_write(&info) != 0) {
+        say("error", "cannot write '%s/%s': %s", session, KAT_SESSION_INFO_FILE, strerror(errno));
+        return 1;
+    }
+
+    char located[PATH_MAX];
+    int locate_error = locate_command(command[0], located, sizeof(located));
+    if (locate_error) {
+        say("error", "cannot run '%s': %s", command[0],
+            locate_error == ENOENT ? "command not found" : strerror(locate_error));
+        kat_session_info_not_started(&info, locate_error == ENOENT ? "command not found"
+                                                                   : strerror(locate_error));
+        return locate_error == ENOENT ? 127 : 126;
+    }
+
+    char **env = child_environment(session, preload, cupti);
+    if (!env) {
+        say("error", "out of memory");
+        kat_session_info_not_started(&info, "out of memory");
+        return 1;
+    }
+
+    /* The child reports a failed exec through this pipe (closed on success). */
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        say("error", "cannot create a pipe: %s", strerror(errno));
+        kat_session_info_not_started(&info, strerror(errno));
+        return 1;
+    }
+    fflush(NULL);
+    kat_session_info_started(&info);
+    pid_t child = fork();
+    if (child < 0) {
+        say("error", "cannot fork: %s", strerror(errno));
+        kat_session_info_not_started(&info, strerror(errno));
+        return 1;
+    }
+    if (child == 0) {
+        close(report[0]);
+        execve(located, command, env);
+        int err = errno;
+        if (write(report[1], &err, sizeof(err)) < 0) {
+            /* the parent will see an empty pipe and wait for our exit */
+        }
+        _exit(127);
+    }
+    close(report[1]);
+    int exec_error = 0;
+    ssize_t got;
+    do {
+        got = read(report[0], &exec_error, sizeof(exec_error));
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+
+    /* Like a shell: terminal signals reach CMD directly (same process group);
+     * we outlive them to record the end.  Others we pass on. */
+    child_pid_for_signals = child;
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    signal(SIGTERM, forward_signal);
+    signal(SIGHUP, forward_signal);
+
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0) {
+        if (errno != EINTR) {
+            say("error", "cannot wait for '%s': %s", command[0], strerror(errno));
+            return 1;
+        }
+    }
+
+    if (got == (ssize_t)sizeof(exec_error) && exec_error) {
+        say("error", "cannot run '%s': %s", command[0], strerror(exec_error));
+        kat_session_info_not_started(&info, strerror(exec_error));
+        return exec_error == ENOENT ? 127 : 126;
+    }
+
+    int rc;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        say("note", "'%s' was killed by signal %d (%s)%s", command[0], sig, strsignal(sig),
+            WCOREDUMP(status) ? ", core dumped" : "");
+        rc = 128 + sig;
+    } else {
+        rc = WEXITSTATUS(status);
+    }
+    kat_session_info_finished(&info, status);
+    if (kat_session_info_summarize(&info, verbose ? stderr : NULL) != 0)
+        say("warning", "the session in '%s' has unreadable traces (see kaudit.log)", session);
+    return rc;
+}

@@ -1,0 +1,9 @@
+/* commands.h - one entry point per kaudit subcommand (see kaudit.c). */
+#ifndef KAUDIT_COMMANDS_H
+#define KAUDIT_COMMANDS_H
+
+int cmd_run(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
+int cmd_inventory(int argc, char **argv);
+
+#endif

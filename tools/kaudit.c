@@ -1,0 +1,62 @@
+/*
+ * kaudit.c - the command line: one table of subcommands, each in its own
+ * cmd_<name>.c.  The CLI only parses and delegates.
+ *
+ * To add a command: write `int cmd_<name>(int argc, char **argv)` (argv[0]
+ * is the command name), declare it in commands.h, and add a row below.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    { "run", cmd_run, "run a command under the preload library and CUPTI, recording a session" },
+    { "dump", cmd_dump, "print what a recorded session holds" },
+#ifdef KAUDIT_HAVE_INVENTORY
+    { "inventory", cmd_inventory, "build, verify and query vendor kernel inventories" },
+#endif
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: kaudit <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\n'kaudit <command> --help' describes one command.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("kaudit %s\n", KAUDIT_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+        if (!strcmp(argv[1], commands[i].name)) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                fprintf(stderr, "kaudit: error: cannot write to standard output\n");
+                return rc ? rc : 1;
+            }
+            return rc;
+        }
+    }
+    fprintf(stderr, "kaudit: error: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
