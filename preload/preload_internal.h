@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "trace_format.h"
 
@@ -52,6 +53,8 @@ const char *kat_writer_file_name(void);
 uint64_t kat_now_ns(void);            /* CLOCK_REALTIME ns: every host timestamp */
 uint64_t kat_monotonic_ns(void);
 uint32_t kat_tid(void);               /* gettid(), cached per thread */
+pid_t kat_pid(void);                  /* getpid(), cached; not for vfork children */
+void kat_note_fork_child(void);       /* invalidate the caches after fork */
 void kat_health(uint32_t code, const char *detail, int64_t value);
 /* Interned path of the object that contains `address` ("?" if none). */
 uint32_t kat_object_string(const void *address);

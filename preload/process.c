@@ -504,10 +504,39 @@ KAT_EXPORT void exit(int status)
     _exit(status);
 }
 
+/*
+ * A program that returns from main never calls exit() through the dynamic
+ * linker (libc calls it internally), so its status would be unknown to its
+ * own trace.  Wrapping main through __libc_start_main sees the return value.
+ */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn program_main;
+
+static int main_returning_status(int argc, char **argv, char **envp)
+{
+    int rc = program_main(argc, argv, envp);
+    atomic_store(&exit_status, rc);
+    atomic_store(&exit_status_known, 1);
+    return rc;
+}
+
+KAT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+    typedef int (*start_fn)(main_fn, int, char **, void (*)(void), void (*)(void),
+                            void (*)(void), void *);
+    start_fn real = (start_fn)dlvsym(RTLD_NEXT, "__libc_start_main", "GLIBC_2.34");
+    if (!real)
+        real = (start_fn)dlsym(RTLD_NEXT, "__libc_start_main");
+    program_main = main;
+    return real(main ? main_returning_status : main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
 static void end_now(int status)
 {
     if (kat_writer_owned_by_this_process()) {
         kat_cupti_flush("_exit");
+        kat_libraries_poll();
         kat_timing_symbols_snapshot(KAT_SYMBOL_AT_END);
         kat_writer_close(KAT_END__EXIT, status, KAT_END_FLAG_STATUS_KNOWN);
     }
@@ -543,21 +572,13 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
+    kat_note_fork_child();
     kat_writer_after_fork_child();
     kat_cupti_after_fork_child();
     atomic_store(&exit_status_known, 0);
     /* Every process gets its trace, also one that only forks and execs:
      * its origin and parent are evidence of who started what. */
     kat_health(KAT_HEALTH_PRELOAD_LOADED, "fork child", 1);
-}
-
-/* Runs first among exit handlers registered by later code, last among ours. */
-static void at_exit(void)
-{
-    if (kat_writer_owned_by_this_process()) {
-        kat_libraries_poll();
-        kat_timing_symbols_snapshot(KAT_SYMBOL_AT_END);
-    }
 }
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -576,7 +597,6 @@ static void init(void)
     kat_health(KAT_HEALTH_PRELOAD_LOADED, KAUDIT_VERSION, 1);
     kat_libraries_poll();
     kat_timing_symbols_snapshot(KAT_SYMBOL_AT_START);
-    atexit(at_exit);
 }
 
 void kat_process_init(void)
@@ -589,8 +609,14 @@ __attribute__((constructor)) static void preload_constructor(void)
     kat_process_init();
 }
 
+/* Preloaded first, so finalized last: after every exit handler and the other
+ * libraries' destructors, while their objects are still mapped. */
 __attribute__((destructor)) static void preload_destructor(void)
 {
+    if (kat_writer_owned_by_this_process()) {
+        kat_libraries_poll();
+        kat_timing_symbols_snapshot(KAT_SYMBOL_AT_END);
+    }
     if (kat_writer_owned_by_this_process())
         kat_writer_close(KAT_END_EXIT, atomic_load(&exit_status),
                          atomic_load(&exit_status_known) ? KAT_END_FLAG_STATUS_KNOWN : 0);

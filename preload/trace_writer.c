@@ -318,7 +318,7 @@ static int ensure_open(void)
     case WRITER_OPEN:
         /* A vfork child shares our memory but is another process: it must
          * not write into the parent's trace. */
-        return writer.owner_pid == getpid() ? 0 : -1;
+        return writer.owner_pid == kat_pid() ? 0 : -1;
     case WRITER_UNOPENED:
         return open_trace();
     default:
@@ -379,7 +379,7 @@ static uint32_t intern_locked(const char *s, size_t n)
     e->length = (uint32_t)n;
     e->bytes = copy;
     writer.table_count++;
-    if (writer.state == WRITER_OPEN && writer.owner_pid == getpid())
+    if (writer.state == WRITER_OPEN && writer.owner_pid == kat_pid())
         store_string(e);
     return e->id;
 }

@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -26,17 +27,40 @@ uint64_t kat_monotonic_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Cached per thread; a fork child's threads start with a fresh TLS copy of
- * the forking thread, so the cache is also keyed by pid. */
+/*
+ * getpid() and gettid() are system calls (about 130 ns each on the VMs we
+ * measured), too slow for every record.  Both are cached; a fork child's one
+ * thread inherits the forking thread's cache, so a fork bumps a generation
+ * that invalidates it.  Code that may run in a vfork child (exec wrappers)
+ * must call getpid() itself: a vfork child shares these variables.
+ */
+static atomic_uint process_generation = 1;
+static atomic_int cached_pid;
 static KAT_TLS uint32_t cached_tid;
-static KAT_TLS pid_t cached_tid_pid;
+static KAT_TLS unsigned cached_tid_generation;
+
+void kat_note_fork_child(void)
+{
+    atomic_store(&cached_pid, (int)getpid());
+    atomic_fetch_add(&process_generation, 1);
+}
+
+pid_t kat_pid(void)
+{
+    int pid = atomic_load_explicit(&cached_pid, memory_order_relaxed);
+    if (!pid) {
+        pid = (int)getpid();
+        atomic_store(&cached_pid, pid);
+    }
+    return pid;
+}
 
 uint32_t kat_tid(void)
 {
-    pid_t pid = getpid();
-    if (cached_tid == 0 || cached_tid_pid != pid) {
+    unsigned generation = atomic_load_explicit(&process_generation, memory_order_relaxed);
+    if (cached_tid == 0 || cached_tid_generation != generation) {
         cached_tid = (uint32_t)syscall(SYS_gettid);
-        cached_tid_pid = pid;
+        cached_tid_generation = generation;
     }
     return cached_tid;
 }
@@ -79,10 +103,14 @@ static KAT_TLS unsigned object_cache_next;
 uint32_t kat_object_string(const void *address)
 {
     Dl_info info;
+    struct link_map *map = NULL;
     if (!address)
         return kat_intern("?");
-    if (!dladdr(address, &info) || !info.dli_fname)
+    if (!dladdr1(address, &info, (void **)&map, RTLD_DL_LINKMAP) || !info.dli_fname)
         return kat_intern("?");
+    /* glibc names the main program by argv[0] (maybe relative); its link
+     * map has the empty name, and /proc/self/exe has the real path. */
+    int is_program = map && map->l_name && map->l_name[0] == '\0';
     uintptr_t base = (uintptr_t)info.dli_fbase;
     for (unsigned i = 0; i < OBJECT_CACHE_SLOTS; i++) {
         if (object_cache[i].base == base && object_cache[i].fname == info.dli_fname
@@ -90,8 +118,8 @@ uint32_t kat_object_string(const void *address)
             return object_cache[i].string_id;
     }
     const char *name = info.dli_fname[0] ? info.dli_fname : "(main program)";
-    char exe[512];
-    if (!info.dli_fname[0]) {
+    char exe[4096];
+    if (is_program || !info.dli_fname[0]) {
         ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
         if (n > 0) {
             exe[n] = '\0';
