@@ -360,6 +360,8 @@ static void kat_hash_file(int fd, const struct stat *st, uint64_t *lo, uint64_t 
 
 /* ---- recording ---------------------------------------------------------------- */
 
+static void kat_record_timing_definitions(const char *path, uintptr_t base, int is_program);
+
 static void kat_record_lib(struct kat_new_lib *nl, uint64_t now)
 {
     char exe[PATH_MAX];
@@ -415,6 +417,7 @@ static void kat_record_lib(struct kat_new_lib *nl, uint64_t now)
     rec.base_address = nl->base;
     rec.time_ns = now;
     kat_emit(KAT_REC_LIBRARY, &rec, sizeof rec);
+    kat_record_timing_definitions(nl->path, nl->base, nl->is_program);
 }
 
 static void kat_remember(struct kat_new_lib *nl)
@@ -541,4 +544,44 @@ void kat_timing_symbols_snapshot(uint32_t phase)
     if (failed)
         (void)dlerror();                /* leave no error of ours for the program */
     errno = saved_errno;
+}
+
+/*
+ * Which objects themselves define (export) a timing entry point.  The CUDA
+ * runtime and driver do; any other object that does (a candidate's extension
+ * that brings its own cudaEventElapsedTime) can hand the harness a made-up
+ * time, whether or not it is first in the global scope today.  The handle
+ * comes from dlopen(RTLD_NOLOAD), which never loads anything; a symbol found
+ * through it may live in a dependency, so only addresses inside this object
+ * count.
+ */
+static void kat_record_timing_definitions(const char *path, uintptr_t base, int is_program)
+{
+    if (!is_program && (!path || !path[0]))
+        return;
+    void *handle = dlopen(is_program ? NULL : path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!handle) {
+        (void)dlerror();
+        return;
+    }
+    Dl_info self;
+    const void *self_base = dladdr((const void *)kat_record_timing_definitions, &self)
+                                ? self.dli_fbase : NULL;
+    for (size_t i = 0; i < sizeof kat_timing_symbols / sizeof kat_timing_symbols[0]; i++) {
+        void *addr = dlsym(handle, kat_timing_symbols[i]);
+        Dl_info di;
+        if (!addr || !dladdr(addr, &di) || (uintptr_t)di.dli_fbase != base
+            || di.dli_fbase == self_base)
+            continue;
+        struct kat_timing_symbol_rec rec;
+        memset(&rec, 0, sizeof rec);
+        rec.symbol_string = kat_intern(kat_timing_symbols[i]);
+        rec.object_string = kat_object_string(addr);
+        rec.address = (uint64_t)(uintptr_t)addr;
+        rec.phase = KAT_SYMBOL_DEFINED_BY_OBJECT;
+        rec.time_ns = kat_now_ns();
+        kat_emit(KAT_REC_TIMING_SYMBOL, &rec, sizeof rec);
+    }
+    (void)dlerror();
+    dlclose(handle);
 }

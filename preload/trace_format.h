@@ -424,9 +424,13 @@ struct kat_timing_call_rec {
     uint32_t reserved;
 };
 
-enum kat_timing_symbol_phase { KAT_SYMBOL_AT_START = 1, KAT_SYMBOL_AT_CUDA_INIT = 2, KAT_SYMBOL_AT_END = 3 };
+enum kat_timing_symbol_phase {
+    KAT_SYMBOL_AT_START = 1, KAT_SYMBOL_AT_CUDA_INIT = 2, KAT_SYMBOL_AT_END = 3,
+    KAT_SYMBOL_DEFINED_BY_OBJECT = 4, /* the object exports this name itself */
+};
 
-/* KAT_REC_TIMING_SYMBOL: which object a timing entry point resolves to. */
+/* KAT_REC_TIMING_SYMBOL: which object a timing entry point resolves to
+ * (phases 1-3, global scope), or which object defines one (phase 4). */
 struct kat_timing_symbol_rec {
     uint32_t symbol_string;     /* e.g. "cudaEventElapsedTime" */
     uint32_t object_string;     /* path of the defining object, 0 if unresolved */
