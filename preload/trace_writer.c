@@ -69,6 +69,14 @@ static struct {
     uint32_t next_string_id;
 } writer = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
+static atomic_int tracing_state;
+
+static void mark_failed(void)
+{
+    writer.state = WRITER_FAILED;
+    atomic_store(&tracing_state, 2);
+}
+
 static uint64_t hash_bytes(const char *s, size_t n)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a: strings are short */
@@ -90,12 +98,19 @@ static const char *session_dir(void)
     return writer.session_dir[0] ? writer.session_dir : NULL;
 }
 
+/* Asked on every vendor call: an atomic, not the writer lock.
+ * tracing_state: 0 unknown, 1 enabled, 2 disabled (no session, or the
+ * trace failed). */
 int kat_tracing_enabled(void)
 {
-    pthread_mutex_lock(&writer.lock);
-    int enabled = session_dir() != NULL && writer.state != WRITER_FAILED;
-    pthread_mutex_unlock(&writer.lock);
-    return enabled;
+    int state = atomic_load_explicit(&tracing_state, memory_order_acquire);
+    if (state == 0) {
+        pthread_mutex_lock(&writer.lock);
+        state = session_dir() != NULL && writer.state != WRITER_FAILED ? 1 : 2;
+        pthread_mutex_unlock(&writer.lock);
+        atomic_store_explicit(&tracing_state, state, memory_order_release);
+    }
+    return state == 1;
 }
 
 static int map_segment(uint64_t offset)
@@ -173,7 +188,7 @@ static int store_record(uint16_t type, const void *body, uint32_t body_size,
         unmap_segment();
         writer.used = 0;
         if (map_segment(next) != 0) {
-            writer.state = WRITER_FAILED;
+            mark_failed();
             writer.lost++;
             return -1;
         }
@@ -225,7 +240,7 @@ static int open_trace(void)
 {
     const char *dir = session_dir();
     if (!dir) {
-        writer.state = WRITER_FAILED;
+        mark_failed();
         return -1;
     }
     pid_t pid = getpid();
@@ -241,7 +256,7 @@ static int open_trace(void)
             break;
     }
     if (fd < 0) {
-        writer.state = WRITER_FAILED;
+        mark_failed();
         writer.file_name[0] = '\0';
         return -1;
     }
@@ -254,7 +269,7 @@ static int open_trace(void)
     if (map_segment(0) != 0) {
         close(fd);
         writer.fd = -1;
-        writer.state = WRITER_FAILED;
+        mark_failed();
         return -1;
     }
     struct kat_file_header header = {
@@ -271,7 +286,7 @@ static int open_trace(void)
         if (pwrite(fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header)) {
             close(fd);
             writer.fd = -1;
-            writer.state = WRITER_FAILED;
+            mark_failed();
             return -1;
         }
         writer.map_offset = 0;
@@ -480,7 +495,7 @@ void kat_writer_resume(void)
                 writer.used = used;
                 writer.state = WRITER_OPEN;
             } else {
-                writer.state = WRITER_FAILED;
+                mark_failed();
             }
         }
     }

@@ -48,6 +48,27 @@ static void *library_handle(struct vendor_library *lib, const char **soname)
     return NULL;
 }
 
+/*
+ * Wrappers retry a missing symbol on every call (the library may be loaded
+ * later), so each name is reported once.  Names are the wrappers' string
+ * literals: the pointer identifies them.
+ */
+#define MAX_REPORTED 512
+static _Atomic(const char *) reported[MAX_REPORTED];
+static atomic_uint reported_count;
+
+static int first_failure(const char *name)
+{
+    unsigned n = atomic_load(&reported_count);
+    for (unsigned i = 0; i < n && i < MAX_REPORTED; i++)
+        if (atomic_load(&reported[i]) == name)
+            return 0;
+    unsigned slot = atomic_fetch_add(&reported_count, 1);
+    if (slot < MAX_REPORTED)
+        atomic_store(&reported[slot], name);
+    return 1;
+}
+
 static int inside_this_library(void *address)
 {
     Dl_info mine, theirs;
@@ -71,7 +92,7 @@ void *kat_resolve_vendor(uint32_t library, const char *name)
         if (fn && inside_this_library(fn))
             fn = NULL;
     }
-    if (!fn) {
+    if (!fn && first_failure(name)) {
         char detail[256];
         snprintf(detail, sizeof(detail), "%s@%s", name,
                  soname ? soname : libraries[library].sonames[0]);

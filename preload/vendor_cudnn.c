@@ -1,0 +1,791 @@
+/*
+ * vendor_cudnn.c - wrappers for the cuDNN convolution entry points.
+ *
+ * Legacy API: cudnnConvolutionForward, cudnnConvolutionBackwardData,
+ * cudnnConvolutionBackwardFilter and cudnnConvolutionBiasActivationForward
+ * are described from their descriptors through cuDNN's own getters
+ * (cudnnGetTensorNdDescriptor, cudnnGetFilterNdDescriptor,
+ * cudnnGetConvolutionNdDescriptor, cudnnGetConvolutionGroupCount, and the
+ * *SizeInBytes getters for the output extent).
+ *
+ * Backend API (what PyTorch and cudnn-frontend use): cudnnBackendExecute
+ * receives only an execution plan.  Whether that plan computes a convolution
+ * is found in two ways, the result cached per plan:
+ *
+ *  1. Construction tracking.  cuDNN 9.19 answers CUDNN_STATUS_NOT_SUPPORTED
+ *     to cudnnBackendGetAttribute(CUDNN_ATTR_OPERATIONGRAPH_OPS) (measured on
+ *     the CPU with libcudnn 9.19.0), so a plan's operations cannot be read
+ *     back from the plan.  Instead the cudnnBackendSetAttribute wrapper reads
+ *     the operations when the application hands them to an operation graph
+ *     (the op descriptors do answer their CONVOLUTION_* attributes), and
+ *     follows the graph to what is built from it: engine heuristics
+ *     (ENGINEHEUR_OPERATION_GRAPH), the engine configs they return
+ *     (ENGINEHEUR_RESULTS, seen in the cudnnBackendGetAttribute wrapper),
+ *     engines (ENGINE_OPERATION_GRAPH), engine configs (ENGINECFG_ENGINE) and
+ *     plans (EXECUTION_PLAN_ENGINE_CONFIG).  Each step copies the graph's
+ *     description to the new descriptor in a table keyed by descriptor
+ *     address; cudnnBackendCreateDescriptor and cudnnBackendDestroyDescriptor
+ *     drop entries so a reused address never inherits a stale description.
+ *  2. Read back, for a plan that tracking did not see (deserialized from
+ *     JSON, built before tracing): EXECUTION_PLAN_ENGINE_CONFIG ->
+ *     ENGINECFG_ENGINE -> ENGINE_OPERATION_GRAPH -> OPERATIONGRAPH_OPS, in
+ *     case a cuDNN version answers it.
+ *
+ * When neither works the call is still recorded, work class unknown.  The
+ * output of a backend call is not recorded (the variant pack's pointers
+ * cannot be read back either).
+ *
+ * The tensors of a convolution op as cuDNN returns them carry a group
+ * dimension: x [N, G, C/G, spatial...], w [G, K/G, C/G, spatial...],
+ * y [N, G, K/G, spatial...] (measured, G = 1 and G = 4); the plain forms
+ * [N, C, spatial...] / [K, C/G, spatial...] are accepted too.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "preload_internal.h"
+#include "vendor_api.h"
+
+#define KAT_DIMS_MAX 8          /* CUDNN_DIM_MAX */
+#define KAT_OPS_MAX 64          /* ops examined per operation graph */
+#define KAT_READBACK_OPS_MAX 16
+#define KAT_TABLE_BUCKETS 1024
+#define KAT_TABLE_MAX 16384     /* descriptors remembered at most */
+
+/* ---- real entry points ------------------------------------------------------ */
+
+#define KAT_CUDNN_REAL(name)                                                             \
+    typedef KAT_PROTO_##name(kat_fn_##name);                                             \
+    static kat_fn_##name *real_##name(void)                                              \
+    {                                                                                    \
+        static void *_Atomic slot;                                                       \
+        return (kat_fn_##name *)kat_vendor_real(&slot, KAT_LIB_CUDNN, #name);            \
+    }
+
+KAT_CUDNN_REAL(cudnnConvolutionForward)
+KAT_CUDNN_REAL(cudnnConvolutionBackwardData)
+KAT_CUDNN_REAL(cudnnConvolutionBackwardFilter)
+KAT_CUDNN_REAL(cudnnConvolutionBiasActivationForward)
+KAT_CUDNN_REAL(cudnnGetTensorNdDescriptor)
+KAT_CUDNN_REAL(cudnnGetFilterNdDescriptor)
+KAT_CUDNN_REAL(cudnnGetConvolutionNdDescriptor)
+KAT_CUDNN_REAL(cudnnGetConvolutionGroupCount)
+KAT_CUDNN_REAL(cudnnGetTensorSizeInBytes)
+KAT_CUDNN_REAL(cudnnGetFilterSizeInBytes)
+KAT_CUDNN_REAL(cudnnBackendExecute)
+KAT_CUDNN_REAL(cudnnBackendCreateDescriptor)
+KAT_CUDNN_REAL(cudnnBackendDestroyDescriptor)
+KAT_CUDNN_REAL(cudnnBackendSetAttribute)
+KAT_CUDNN_REAL(cudnnBackendGetAttribute)
+
+/* ---- a convolution's shape, from either API --------------------------------- */
+
+struct conv_shape {
+    int64_t in[KAT_DIMS_MAX];   /* x (dx): [N, C, sp...] or [N, G, C/G, sp...] */
+    int64_t filter[KAT_DIMS_MAX]; /* w (dw): [K, C/G, sp...] or [G, K/G, C/G, sp...] */
+    int64_t out[KAT_DIMS_MAX];  /* y (dy): [N, K, sp...] or [N, G, K/G, sp...] */
+    int nin, nfilter, nout;
+    int spatial;                /* from the convolution descriptor */
+    int64_t pad[KAT_DIMS_MAX], stride[KAT_DIMS_MAX], dilation[KAT_DIMS_MAX];
+    int64_t groups;             /* 0: derive from the shapes */
+    int32_t data_type, compute_type;
+};
+
+static int32_t clamp32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v;
+}
+
+/* Fill a conv summary from the shapes; 0 if they do not fit together. */
+static int conv_fill(struct kat_conv_summary *cs, int direction, const struct conv_shape *s)
+{
+    int sd = s->spatial;
+    const int64_t *in_sp, *filter_sp, *out_sp;
+    int64_t n, c, k, per_group, groups = 0;
+
+    if (sd < 1 || sd > KAT_DIMS_MAX - 3)
+        return 0;
+    if (s->nin == sd + 2) {
+        n = s->in[0];
+        c = s->in[1];
+        in_sp = s->in + 2;
+    } else if (s->nin == sd + 3) {
+        n = s->in[0];
+        groups = s->in[1];
+        if (__builtin_mul_overflow(s->in[1], s->in[2], &c))
+            return 0;
+        in_sp = s->in + 3;
+    } else {
+        return 0;
+    }
+    if (s->nfilter == sd + 2) {
+        k = s->filter[0];
+        per_group = s->filter[1];
+        filter_sp = s->filter + 2;
+    } else if (s->nfilter == sd + 3) {
+        groups = s->filter[0];
+        if (__builtin_mul_overflow(s->filter[0], s->filter[1], &k))
+            return 0;
+        per_group = s->filter[2];
+        filter_sp = s->filter + 3;
+    } else {
+        return 0;
+    }
+    if (s->nout == sd + 2)
+        out_sp = s->out + 2;
+    else if (s->nout == sd + 3)
+        out_sp = s->out + 3;
+    else
+        return 0;
+    if (s->groups > 0)
+        groups = s->groups;
+    else if (groups <= 0)
+        groups = per_group > 0 && c % per_group == 0 ? c / per_group : 1;
+
+    *cs = (struct kat_conv_summary){0};
+    cs->direction = direction;
+    cs->spatial_dims = sd;
+    cs->n = n;
+    cs->c = c;
+    cs->k = k;
+    for (int i = 0; i < sd && i < 3; i++) {
+        cs->in_spatial[i] = in_sp[i];
+        cs->filter_spatial[i] = filter_sp[i];
+        cs->out_spatial[i] = out_sp[i];
+        cs->pad[i] = clamp32(s->pad[i]);
+        cs->stride[i] = clamp32(s->stride[i]);
+        cs->dilation[i] = clamp32(s->dilation[i]);
+    }
+    cs->groups = clamp32(groups);
+    cs->data_type = s->data_type;
+    cs->compute_type = s->compute_type;
+    return 1;
+}
+
+/* ---- legacy API ------------------------------------------------------------------- */
+
+static int legacy_tensor(kat_cudnnTensorDescriptor_t desc, int64_t *dims, int *nb,
+                         int32_t *data_type)
+{
+    kat_fn_cudnnGetTensorNdDescriptor *get = real_cudnnGetTensorNdDescriptor();
+    int d[KAT_DIMS_MAX] = {0}, strides[KAT_DIMS_MAX];
+    kat_cudnnDataType_t type = 0;
+    if (desc == NULL || get == NULL ||
+        get(desc, KAT_DIMS_MAX, &type, nb, d, strides) != KAT_CUDNN_STATUS_SUCCESS ||
+        *nb < 3 || *nb > KAT_DIMS_MAX)
+        return 0;
+    for (int i = 0; i < *nb; i++)
+        dims[i] = d[i];
+    if (data_type)
+        *data_type = type;
+    return 1;
+}
+
+static int legacy_filter(kat_cudnnFilterDescriptor_t desc, int64_t *dims, int *nb)
+{
+    kat_fn_cudnnGetFilterNdDescriptor *get = real_cudnnGetFilterNdDescriptor();
+    int d[KAT_DIMS_MAX] = {0};
+    kat_cudnnDataType_t type = 0;
+    kat_cudnnTensorFormat_t format = 0;
+    if (desc == NULL || get == NULL ||
+        get(desc, KAT_DIMS_MAX, &type, &format, nb, d) != KAT_CUDNN_STATUS_SUCCESS ||
+        *nb < 3 || *nb > KAT_DIMS_MAX)
+        return 0;
+    for (int i = 0; i < *nb; i++)
+        dims[i] = d[i];
+    return 1;
+}
+
+static int legacy_conv(kat_cudnnConvolutionDescriptor_t desc, struct conv_shape *s)
+{
+    kat_fn_cudnnGetConvolutionNdDescriptor *get = real_cudnnGetConvolutionNdDescriptor();
+    kat_fn_cudnnGetConvolutionGroupCount *get_groups = real_cudnnGetConvolutionGroupCount();
+    int pad[KAT_DIMS_MAX] = {0}, stride[KAT_DIMS_MAX] = {0}, dilation[KAT_DIMS_MAX] = {0};
+    int len = 0, groups = 0;
+    kat_cudnnConvolutionMode_t mode = 0;
+    kat_cudnnDataType_t compute = 0;
+    if (desc == NULL || get == NULL ||
+        get(desc, KAT_DIMS_MAX - 2, &len, pad, stride, dilation, &mode, &compute) !=
+            KAT_CUDNN_STATUS_SUCCESS ||
+        len < 1 || len > KAT_DIMS_MAX - 2)
+        return 0;
+    s->spatial = len;
+    for (int i = 0; i < len; i++) {
+        s->pad[i] = pad[i];
+        s->stride[i] = stride[i];
+        s->dilation[i] = dilation[i];
+    }
+    s->compute_type = compute;
+    if (get_groups && get_groups(desc, &groups) == KAT_CUDNN_STATUS_SUCCESS && groups > 0)
+        s->groups = groups;
+    return 1;
+}
+
+/* `in` is x (dx for backward data), `out` is y (dy for the backward passes). */
+static void legacy_summary(struct kat_vendor_call_rec *rec, int direction,
+                           kat_cudnnTensorDescriptor_t in, kat_cudnnFilterDescriptor_t filter,
+                           kat_cudnnTensorDescriptor_t out, kat_cudnnConvolutionDescriptor_t conv)
+{
+    struct conv_shape s = {0};
+    rec->work_class = KAT_WORK_CONV;
+    rec->dtype_space = KAT_DTYPE_SPACE_CUDNN;
+    if (legacy_tensor(in, s.in, &s.nin, &s.data_type) &&
+        legacy_filter(filter, s.filter, &s.nfilter) &&
+        legacy_tensor(out, s.out, &s.nout, NULL) && legacy_conv(conv, &s) &&
+        conv_fill(&rec->op.conv, direction, &s))
+        rec->summary_known = 1;
+}
+
+static void tensor_output(struct kat_vendor_call_rec *rec, kat_cudnnTensorDescriptor_t desc,
+                          const void *data)
+{
+    kat_fn_cudnnGetTensorSizeInBytes *size_of = real_cudnnGetTensorSizeInBytes();
+    size_t bytes = 0;
+    rec->output_address = (uint64_t)(uintptr_t)data;
+    if (desc && size_of && size_of(desc, &bytes) == KAT_CUDNN_STATUS_SUCCESS)
+        rec->output_bytes = bytes;
+}
+
+static void filter_output(struct kat_vendor_call_rec *rec, kat_cudnnFilterDescriptor_t desc,
+                          const void *data)
+{
+    kat_fn_cudnnGetFilterSizeInBytes *size_of = real_cudnnGetFilterSizeInBytes();
+    size_t bytes = 0;
+    rec->output_address = (uint64_t)(uintptr_t)data;
+    if (desc && size_of && size_of(desc, &bytes) == KAT_CUDNN_STATUS_SUCCESS)
+        rec->output_bytes = bytes;
+}
+
+/* `before` describes the call (rec_ is the record) while tracing. */
+#define KAT_CUDNN_BODY(name, record_handle, before, args)                                 \
+    {                                                                                     \
+        kat_fn_##name *real_ = real_##name();                                             \
+        if (real_ == NULL)                                                                \
+            return KAT_CUDNN_STATUS_NOT_INITIALIZED;                                      \
+        struct kat_vendor_call_rec rec_ = {0};                                            \
+        if (kat_tracing_enabled()) {                                                      \
+            before;                                                                       \
+        }                                                                                 \
+        struct kat_vendor_scope scope_;                                                   \
+        kat_vendor_begin(&scope_);                                                        \
+        kat_cudnnStatus_t status_ = real_ args;                                           \
+        kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUDNN, #name, status_, record_handle,   \
+                          __builtin_return_address(0));                                   \
+        return status_;                                                                   \
+    }
+
+KAT_EXPORT KAT_PROTO_cudnnConvolutionForward(cudnnConvolutionForward)
+KAT_CUDNN_BODY(cudnnConvolutionForward, handle,
+    (legacy_summary(&rec_, KAT_CONV_FORWARD, xDesc, wDesc, yDesc, convDesc),
+     tensor_output(&rec_, yDesc, y)),
+    (handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta,
+     yDesc, y))
+
+KAT_EXPORT KAT_PROTO_cudnnConvolutionBiasActivationForward(cudnnConvolutionBiasActivationForward)
+KAT_CUDNN_BODY(cudnnConvolutionBiasActivationForward, handle,
+    (legacy_summary(&rec_, KAT_CONV_FORWARD, xDesc, wDesc, yDesc, convDesc),
+     tensor_output(&rec_, yDesc, y)),
+    (handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes,
+     alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y))
+
+KAT_EXPORT KAT_PROTO_cudnnConvolutionBackwardData(cudnnConvolutionBackwardData)
+KAT_CUDNN_BODY(cudnnConvolutionBackwardData, handle,
+    (legacy_summary(&rec_, KAT_CONV_BACKWARD_DATA, dxDesc, wDesc, dyDesc, convDesc),
+     tensor_output(&rec_, dxDesc, dx)),
+    (handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes,
+     beta, dxDesc, dx))
+
+KAT_EXPORT KAT_PROTO_cudnnConvolutionBackwardFilter(cudnnConvolutionBackwardFilter)
+KAT_CUDNN_BODY(cudnnConvolutionBackwardFilter, handle,
+    (legacy_summary(&rec_, KAT_CONV_BACKWARD_FILTER, xDesc, dwDesc, dyDesc, convDesc),
+     filter_output(&rec_, dwDesc, dw)),
+    (handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes,
+     beta, dwDesc, dw))
+
+/* ---- backend API: reading a convolution op ------------------------------------- */
+
+/* The attributes of one convolution op kind. */
+struct conv_op_kind {
+    int32_t direction;          /* enum kat_conv_direction */
+    int32_t op_type;            /* cudnnBackendDescriptorType_t */
+    int32_t in, filter, out, conv; /* cudnnBackendAttributeName_t */
+};
+
+static const struct conv_op_kind conv_op_kinds[3] = {
+    {KAT_CONV_FORWARD, KAT_CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC},
+    {KAT_CONV_BACKWARD_DATA, KAT_CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC},
+    {KAT_CONV_BACKWARD_FILTER, KAT_CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+     KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC},
+};
+
+/*
+ * The getter's answer when an op is not of the kind the attribute belongs to.
+ * Measured with cuDNN 9.19: a convolution op of another direction answers
+ * CUDNN_STATUS_BAD_PARAM, a pointwise op CUDNN_STATUS_NOT_SUPPORTED.  An op
+ * that is not finalized (BAD_PARAM_NOT_FINALIZED, NOT_INITIALIZED) says
+ * nothing about its kind.
+ */
+static int status_is_wrong_kind(kat_cudnnStatus_t status)
+{
+    if (status == KAT_CUDNN_STATUS_NOT_SUPPORTED)
+        return 1;
+    return status >= KAT_CUDNN_STATUS_BAD_PARAM && status < KAT_CUDNN_STATUS_NOT_SUPPORTED &&
+           status != KAT_CUDNN_STATUS_BAD_PARAM_NOT_FINALIZED;
+}
+
+/* Read one descriptor-valued attribute into a descriptor we create. */
+static kat_cudnnStatus_t get_descriptor(kat_cudnnBackendDescriptor_t from, int32_t attribute,
+                                        int32_t type, kat_cudnnBackendDescriptor_t *out)
+{
+    kat_fn_cudnnBackendCreateDescriptor *create = real_cudnnBackendCreateDescriptor();
+    kat_fn_cudnnBackendDestroyDescriptor *destroy = real_cudnnBackendDestroyDescriptor();
+    kat_fn_cudnnBackendGetAttribute *get = real_cudnnBackendGetAttribute();
+    kat_cudnnBackendDescriptor_t d = NULL;
+    kat_cudnnStatus_t status;
+    int64_t count = 0;
+
+    *out = NULL;
+    if (create == NULL || destroy == NULL || get == NULL)
+        return KAT_CUDNN_STATUS_NOT_INITIALIZED;
+    status = create(type, &d);
+    if (status != KAT_CUDNN_STATUS_SUCCESS)
+        return status;
+    if (d == NULL)
+        return KAT_CUDNN_STATUS_NOT_INITIALIZED;
+    status = get(from, attribute, KAT_CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &d);
+    if (status == KAT_CUDNN_STATUS_SUCCESS && count < 1)
+        status = KAT_CUDNN_STATUS_NOT_SUPPORTED;
+    if (status != KAT_CUDNN_STATUS_SUCCESS) {
+        destroy(d);
+        return status;
+    }
+    *out = d;
+    return status;
+}
+
+static void put_descriptor(kat_cudnnBackendDescriptor_t d)
+{
+    kat_fn_cudnnBackendDestroyDescriptor *destroy = real_cudnnBackendDestroyDescriptor();
+    if (d != NULL && destroy != NULL)
+        destroy(d);
+}
+
+static int get_int64s(kat_cudnnBackendDescriptor_t d, int32_t attribute, int64_t *values,
+                      int max, int *count)
+{
+    kat_fn_cudnnBackendGetAttribute *get = real_cudnnBackendGetAttribute();
+    int64_t n = 0;
+    if (get == NULL ||
+        get(d, attribute, KAT_CUDNN_TYPE_INT64, max, &n, values) != KAT_CUDNN_STATUS_SUCCESS ||
+        n < 1 || n > max)
+        return 0;
+    *count = (int)n;
+    return 1;
+}
+
+static int get_data_type(kat_cudnnBackendDescriptor_t d, int32_t attribute, int32_t *type)
+{
+    kat_fn_cudnnBackendGetAttribute *get = real_cudnnBackendGetAttribute();
+    kat_cudnnDataType_t value = 0;
+    int64_t n = 0;
+    if (get == NULL ||
+        get(d, attribute, KAT_CUDNN_TYPE_DATA_TYPE, 1, &n, &value) != KAT_CUDNN_STATUS_SUCCESS ||
+        n != 1)
+        return 0;
+    *type = value;
+    return 1;
+}
+
+static int backend_tensor(kat_cudnnBackendDescriptor_t t, int64_t *dims, int *nb,
+                          int32_t *data_type)
+{
+    return get_int64s(t, KAT_CUDNN_ATTR_TENSOR_DIMENSIONS, dims, KAT_DIMS_MAX, nb) &&
+           (data_type == NULL || get_data_type(t, KAT_CUDNN_ATTR_TENSOR_DATA_TYPE, data_type));
+}
+
+static int backend_conv(kat_cudnnBackendDescriptor_t cv, struct conv_shape *s)
+{
+    int64_t spatial = 0;
+    int n = 0;
+    if (!get_int64s(cv, KAT_CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, &spatial, 1, &n) ||
+        spatial < 1 || spatial > KAT_DIMS_MAX - 3)
+        return 0;
+    s->spatial = (int)spatial;
+    if (!get_int64s(cv, KAT_CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, s->pad, KAT_DIMS_MAX, &n) ||
+        !get_int64s(cv, KAT_CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, s->stride, KAT_DIMS_MAX, &n) ||
+        !get_int64s(cv, KAT_CUDNN_ATTR_CONVOLUTION_DILATIONS, s->dilation, KAT_DIMS_MAX, &n))
+        return 0;
+    if (!get_data_type(cv, KAT_CUDNN_ATTR_CONVOLUTION_COMP_TYPE, &s->compute_type))
+        s->compute_type = 0;
+    return 1;
+}
+
+enum op_reading {
+    OP_UNREADABLE = -1,         /* cannot tell what the op is */
+    OP_NOT_THIS_KIND = 0,
+    OP_CONV = 1,                /* a convolution of this kind, summary filled */
+    OP_CONV_NO_SUMMARY = 2,     /* a convolution of this kind, shapes unreadable */
+};
+
+/* Is `op` a convolution of `kind`, and of which shapes? */
+static enum op_reading conv_from_op(kat_cudnnBackendDescriptor_t op,
+                                    const struct conv_op_kind *kind,
+                                    struct kat_conv_summary *cs)
+{
+    kat_cudnnBackendDescriptor_t in = NULL, filter = NULL, out = NULL, conv = NULL;
+    struct conv_shape s = {0};
+    enum op_reading result = OP_CONV_NO_SUMMARY;
+    kat_cudnnStatus_t status;
+
+    if (op == NULL)
+        return OP_UNREADABLE;
+    status = get_descriptor(op, kind->in, KAT_CUDNN_BACKEND_TENSOR_DESCRIPTOR, &in);
+    if (status != KAT_CUDNN_STATUS_SUCCESS)
+        return status_is_wrong_kind(status) ? OP_NOT_THIS_KIND : OP_UNREADABLE;
+    if (get_descriptor(op, kind->filter, KAT_CUDNN_BACKEND_TENSOR_DESCRIPTOR, &filter) ==
+            KAT_CUDNN_STATUS_SUCCESS &&
+        get_descriptor(op, kind->out, KAT_CUDNN_BACKEND_TENSOR_DESCRIPTOR, &out) ==
+            KAT_CUDNN_STATUS_SUCCESS &&
+        get_descriptor(op, kind->conv, KAT_CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR, &conv) ==
+            KAT_CUDNN_STATUS_SUCCESS &&
+        backend_tensor(in, s.in, &s.nin, &s.data_type) &&
+        backend_tensor(filter, s.filter, &s.nfilter, NULL) &&
+        backend_tensor(out, s.out, &s.nout, NULL) && backend_conv(conv, &s) &&
+        conv_fill(cs, kind->direction, &s))
+        result = OP_CONV;
+    put_descriptor(in);
+    put_descriptor(filter);
+    put_descriptor(out);
+    put_descriptor(conv);
+    return result;
+}
+
+/* ---- backend API: what each descriptor is known to compute --------------------- */
+
+enum graph_class {
+    GRAPH_UNKNOWN = 0,
+    GRAPH_CONV = 1,             /* holds a convolution; summary valid */
+    GRAPH_CONV_NO_SUMMARY = 2,  /* holds a convolution of unreadable shapes */
+    GRAPH_NO_CONV = 3,          /* every op was read, none is a convolution */
+};
+
+struct graph_info {
+    uint32_t class;             /* enum graph_class */
+    struct kat_conv_summary conv;
+};
+
+struct table_node {
+    struct table_node *next;
+    const void *key;
+    struct graph_info info;
+};
+
+static struct table_node *table_buckets[KAT_TABLE_BUCKETS];
+static atomic_size_t table_size;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+/* Never fork with the lock held by another thread: the child could not take it. */
+static void table_prepare(void) { pthread_mutex_lock(&table_lock); }
+static void table_release(void) { pthread_mutex_unlock(&table_lock); }
+static void table_setup(void) { pthread_atfork(table_prepare, table_release, table_release); }
+
+static void table_enter(void)
+{
+    pthread_once(&table_once, table_setup);
+    pthread_mutex_lock(&table_lock);
+}
+
+static struct table_node **table_slot(const void *key)
+{
+    uint64_t h = (uint64_t)(uintptr_t)key;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    struct table_node **p = &table_buckets[h % KAT_TABLE_BUCKETS];
+    while (*p != NULL && (*p)->key != key)
+        p = &(*p)->next;
+    return p;
+}
+
+static int table_get(const void *key, struct graph_info *info)
+{
+    int found = 0;
+    if (key == NULL || atomic_load_explicit(&table_size, memory_order_relaxed) == 0)
+        return 0;
+    table_enter();
+    struct table_node *node = *table_slot(key);
+    if (node != NULL) {
+        *info = node->info;
+        found = 1;
+    }
+    pthread_mutex_unlock(&table_lock);
+    return found;
+}
+
+static void table_put(const void *key, const struct graph_info *info)
+{
+    if (key == NULL)
+        return;
+    struct table_node *fresh = malloc(sizeof *fresh);
+    table_enter();
+    struct table_node **slot = table_slot(key);
+    if (*slot != NULL) {
+        (*slot)->info = *info;
+    } else if (fresh != NULL &&
+               atomic_load_explicit(&table_size, memory_order_relaxed) < KAT_TABLE_MAX) {
+        fresh->next = NULL;
+        fresh->key = key;
+        fresh->info = *info;
+        *slot = fresh;
+        fresh = NULL;
+        atomic_fetch_add_explicit(&table_size, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&table_lock);
+    free(fresh);
+}
+
+static void table_drop(const void *key)
+{
+    struct table_node *gone = NULL;
+    if (key == NULL || atomic_load_explicit(&table_size, memory_order_relaxed) == 0)
+        return;
+    table_enter();
+    struct table_node **slot = table_slot(key);
+    if (*slot != NULL) {
+        gone = *slot;
+        *slot = gone->next;
+        atomic_fetch_sub_explicit(&table_size, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&table_lock);
+    free(gone);
+}
+
+/* Descriptors built from `parent` compute what it computes. */
+static void table_inherit(const void *const *children, int64_t count, const void *parent)
+{
+    struct graph_info info;
+    int known = table_get(parent, &info);
+    for (int64_t i = 0; i < count; i++) {
+        if (known)
+            table_put(children[i], &info);
+        else
+            table_drop(children[i]);
+    }
+}
+
+/* Classify an operation graph from its ops (the application's descriptors). */
+static void classify_ops(const void *const *ops, int64_t count, struct graph_info *info)
+{
+    int unreadable = count > KAT_OPS_MAX;
+    info->class = GRAPH_NO_CONV;
+    for (int64_t i = 0; i < count && i < KAT_OPS_MAX; i++) {
+        for (int j = 0; j < 3; j++) {
+            enum op_reading r = conv_from_op((kat_cudnnBackendDescriptor_t)ops[i],
+                                             &conv_op_kinds[j], &info->conv);
+            if (r == OP_CONV) {
+                info->class = GRAPH_CONV;
+                return;
+            }
+            if (r == OP_CONV_NO_SUMMARY) {
+                info->class = GRAPH_CONV_NO_SUMMARY;
+                return;
+            }
+            if (r == OP_UNREADABLE)
+                unreadable = 1;
+        }
+    }
+    if (unreadable)
+        info->class = GRAPH_UNKNOWN;
+}
+
+/*
+ * Read a plan's graph back through the getters (route 2 in the header).
+ * OPERATIONGRAPH_OPS can only be read into descriptors of the ops' own type,
+ * so each convolution kind is tried for the whole list.
+ */
+static void classify_plan_readback(kat_cudnnBackendDescriptor_t plan, struct graph_info *info)
+{
+    kat_fn_cudnnBackendCreateDescriptor *create = real_cudnnBackendCreateDescriptor();
+    kat_fn_cudnnBackendGetAttribute *get = real_cudnnBackendGetAttribute();
+    kat_cudnnBackendDescriptor_t config = NULL, engine = NULL, graph = NULL;
+    int64_t count = 0;
+
+    info->class = GRAPH_UNKNOWN;
+    if (create == NULL || get == NULL ||
+        get_descriptor(plan, KAT_CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                       KAT_CUDNN_BACKEND_ENGINECFG_DESCRIPTOR, &config) != KAT_CUDNN_STATUS_SUCCESS ||
+        get_descriptor(config, KAT_CUDNN_ATTR_ENGINECFG_ENGINE, KAT_CUDNN_BACKEND_ENGINE_DESCRIPTOR,
+                       &engine) != KAT_CUDNN_STATUS_SUCCESS ||
+        get_descriptor(engine, KAT_CUDNN_ATTR_ENGINE_OPERATION_GRAPH,
+                       KAT_CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph) != KAT_CUDNN_STATUS_SUCCESS ||
+        get(graph, KAT_CUDNN_ATTR_OPERATIONGRAPH_OPS, KAT_CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+            NULL) != KAT_CUDNN_STATUS_SUCCESS ||
+        count < 1 || count > KAT_READBACK_OPS_MAX)
+        goto out;
+
+    for (int j = 0; j < 3 && info->class == GRAPH_UNKNOWN; j++) {
+        kat_cudnnBackendDescriptor_t ops[KAT_READBACK_OPS_MAX] = {0};
+        int64_t made = 0, got = 0;
+        while (made < count && create(conv_op_kinds[j].op_type, &ops[made]) ==
+                                   KAT_CUDNN_STATUS_SUCCESS && ops[made] != NULL)
+            made++;
+        if (made == count &&
+            get(graph, KAT_CUDNN_ATTR_OPERATIONGRAPH_OPS, KAT_CUDNN_TYPE_BACKEND_DESCRIPTOR,
+                count, &got, ops) == KAT_CUDNN_STATUS_SUCCESS && got >= 1) {
+            enum op_reading r = conv_from_op(ops[0], &conv_op_kinds[j], &info->conv);
+            if (r == OP_CONV)
+                info->class = GRAPH_CONV;
+            else if (r == OP_CONV_NO_SUMMARY)
+                info->class = GRAPH_CONV_NO_SUMMARY;
+        }
+        for (int64_t i = 0; i < made; i++)
+            put_descriptor(ops[i]);
+    }
+out:
+    put_descriptor(graph);
+    put_descriptor(engine);
+    put_descriptor(config);
+}
+
+static void plan_summary(struct kat_vendor_call_rec *rec, kat_cudnnBackendDescriptor_t plan)
+{
+    struct graph_info info = {0};
+    rec->dtype_space = KAT_DTYPE_SPACE_CUDNN;
+    if (plan == NULL)
+        return;
+    if (!table_get(plan, &info)) {
+        classify_plan_readback(plan, &info);
+        table_put(plan, &info);     /* also a failure: never read back twice */
+    }
+    switch (info.class) {
+    case GRAPH_CONV:
+        rec->work_class = KAT_WORK_CONV;
+        rec->op.conv = info.conv;
+        rec->summary_known = 1;
+        break;
+    case GRAPH_CONV_NO_SUMMARY:
+        rec->work_class = KAT_WORK_CONV;
+        break;
+    case GRAPH_NO_CONV:
+        rec->work_class = KAT_WORK_OTHER;
+        break;
+    default:
+        rec->work_class = KAT_WORK_UNKNOWN;
+        break;
+    }
+}
+
+/* What a successful cudnnBackendSetAttribute tells about the descriptor. */
+static void observe_set(kat_cudnnBackendDescriptor_t descriptor, int32_t name, int32_t type,
+                        int64_t count, const void *elements)
+{
+    const void *const *descriptors = elements;
+    if (name == KAT_CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) {
+        table_drop(descriptor);     /* a deserialized plan: read back at execution */
+        return;
+    }
+    if (type != KAT_CUDNN_TYPE_BACKEND_DESCRIPTOR || elements == NULL || count < 1)
+        return;
+    switch (name) {
+    case KAT_CUDNN_ATTR_OPERATIONGRAPH_OPS: {
+        struct graph_info info = {0};
+        classify_ops(descriptors, count, &info);
+        table_put(descriptor, &info);
+        break;
+    }
+    case KAT_CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
+    case KAT_CUDNN_ATTR_ENGINE_OPERATION_GRAPH:
+    case KAT_CUDNN_ATTR_ENGINECFG_ENGINE:
+    case KAT_CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
+        table_inherit((const void *const *)&descriptor, 1, descriptors[0]);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- backend API: the wrappers ------------------------------------------------------ */
+
+KAT_EXPORT KAT_PROTO_cudnnBackendExecute(cudnnBackendExecute)
+KAT_CUDNN_BODY(cudnnBackendExecute, executionPlan,
+    plan_summary(&rec_, executionPlan),
+    (handle, executionPlan, variantPack))
+
+/* Bookkeeping only: these are not recorded as vendor calls. */
+
+KAT_EXPORT KAT_PROTO_cudnnBackendSetAttribute(cudnnBackendSetAttribute)
+{
+    kat_fn_cudnnBackendSetAttribute *real = real_cudnnBackendSetAttribute();
+    if (real == NULL)
+        return KAT_CUDNN_STATUS_NOT_INITIALIZED;
+    kat_cudnnStatus_t status =
+        real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+    /* Only a few attributes matter; test them before asking whether we trace. */
+    switch (status == KAT_CUDNN_STATUS_SUCCESS ? attributeName : -1) {
+    case KAT_CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION:
+    case KAT_CUDNN_ATTR_OPERATIONGRAPH_OPS:
+    case KAT_CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
+    case KAT_CUDNN_ATTR_ENGINE_OPERATION_GRAPH:
+    case KAT_CUDNN_ATTR_ENGINECFG_ENGINE:
+    case KAT_CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
+        if (kat_tracing_enabled())
+            observe_set(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+        break;
+    default:
+        break;
+    }
+    return status;
+}
+
+KAT_EXPORT KAT_PROTO_cudnnBackendGetAttribute(cudnnBackendGetAttribute)
+{
+    kat_fn_cudnnBackendGetAttribute *real = real_cudnnBackendGetAttribute();
+    if (real == NULL)
+        return KAT_CUDNN_STATUS_NOT_INITIALIZED;
+    kat_cudnnStatus_t status = real(descriptor, attributeName, attributeType,
+                                    requestedElementCount, elementCount, arrayOfElements);
+    /* The engine configs of a heuristics query compute what its graph computes. */
+    if (status == KAT_CUDNN_STATUS_SUCCESS &&
+        attributeName == KAT_CUDNN_ATTR_ENGINEHEUR_RESULTS &&
+        attributeType == KAT_CUDNN_TYPE_BACKEND_DESCRIPTOR && arrayOfElements != NULL &&
+        elementCount != NULL && requestedElementCount > 0 && kat_tracing_enabled()) {
+        int64_t n = *elementCount < requestedElementCount ? *elementCount : requestedElementCount;
+        if (n > 0)
+            table_inherit((const void *const *)arrayOfElements, n, descriptor);
+    }
+    return status;
+}
+
+KAT_EXPORT KAT_PROTO_cudnnBackendCreateDescriptor(cudnnBackendCreateDescriptor)
+{
+    kat_fn_cudnnBackendCreateDescriptor *real = real_cudnnBackendCreateDescriptor();
+    if (real == NULL)
+        return KAT_CUDNN_STATUS_NOT_INITIALIZED;
+    kat_cudnnStatus_t status = real(descriptorType, descriptor);
+    if (status == KAT_CUDNN_STATUS_SUCCESS && descriptor != NULL)
+        table_drop(*descriptor);
+    return status;
+}
+
+KAT_EXPORT KAT_PROTO_cudnnBackendDestroyDescriptor(cudnnBackendDestroyDescriptor)
+{
+    kat_fn_cudnnBackendDestroyDescriptor *real = real_cudnnBackendDestroyDescriptor();
+    if (real == NULL)
+        return KAT_CUDNN_STATUS_NOT_INITIALIZED;
+    table_drop(descriptor);
+    return real(descriptor);
+}
