@@ -1,0 +1,231 @@
+#!/usr/bin/env python3
+"""overhead_loops.py - the two loops whose wall time bench/overhead.sh compares.
+
+  launch  launch-bound: x[64,512] -> Linear(512,512) -> relu -> Linear(512,512),
+          many iterations; a few microseconds of GPU work per launch, so the
+          time is the host's launch path (where a tracer adds its cost)
+  gpu     GPU-bound: bf16 matmuls of 8192^3 (about 1.1 TFLOP each), enough
+          iterations for one to two seconds
+
+Each loop is warmed up first, then timed on the host clock from a
+synchronized start to a torch.cuda.synchronize() after the last iteration.
+
+  overhead_loops.py [--mode bare|profiler] [--loop launch|gpu|both]
+
+--mode profiler runs each loop (warm-up and timed part) inside
+torch.profiler with CPU and CUDA activities; the profiler's own processing at
+exit is outside the timed part.  Under `kaudit run` use --mode bare: the
+tracing is outside the script.
+
+Output (stdout): with --loop launch or gpu, one number (seconds of the timed
+part); with --loop both (the default), one JSON line with both numbers and
+the iteration counts.  Nothing else goes to stdout.
+
+  overhead_loops.py --summarize RUNS.jsonl --out BENCH.json [--meta META.json]
+
+reads the lines overhead.sh collected and prints the table (no torch needed).
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+
+def launch_loop(torch, iters, warmup, profiler):
+    import torch.nn as nn
+    torch.manual_seed(0)
+    lin1 = nn.Linear(512, 512).cuda()
+    lin2 = nn.Linear(512, 512).cuda()
+    x = torch.randn(64, 512, device="cuda")
+    with torch.inference_mode(), profiler():
+        for _ in range(warmup):
+            y = lin2(torch.relu(lin1(x)))
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            y = lin2(torch.relu(lin1(x)))
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+    if not torch.isfinite(y).all():
+        raise RuntimeError("launch loop produced non-finite values")
+    return elapsed
+
+
+def gpu_loop(torch, size, iters, warmup, profiler):
+    torch.manual_seed(0)
+    # Random data, not zeros: a matmul on zeros can run faster than on real data.
+    a = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
+    c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
+    with torch.inference_mode(), profiler():
+        for _ in range(warmup):
+            torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(iters):
+            torch.matmul(a, b, out=c)
+        torch.cuda.synchronize()
+        elapsed = time.perf_counter() - t0
+    if not torch.isfinite(c[:64, :64].float()).all():
+        raise RuntimeError("gpu loop produced non-finite values")
+    return elapsed
+
+
+def run(args):
+    import contextlib
+
+    import torch
+    if not torch.cuda.is_available():
+        print("torch.cuda is not available", file=sys.stderr)
+        return 2
+
+    if args.mode == "profiler":
+        from torch.profiler import ProfilerActivity, profile
+
+        def profiler():
+            return profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    else:
+        profiler = contextlib.nullcontext
+
+    torch.empty(1, device="cuda")        # CUDA context outside every timed part
+    result = {"mode": args.mode}
+    if args.loop in ("launch", "both"):
+        result["launch_s"] = launch_loop(torch, args.launch_iters, args.launch_warmup, profiler)
+        result["launch_iters"] = args.launch_iters
+    if args.loop in ("gpu", "both"):
+        result["gpu_s"] = gpu_loop(torch, args.gpu_size, args.gpu_iters, args.gpu_warmup, profiler)
+        result["gpu_iters"] = args.gpu_iters
+        result["gpu_size"] = args.gpu_size
+        result["gpu_tflops"] = 2.0 * args.gpu_size ** 3 * args.gpu_iters / result["gpu_s"] / 1e12
+    if args.loop == "launch":
+        print(f"{result['launch_s']:.6f}")
+    elif args.loop == "gpu":
+        print(f"{result['gpu_s']:.6f}")
+    else:
+        print(json.dumps(result))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# Summary (run by overhead.sh after the rounds)
+
+
+def median_ratio(rows, mode, key):
+    """Median over rounds of mode's time / bare's time in the same round."""
+    by_round = {}
+    for r in rows:
+        if key in r:
+            by_round.setdefault(r["round"], {})[r["mode"]] = r[key]
+    ratios = [d[mode] / d["bare"] for d in by_round.values()
+              if mode in d and "bare" in d and d["bare"] > 0]
+    return ratios
+
+
+def summarize(args):
+    rows = []
+    with open(args.summarize) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    meta = {}
+    if args.meta:
+        with open(args.meta) as f:
+            meta = json.load(f)
+    ok_rows = [r for r in rows if r.get("ok")]
+    targets = {"launch": 1.10, "gpu": 1.02}
+    out = {"runs": rows, "meta": meta, "loops": {}}
+    lines = []
+    hdr = (f"{'loop':<7} {'mode':<9} {'runs':>4} {'median s':>10} {'us/iter':>10} "
+           f"{'ratio vs bare (median, min..max)':>34}  target")
+    procs = {}
+    for mode in ("bare", "kaudit", "profiler"):
+        w = [r["process_wall_s"] for r in ok_rows if r["mode"] == mode and "process_wall_s" in r]
+        if w:
+            procs[mode] = statistics.median(w)
+    out["median_process_wall_s"] = procs
+    lines.append(hdr)
+    for loop in ("launch", "gpu"):
+        key = f"{loop}_s"
+        out["loops"][loop] = {}
+        for mode in ("bare", "kaudit", "profiler"):
+            times = [r[key] for r in ok_rows if r["mode"] == mode and key in r]
+            if not times:
+                continue
+            iters = next(r[f"{loop}_iters"] for r in ok_rows if r["mode"] == mode and key in r)
+            med = statistics.median(times)
+            entry = {"runs": len(times), "median_s": med, "times_s": times,
+                     "median_us_per_iter": med / iters * 1e6, "iters": iters}
+            ratio_txt, target_txt = "", ""
+            if mode != "bare":
+                ratios = median_ratio(ok_rows, mode, key)
+                if ratios:
+                    mr = statistics.median(ratios)
+                    entry.update(median_ratio=mr, ratios=ratios)
+                    ratio_txt = f"{mr:.3f} ({min(ratios):.3f}..{max(ratios):.3f})"
+                    if mode == "kaudit":
+                        entry["target"] = targets[loop]
+                        entry["meets_target"] = mr <= targets[loop]
+                        target_txt = (f"<= {targets[loop]:.2f}: "
+                                      f"{'met' if mr <= targets[loop] else 'NOT met'}")
+            if loop == "gpu":
+                tf = [r["gpu_tflops"] for r in ok_rows if r["mode"] == mode and "gpu_tflops" in r]
+                if tf:
+                    entry["median_tflops"] = statistics.median(tf)
+            out["loops"][loop][mode] = entry
+            lines.append(f"{loop:<7} {mode:<9} {len(times):>4} {med:>10.4f} "
+                         f"{entry['median_us_per_iter']:>10.2f} {ratio_txt:>34}  {target_txt}")
+    if procs:
+        lines.append("whole process (python start to exit, both loops), median s: "
+                     + ", ".join(f"{m} {v:.1f}" for m, v in procs.items()))
+    failed = [r for r in rows if not r.get("ok")]
+    out["failed_runs"] = len(failed)
+    if "trace" in meta:
+        t = meta["trace"]
+        if t.get("kernels"):
+            t["bytes_per_kernel"] = t["session_bytes"] / t["kernels"]
+        m = meta.get("marginal")
+        if m and m.get("kernels_delta"):
+            m["bytes_per_kernel"] = m["bytes_delta"] / m["kernels_delta"]
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=1)
+    print("\n".join(lines))
+    if failed:
+        print(f"{len(failed)} run(s) failed: "
+              + "; ".join(f"round {r['round']} {r['mode']}: {r.get('error', '?')}" for r in failed[:5]))
+    t = meta.get("trace") or {}
+    if t.get("kernels"):
+        print(f"trace size: {t['session_bytes']} bytes for {t['kernels']} kernels recorded "
+              f"= {t['bytes_per_kernel']:.0f} bytes per kernel launch (whole session, one "
+              f"launch+gpu run)")
+    m = meta.get("marginal") or {}
+    if m.get("kernels_delta"):
+        print(f"marginal: {m['bytes_delta']} more bytes for {m['kernels_delta']} more kernels "
+              f"= {m['bytes_per_kernel']:.0f} bytes per extra kernel launch")
+    return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mode", choices=("bare", "profiler"), default="bare")
+    ap.add_argument("--loop", choices=("launch", "gpu", "both"), default="both")
+    ap.add_argument("--launch-iters", type=int, default=5000)
+    ap.add_argument("--launch-warmup", type=int, default=300)
+    ap.add_argument("--gpu-size", type=int, default=8192)
+    ap.add_argument("--gpu-iters", type=int, default=800)
+    ap.add_argument("--gpu-warmup", type=int, default=20)
+    ap.add_argument("--summarize", metavar="RUNS_JSONL")
+    ap.add_argument("--out", metavar="BENCH_JSON")
+    ap.add_argument("--meta", metavar="META_JSON")
+    args = ap.parse_args()
+    if args.summarize:
+        if not args.out:
+            ap.error("--summarize needs --out")
+        return summarize(args)
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
