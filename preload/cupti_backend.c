@@ -362,12 +362,12 @@ static uint32_t module_loader(void)
     void *frames[48];
     int count = backtrace(frames, 48);
     for (int i = 1; i < count; i++) {
-        Dl_info info;
-        if (dladdr(frames[i], &info) && info.dli_fname && info.dli_fname[0]
-            && !is_tool_or_cuda_object(info.dli_fname))
-            return kat_object_string(frames[i]);
-        if (dladdr(frames[i], &info) && info.dli_fname && !info.dli_fname[0])
-            return kat_object_string(frames[i]); /* the main program */
+        uintptr_t start;
+        const char *path;
+        if (kat_find_object(frames[i], &start, &path) != 0)
+            continue;
+        if (!path[0] || !is_tool_or_cuda_object(path))
+            return kat_object_string(frames[i]); /* a library, or the main program */
     }
     return kat_intern("?");
 }
@@ -628,6 +628,28 @@ static void enable_activity(CUpti_ActivityKind kind, const char *name)
     }
 }
 
+/*
+ * KAUDIT_API_RECORDS=all (default) keeps a record of every runtime and driver
+ * call; =none keeps none (kernels still carry correlation ids, but vendor
+ * windows then rest on RUNTIME/DRIVER being enabled, so this is for
+ * measuring our own cost only).  The choice is written into the trace.
+ */
+static void apply_api_record_policy(void)
+{
+    const char *policy = getenv("KAUDIT_API_RECORDS");
+    if (!policy || !policy[0] || strcmp(policy, "all") == 0)
+        return;
+    if (strcmp(policy, "none") == 0) {
+        CUptiResult (*disable)(CUpti_ActivityKind) =
+            (CUptiResult(*)(CUpti_ActivityKind))dlsym(cupti_handle, "cuptiActivityDisable");
+        if (disable) {
+            disable(CUPTI_ACTIVITY_KIND_RUNTIME);
+            disable(CUPTI_ACTIVITY_KIND_DRIVER);
+        }
+        kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, "KAUDIT_API_RECORDS=none: no API records", 0);
+    }
+}
+
 static void record_versions(uint32_t cupti_version)
 {
     struct kat_versions_rec out = {
@@ -729,6 +751,7 @@ static int start_cupti(void)
      * records (measured on the H200), and those are our vendor windows. */
     enable_activity(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
     enable_activity(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
+    apply_api_record_policy();
     enable_activity(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION");
     enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY");
     enable_activity(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET");

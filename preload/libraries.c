@@ -515,20 +515,18 @@ void kat_timing_symbols_snapshot(uint32_t phase)
     if (!kat_tracing_enabled())
         return;
     int saved_errno = errno;
-    Dl_info self;
-    const void *self_base = NULL;
+    uintptr_t self_start = 0, start;
+    const char *ignored;
     int failed = 0;
-    if (dladdr((const void *)kat_timing_symbols_snapshot, &self))
-        self_base = self.dli_fbase;
+    kat_find_object((const void *)kat_timing_symbols_snapshot, &self_start, &ignored);
 
     for (size_t i = 0; i < sizeof kat_timing_symbols / sizeof kat_timing_symbols[0]; i++) {
         const char *name = kat_timing_symbols[i];
         void *addr = dlsym(RTLD_DEFAULT, name);
-        if (addr && self_base) {
+        if (addr && self_start && kat_find_object(addr, &start, &ignored) == 0
+            && start == self_start) {
             /* One of our own wrappers: report what the program would get without us. */
-            Dl_info di;
-            if (dladdr(addr, &di) && di.dli_fbase == self_base)
-                addr = dlsym(RTLD_NEXT, name);
+            addr = dlsym(RTLD_NEXT, name);
         }
         if (!addr)
             failed = 1;
@@ -564,14 +562,14 @@ static void kat_record_timing_definitions(const char *path, uintptr_t base, int 
         (void)dlerror();
         return;
     }
-    Dl_info self;
-    const void *self_base = dladdr((const void *)kat_record_timing_definitions, &self)
-                                ? self.dli_fbase : NULL;
+    uintptr_t self_start = 0, start;
+    const char *ignored;
+    kat_find_object((const void *)kat_record_timing_definitions, &self_start, &ignored);
     for (size_t i = 0; i < sizeof kat_timing_symbols / sizeof kat_timing_symbols[0]; i++) {
         void *addr = dlsym(handle, kat_timing_symbols[i]);
-        Dl_info di;
-        if (!addr || !dladdr(addr, &di) || (uintptr_t)di.dli_fbase != base
-            || di.dli_fbase == self_base)
+        /* dladdr would search the object's symbols: slow for big libraries. */
+        if (!addr || kat_find_object(addr, &start, &ignored) != 0 || start != base
+            || start == self_start)
             continue;
         struct kat_timing_symbol_rec rec;
         memset(&rec, 0, sizeof rec);

@@ -56,6 +56,9 @@ uint32_t kat_tid(void);               /* gettid(), cached per thread */
 pid_t kat_pid(void);                  /* getpid(), cached; not for vfork children */
 void kat_note_fork_child(void);       /* invalidate the caches after fork */
 void kat_health(uint32_t code, const char *detail, int64_t value);
+/* The object holding `address`: its mapping start and path ("" for the main
+ * program).  Fast (no symbol search); 0 on success. */
+int kat_find_object(const void *address, uintptr_t *start, const char **path);
 /* Interned path of the object that contains `address` ("?" if none). */
 uint32_t kat_object_string(const void *address);
 /* Copy at most n-1 bytes into dst; always terminates. */

@@ -120,6 +120,17 @@ void kat_health(uint32_t code, const char *detail, int64_t value)
     kat_emit(KAT_REC_HEALTH, &rec, sizeof rec);
 }
 
+int kat_find_object(const void *address, uintptr_t *start, const char **path)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!address || !dladdr1(address, &info, (void **)&map, RTLD_DL_LINKMAP))
+        return -1;
+    *start = (uintptr_t)info.dli_fbase;
+    *path = map && map->l_name ? map->l_name : "";
+    return 0;
+}
+
 uint32_t kat_object_string(const void *address)
 {
     Dl_info info;
