@@ -629,25 +629,82 @@ static void enable_activity(CUpti_ActivityKind kind, const char *name)
 }
 
 /*
- * KAUDIT_API_RECORDS=all (default) keeps a record of every runtime and driver
- * call; =none keeps none (kernels still carry correlation ids, but vendor
- * windows then rest on RUNTIME/DRIVER being enabled, so this is for
- * measuring our own cost only).  The choice is written into the trace.
+ * Which runtime and driver calls get an API record.  PyTorch makes several
+ * pure queries per operator (cudaGetDevice, cuCtxGetCurrent, occupancy and
+ * capture-state lookups, cuGetProcAddress at start-up); recording them costs
+ * launch-path time and says nothing about who computed what.  The default
+ * policy, "evidence", leaves out the calls whose names start with one of the
+ * prefixes below; everything that launches, copies, allocates, synchronizes,
+ * records events, loads modules or builds graphs keeps its record.
+ * KAUDIT_API_RECORDS=all records every call; =none records none (for
+ * measuring our own cost: vendor windows need API records).
  */
+static const char *const query_prefixes[] = {
+    "cudaGetDevice", "cudaGetLastError", "cudaPeekAtLastError", "cudaStreamIsCapturing",
+    "cudaDeviceGetAttribute", "cudaStreamGetCaptureInfo", "cudaPointerGetAttributes",
+    "cudaFuncGetAttributes", "cudaOccupancy", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+    "cudaGetDriverEntryPoint", "cudaStreamGetPriority", "cudaStreamGetFlags", "cudaStreamGetId",
+    "cudaDeviceGetStreamPriorityRange", "cudaThreadExchangeStreamCaptureMode",
+    "cudaGetErrorString", "cudaGetErrorName", "cudaGetSymbolAddress", "cudaFuncGetName",
+    "cuGetProcAddress", "cuCtxGetCurrent", "cuCtxGetDevice", "cuDeviceGet", "cuDevicePrimaryCtxGetState",
+    "cuStreamGetCaptureInfo", "cuPointerGetAttribute", "cuOccupancy", "cuFuncGetAttribute",
+    "cuDriverGetVersion", "cuCtxGetStreamPriorityRange", "cuStreamIsCapturing",
+    "cuKernelGetAttribute", "cuGetExportTable", "cuCtxGetFlags", "cuCtxGetId", "cuStreamGetId",
+    "cuStreamGetCtx", "cuGetErrorString", "cuGetErrorName", "cuThreadExchangeStreamCaptureMode",
+    "cuFuncGetName", "cuKernelGetName", "cuLibraryGetKernel", "cuStreamGetPriority",
+    "cuStreamGetFlags", "cuCtxGetApiVersion", "cuCtxGetLimit", "cuCtxGetCacheConfig",
+    NULL,
+};
+
+static int is_query(const char *name)
+{
+    for (const char *const *p = query_prefixes; *p; p++)
+        if (strncmp(name, *p, strlen(*p)) == 0)
+            return 1;
+    return 0;
+}
+
+static int disable_queries(CUpti_CallbackDomain domain, uint32_t count,
+                           CUptiResult (*enable)(CUpti_CallbackId, uint8_t))
+{
+    int disabled = 0;
+    for (uint32_t cbid = 1; cbid < count; cbid++) {
+        const char *name = NULL;
+        if (real_cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name
+            && is_query(name) && enable(cbid, 0) == CUPTI_SUCCESS)
+            disabled++;
+    }
+    return disabled;
+}
+
 static void apply_api_record_policy(void)
 {
     const char *policy = getenv("KAUDIT_API_RECORDS");
-    if (!policy || !policy[0] || strcmp(policy, "all") == 0)
+    if (policy && strcmp(policy, "all") == 0) {
+        kat_health(KAT_HEALTH_API_RECORD_POLICY, "all", 0);
         return;
-    if (strcmp(policy, "none") == 0) {
+    }
+    if (policy && strcmp(policy, "none") == 0) {
         CUptiResult (*disable)(CUpti_ActivityKind) =
             (CUptiResult(*)(CUpti_ActivityKind))dlsym(cupti_handle, "cuptiActivityDisable");
         if (disable) {
             disable(CUPTI_ACTIVITY_KIND_RUNTIME);
             disable(CUPTI_ACTIVITY_KIND_DRIVER);
         }
-        kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, "KAUDIT_API_RECORDS=none: no API records", 0);
+        kat_health(KAT_HEALTH_API_RECORD_POLICY, "none: no API records, no vendor windows", -1);
+        return;
     }
+    CUptiResult (*runtime)(CUpti_CallbackId, uint8_t) =
+        (CUptiResult(*)(CUpti_CallbackId, uint8_t))dlsym(cupti_handle, "cuptiActivityEnableRuntimeApi");
+    CUptiResult (*driver)(CUpti_CallbackId, uint8_t) =
+        (CUptiResult(*)(CUpti_CallbackId, uint8_t))dlsym(cupti_handle, "cuptiActivityEnableDriverApi");
+    if (!runtime || !driver) {
+        kat_health(KAT_HEALTH_API_RECORD_POLICY, "all (this CUPTI cannot filter API records)", 0);
+        return;
+    }
+    int left_out = disable_queries(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime)
+                   + disable_queries(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, driver);
+    kat_health(KAT_HEALTH_API_RECORD_POLICY, "evidence: query APIs not recorded", left_out);
 }
 
 static void record_versions(uint32_t cupti_version)

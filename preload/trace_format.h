@@ -174,6 +174,7 @@ enum kat_health_code {
     KAT_HEALTH_WRITER_FULL = 17,          /* value: records dropped by the writer */
     KAT_HEALTH_CUPTI_FLUSHED = 18,        /* value: 1 at exit flush, detail: where */
     KAT_HEALTH_CALLBACK_OVERRIDDEN = 19,  /* the workload replaced our activity callbacks */
+    KAT_HEALTH_API_RECORD_POLICY = 20,    /* detail: policy; value: API kinds not recorded */
 };
 
 /* KAT_REC_HEALTH: tool health, never evidence about the candidate. */
