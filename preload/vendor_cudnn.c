@@ -31,9 +31,24 @@
  *     ENGINECFG_ENGINE -> ENGINE_OPERATION_GRAPH -> OPERATIONGRAPH_OPS, in
  *     case a cuDNN version answers it.
  *
- * When neither works the call is still recorded, work class unknown.  The
- * output of a backend call is not recorded (the variant pack's pointers
- * cannot be read back either).
+ * When neither works the call is still recorded, work class unknown.
+ *
+ * The output of a backend convolution is the variant pack's pointer for the
+ * op's y (dx, dw) tensor, paired by index in VARIANT_PACK_DATA_POINTERS with
+ * the tensor's unique id in VARIANT_PACK_UNIQUE_IDS.  Measured with cuDNN 9.19
+ * on the CPU: a variant pack answers neither attribute (NOT_INITIALIZED before
+ * finalize, NOT_SUPPORTED after), and the y read back from an op carries
+ * UNIQUE_ID -1 (and the 5-d group form), while the application's own tensor
+ * answers UNIQUE_ID, DIMENSIONS, STRIDES and DATA_TYPE.  So this is tracked
+ * at construction too: setting an op's y/dx/dw reads that tensor's unique id
+ * and extent (element size x (1 + sum (dim - 1) x stride)) into the op's
+ * entry, the graph takes its convolution op's output, and setting a variant
+ * pack's UNIQUE_IDS / DATA_POINTERS copies them (the first KAT_PACK_MAX) to
+ * the pack's entry.  A pack not seen being built is read back, in case a
+ * cuDNN version answers.  Shape overrides (VARIANT_PACK_OVERRIDE_UNIQUE_IDS)
+ * leave the extent unknown; the pointer is still recorded.  No output is
+ * recorded for a plan known only by read back, nor when the convolution's
+ * output is virtual (fused into a later op) and so not in the pack.
  *
  * The tensors of a convolution op as cuDNN returns them carry a group
  * dimension: x [N, G, C/G, spatial...], w [G, K/G, C/G, spatial...],
@@ -44,6 +59,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "preload_internal.h"
 #include "vendor_api.h"
@@ -53,6 +69,7 @@
 #define KAT_READBACK_OPS_MAX 16
 #define KAT_TABLE_BUCKETS 1024
 #define KAT_TABLE_MAX 16384     /* descriptors remembered at most */
+#define KAT_PACK_MAX 64         /* variant pack entries remembered */
 
 /* ---- real entry points ------------------------------------------------------ */
 
@@ -416,6 +433,54 @@ static int backend_tensor(kat_cudnnBackendDescriptor_t t, int64_t *dims, int *nb
            (data_type == NULL || get_data_type(t, KAT_CUDNN_ATTR_TENSOR_DATA_TYPE, data_type));
 }
 
+static uint64_t element_bytes(int32_t type)
+{
+    switch (type) {
+    case KAT_CUDNN_DATA_DOUBLE:
+    case KAT_CUDNN_DATA_INT64:
+        return 8;
+    case KAT_CUDNN_DATA_FLOAT:
+    case KAT_CUDNN_DATA_INT32:
+        return 4;
+    case KAT_CUDNN_DATA_HALF:
+    case KAT_CUDNN_DATA_BFLOAT16:
+        return 2;
+    case KAT_CUDNN_DATA_INT8:
+    case KAT_CUDNN_DATA_UINT8:
+    case KAT_CUDNN_DATA_FP8_E4M3:
+    case KAT_CUDNN_DATA_FP8_E5M2:
+        return 1;
+    default:
+        return 0;               /* sub-byte, vectorized or unknown */
+    }
+}
+
+/* A tensor's unique id and extent in bytes (0 if unknown); 0 if the id is unreadable. */
+static int tensor_extent(kat_cudnnBackendDescriptor_t t, int64_t *uid, uint64_t *bytes)
+{
+    int64_t dims[KAT_DIMS_MAX], strides[KAT_DIMS_MAX], last = 0;
+    int n = 0, ndims = 0, nstrides = 0;
+    int32_t type = -1;
+
+    *bytes = 0;
+    if (t == NULL || !get_int64s(t, KAT_CUDNN_ATTR_TENSOR_UNIQUE_ID, uid, 1, &n))
+        return 0;
+    if (!get_int64s(t, KAT_CUDNN_ATTR_TENSOR_DIMENSIONS, dims, KAT_DIMS_MAX, &ndims) ||
+        !get_int64s(t, KAT_CUDNN_ATTR_TENSOR_STRIDES, strides, KAT_DIMS_MAX, &nstrides) ||
+        ndims != nstrides || !get_data_type(t, KAT_CUDNN_ATTR_TENSOR_DATA_TYPE, &type))
+        return 1;
+    for (int i = 0; i < ndims; i++) {
+        int64_t step;
+        if (dims[i] < 1 || strides[i] < 0 ||
+            __builtin_mul_overflow(dims[i] - 1, strides[i], &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return 1;
+    }
+    if (__builtin_mul_overflow((uint64_t)last + 1, element_bytes(type), bytes))
+        *bytes = 0;
+    return 1;
+}
+
 static int backend_conv(kat_cudnnBackendDescriptor_t cv, struct conv_shape *s)
 {
     int64_t spatial = 0;
@@ -482,15 +547,35 @@ enum graph_class {
     GRAPH_NO_CONV = 3,          /* every op was read, none is a convolution */
 };
 
+/*
+ * A graph and what is built from it.  An op's entry holds only its output:
+ * the tensor the application set as y (dx, dw), read when it was set.
+ */
 struct graph_info {
     uint32_t class;             /* enum graph_class */
     struct kat_conv_summary conv;
+    uint32_t output_known;      /* output_uid is the output tensor's unique id */
+    int64_t output_uid;
+    uint64_t output_bytes;      /* its extent; 0 if unknown */
 };
+
+/* A variant pack's arrays as the application set them. */
+struct pack_info {
+    int32_t nuids, nptrs;       /* kept, at most KAT_PACK_MAX */
+    uint32_t overridden;        /* shapes overridden: the extent may differ */
+    int64_t uids[KAT_PACK_MAX];
+    const void *ptrs[KAT_PACK_MAX];
+};
+
+/* The table's values: a struct graph_info or a struct pack_info per descriptor. */
+enum entry_kind { ENTRY_GRAPH = 1, ENTRY_PACK = 2 };
 
 struct table_node {
     struct table_node *next;
     const void *key;
-    struct graph_info info;
+    uint32_t kind;              /* enum entry_kind */
+    size_t size;
+    unsigned char value[];      /* only memcpy'd in and out */
 };
 
 static struct table_node *table_buckets[KAT_TABLE_BUCKETS];
@@ -521,41 +606,19 @@ static struct table_node **table_slot(const void *key)
     return p;
 }
 
-static int table_get(const void *key, struct graph_info *info)
+static int table_get(const void *key, uint32_t kind, void *value, size_t size)
 {
     int found = 0;
     if (key == NULL || atomic_load_explicit(&table_size, memory_order_relaxed) == 0)
         return 0;
     table_enter();
     struct table_node *node = *table_slot(key);
-    if (node != NULL) {
-        *info = node->info;
+    if (node != NULL && node->kind == kind && node->size == size) {
+        memcpy(value, node->value, size);
         found = 1;
     }
     pthread_mutex_unlock(&table_lock);
     return found;
-}
-
-static void table_put(const void *key, const struct graph_info *info)
-{
-    if (key == NULL)
-        return;
-    struct table_node *fresh = malloc(sizeof *fresh);
-    table_enter();
-    struct table_node **slot = table_slot(key);
-    if (*slot != NULL) {
-        (*slot)->info = *info;
-    } else if (fresh != NULL &&
-               atomic_load_explicit(&table_size, memory_order_relaxed) < KAT_TABLE_MAX) {
-        fresh->next = NULL;
-        fresh->key = key;
-        fresh->info = *info;
-        *slot = fresh;
-        fresh = NULL;
-        atomic_fetch_add_explicit(&table_size, 1, memory_order_relaxed);
-    }
-    pthread_mutex_unlock(&table_lock);
-    free(fresh);
 }
 
 static void table_drop(const void *key)
@@ -574,20 +637,65 @@ static void table_drop(const void *key)
     free(gone);
 }
 
+static void table_put(const void *key, uint32_t kind, const void *value, size_t size)
+{
+    struct table_node *fresh, *old = NULL;
+    if (key == NULL)
+        return;
+    fresh = malloc(sizeof *fresh + size);
+    if (fresh == NULL) {
+        table_drop(key);        /* never leave the old value standing */
+        return;
+    }
+    fresh->key = key;
+    fresh->kind = kind;
+    fresh->size = size;
+    memcpy(fresh->value, value, size);
+    table_enter();
+    struct table_node **slot = table_slot(key);
+    if (*slot != NULL) {
+        old = *slot;
+        fresh->next = old->next;
+        *slot = fresh;
+        fresh = NULL;
+    } else if (atomic_load_explicit(&table_size, memory_order_relaxed) < KAT_TABLE_MAX) {
+        fresh->next = NULL;
+        *slot = fresh;
+        fresh = NULL;
+        atomic_fetch_add_explicit(&table_size, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&table_lock);
+    free(fresh);
+    free(old);
+}
+
+static int graph_get(const void *key, struct graph_info *info)
+{
+    return table_get(key, ENTRY_GRAPH, info, sizeof *info);
+}
+
+static void graph_put(const void *key, const struct graph_info *info)
+{
+    table_put(key, ENTRY_GRAPH, info, sizeof *info);
+}
+
 /* Descriptors built from `parent` compute what it computes. */
 static void table_inherit(const void *const *children, int64_t count, const void *parent)
 {
     struct graph_info info;
-    int known = table_get(parent, &info);
+    int known = graph_get(parent, &info);
     for (int64_t i = 0; i < count; i++) {
         if (known)
-            table_put(children[i], &info);
+            graph_put(children[i], &info);
         else
             table_drop(children[i]);
     }
 }
 
-/* Classify an operation graph from its ops (the application's descriptors). */
+/*
+ * Classify an operation graph from its ops (the application's descriptors);
+ * its output is the convolution op's, as seen when the op was built.
+ */
 static void classify_ops(const void *const *ops, int64_t count, struct graph_info *info)
 {
     int unreadable = count > KAT_OPS_MAX;
@@ -596,12 +704,14 @@ static void classify_ops(const void *const *ops, int64_t count, struct graph_inf
         for (int j = 0; j < 3; j++) {
             enum op_reading r = conv_from_op((kat_cudnnBackendDescriptor_t)ops[i],
                                              &conv_op_kinds[j], &info->conv);
-            if (r == OP_CONV) {
-                info->class = GRAPH_CONV;
-                return;
-            }
-            if (r == OP_CONV_NO_SUMMARY) {
-                info->class = GRAPH_CONV_NO_SUMMARY;
+            if (r == OP_CONV || r == OP_CONV_NO_SUMMARY) {
+                struct graph_info op;
+                info->class = r == OP_CONV ? GRAPH_CONV : GRAPH_CONV_NO_SUMMARY;
+                if (graph_get(ops[i], &op) && op.output_known) {
+                    info->output_known = 1;
+                    info->output_uid = op.output_uid;
+                    info->output_bytes = op.output_bytes;
+                }
                 return;
             }
             if (r == OP_UNREADABLE)
@@ -661,15 +771,50 @@ out:
     put_descriptor(config);
 }
 
-static void plan_summary(struct kat_vendor_call_rec *rec, kat_cudnnBackendDescriptor_t plan)
+/* A pack the wrappers did not see being built (cuDNN 9.19 answers neither attribute). */
+static int pack_readback(kat_cudnnBackendDescriptor_t pack, struct pack_info *p)
+{
+    kat_fn_cudnnBackendGetAttribute *get = real_cudnnBackendGetAttribute();
+    int64_t nuids = 0, nptrs = 0;
+    *p = (struct pack_info){0};
+    if (get == NULL ||
+        get(pack, KAT_CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, KAT_CUDNN_TYPE_INT64, KAT_PACK_MAX,
+            &nuids, p->uids) != KAT_CUDNN_STATUS_SUCCESS ||
+        get(pack, KAT_CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, KAT_CUDNN_TYPE_VOID_PTR, KAT_PACK_MAX,
+            &nptrs, (void *)p->ptrs) != KAT_CUDNN_STATUS_SUCCESS)
+        return 0;
+    p->nuids = nuids < 0 ? 0 : nuids > KAT_PACK_MAX ? KAT_PACK_MAX : (int32_t)nuids;
+    p->nptrs = nptrs < 0 ? 0 : nptrs > KAT_PACK_MAX ? KAT_PACK_MAX : (int32_t)nptrs;
+    return 1;
+}
+
+/* The output is the pack's pointer paired with the output tensor's unique id. */
+static void plan_output(struct kat_vendor_call_rec *rec, const struct graph_info *info,
+                        kat_cudnnBackendDescriptor_t pack)
+{
+    struct pack_info p;
+    if (!info->output_known || pack == NULL ||
+        (!table_get(pack, ENTRY_PACK, &p, sizeof p) && !pack_readback(pack, &p)))
+        return;
+    for (int32_t i = 0; i < p.nuids && i < p.nptrs; i++) {
+        if (p.uids[i] == info->output_uid && p.ptrs[i] != NULL) {
+            rec->output_address = (uint64_t)(uintptr_t)p.ptrs[i];
+            rec->output_bytes = p.overridden ? 0 : info->output_bytes;
+            return;
+        }
+    }
+}
+
+static void plan_summary(struct kat_vendor_call_rec *rec, kat_cudnnBackendDescriptor_t plan,
+                         kat_cudnnBackendDescriptor_t pack)
 {
     struct graph_info info = {0};
     rec->dtype_space = KAT_DTYPE_SPACE_CUDNN;
     if (plan == NULL)
         return;
-    if (!table_get(plan, &info)) {
+    if (!graph_get(plan, &info)) {
         classify_plan_readback(plan, &info);
-        table_put(plan, &info);     /* also a failure: never read back twice */
+        graph_put(plan, &info);     /* also a failure: never read back twice */
     }
     switch (info.class) {
     case GRAPH_CONV:
@@ -687,6 +832,46 @@ static void plan_summary(struct kat_vendor_call_rec *rec, kat_cudnnBackendDescri
         rec->work_class = KAT_WORK_UNKNOWN;
         break;
     }
+    plan_output(rec, &info, pack);
+}
+
+/* The application set a convolution op's output tensor: remember its id and extent. */
+static void observe_op_output(const void *op, kat_cudnnBackendDescriptor_t tensor)
+{
+    struct graph_info info = {0};
+    if (tensor_extent(tensor, &info.output_uid, &info.output_bytes)) {
+        info.output_known = 1;
+        graph_put(op, &info);
+    } else {
+        table_drop(op);
+    }
+}
+
+/* The application set one of a variant pack's arrays: keep a copy. */
+static void observe_pack(const void *pack, int32_t name, int32_t type, int64_t count,
+                         const void *elements)
+{
+    struct pack_info p;
+    int32_t n = count > KAT_PACK_MAX ? KAT_PACK_MAX : (int32_t)count;
+    if (count < 0 || (count > 0 && elements == NULL))
+        return;
+    if (!table_get(pack, ENTRY_PACK, &p, sizeof p))
+        p = (struct pack_info){0};
+    if (name == KAT_CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS && type == KAT_CUDNN_TYPE_INT64) {
+        if (n > 0)
+            memcpy(p.uids, elements, (size_t)n * sizeof p.uids[0]);
+        p.nuids = n;
+    } else if (name == KAT_CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS &&
+               type == KAT_CUDNN_TYPE_VOID_PTR) {
+        if (n > 0)
+            memcpy(p.ptrs, elements, (size_t)n * sizeof p.ptrs[0]);
+        p.nptrs = n;
+    } else if (name == KAT_CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS) {
+        p.overridden = count > 0;
+    } else {
+        return;
+    }
+    table_put(pack, ENTRY_PACK, &p, sizeof p);
 }
 
 /* What a successful cudnnBackendSetAttribute tells about the descriptor. */
@@ -694,9 +879,17 @@ static void observe_set(kat_cudnnBackendDescriptor_t descriptor, int32_t name, i
                         int64_t count, const void *elements)
 {
     const void *const *descriptors = elements;
-    if (name == KAT_CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION) {
+    switch (name) {
+    case KAT_CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION:
         table_drop(descriptor);     /* a deserialized plan: read back at execution */
         return;
+    case KAT_CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
+    case KAT_CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS:
+    case KAT_CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS:
+        observe_pack(descriptor, name, type, count, elements);
+        return;
+    default:
+        break;
     }
     if (type != KAT_CUDNN_TYPE_BACKEND_DESCRIPTOR || elements == NULL || count < 1)
         return;
@@ -704,9 +897,14 @@ static void observe_set(kat_cudnnBackendDescriptor_t descriptor, int32_t name, i
     case KAT_CUDNN_ATTR_OPERATIONGRAPH_OPS: {
         struct graph_info info = {0};
         classify_ops(descriptors, count, &info);
-        table_put(descriptor, &info);
+        graph_put(descriptor, &info);
         break;
     }
+    case KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y:
+    case KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX:
+    case KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW:
+        observe_op_output(descriptor, (kat_cudnnBackendDescriptor_t)descriptors[0]);
+        break;
     case KAT_CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH:
     case KAT_CUDNN_ATTR_ENGINE_OPERATION_GRAPH:
     case KAT_CUDNN_ATTR_ENGINECFG_ENGINE:
@@ -722,7 +920,7 @@ static void observe_set(kat_cudnnBackendDescriptor_t descriptor, int32_t name, i
 
 KAT_EXPORT KAT_PROTO_cudnnBackendExecute(cudnnBackendExecute)
 KAT_CUDNN_BODY(cudnnBackendExecute, executionPlan,
-    plan_summary(&rec_, executionPlan),
+    plan_summary(&rec_, executionPlan, variantPack),
     (handle, executionPlan, variantPack))
 
 /* Bookkeeping only: these are not recorded as vendor calls. */
@@ -742,6 +940,12 @@ KAT_EXPORT KAT_PROTO_cudnnBackendSetAttribute(cudnnBackendSetAttribute)
     case KAT_CUDNN_ATTR_ENGINE_OPERATION_GRAPH:
     case KAT_CUDNN_ATTR_ENGINECFG_ENGINE:
     case KAT_CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG:
+    case KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y:
+    case KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX:
+    case KAT_CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW:
+    case KAT_CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
+    case KAT_CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS:
+    case KAT_CUDNN_ATTR_VARIANT_PACK_OVERRIDE_UNIQUE_IDS:
         if (kat_tracing_enabled())
             observe_set(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
         break;
