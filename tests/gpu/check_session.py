@@ -1036,7 +1036,35 @@ def check_fork_subprocess(rep, dump, facts, args):
 # ---------------------------------------------------------------------------
 
 
+def check_ctypes_cublas(rep, dump, facts, args):
+    procs = find_processes(dump, rep)
+    main = main_process(procs, args.script or "ctypes_cublas.py")
+    common_checks(rep, procs, main)
+    calls = [v for v in vendor_calls_of(main) if str(get(v, "api", "vendor call")) == "cublasSgemm_v2"]
+
+    def recorded():
+        shapes = [(op_of(v) or {}).get("m") for v in calls]
+        return (len(calls) == 1 and all(s == 256 for s in shapes),
+                f"{len(calls)} cublasSgemm_v2 call(s), m values {shapes}")
+    rep.check("cublasSgemm_v2 resolved with dlsym (ctypes) is recorded once, m=n=k=256", recorded)
+
+    def caller():
+        who = [str(v.get("caller")) for v in calls]
+        return (bool(who) and all("ctypes" in w or "ffi" in w for w in who), f"callers {who}")
+    rep.check("its caller is ctypes' object (libffi / _ctypes)", caller)
+
+    def window():
+        ids = {v.get("call_id") for v in calls}
+        inside = [k for k in kernels_of(main) if vendor_id(k) in ids]
+        gemm_outside = [kname(k) for k in kernels_of(main)
+                        if vendor_id(k) is None and ("gemm" in kname(k) or "nvjet" in kname(k))]
+        return (len(inside) >= 1 and not gemm_outside,
+                f"{len(inside)} kernel(s) in its window; GEMM kernels outside any window: {gemm_outside}")
+    rep.check("its kernels sit in its vendor window; no GEMM kernel outside one", window)
+
+
 SCENARIOS = {
+    "ctypes_cublas": check_ctypes_cublas,
     "raw_cublas": check_raw_cublas,
     "side_stream": check_side_stream,
     "torch_ops": check_torch_ops,

@@ -356,16 +356,23 @@ scenario_fork_subprocess() {
         check fork_subprocess
 }
 
+scenario_ctypes_cublas() {
+    want ctypes_cublas || return 0
+    section "scenario ctypes_cublas"
+    late ctypes_cublas && return 0
+    run_pair ctypes_cublas "$TORCH_CUPTI" "$PY" tests/gpu/ctypes_cublas.py && check ctypes_cublas
+}
+
 # A few small sessions, with what the program printed, for the analyzer's tests.
 pack_fixtures() {
     section "fixtures"
     local fx=$WORK/fixtures n=0 name d size
     rm -rf "$fx"
     mkdir -p "$fx"
-    for name in raw_cublas torch_ops side_stream fork_subprocess triton_add; do
+    for name in raw_cublas torch_ops side_stream fork_subprocess ctypes_cublas triton_add; do
         d=$WORK/$name
         [ -d "$d/session" ] && [ -s "$d/dump.json" ] || continue
-        [ $n -lt 4 ] || break
+        [ $n -lt 5 ] || break
         mkdir -p "$fx/$name"
         cp -a "$d/session" "$fx/$name/session"
         cp "$d/dump.json" "$fx/$name/dump.json"
@@ -445,6 +452,7 @@ main() {
         scenario_torch_ops
         scenario_triton_add
         scenario_fork_subprocess
+        scenario_ctypes_cublas
     else
         fail "scenarios: not run" "kaudit did not build"
     fi
