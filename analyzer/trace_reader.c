@@ -133,6 +133,7 @@ const char *kat_health_code_name(uint32_t code)
         [KAT_HEALTH_CUPTI_FLUSHED] = "cupti_flushed",
         [KAT_HEALTH_CALLBACK_OVERRIDDEN] = "callback_overridden",
         [KAT_HEALTH_API_RECORD_POLICY] = "api_record_policy",
+        [KAT_HEALTH_AUDIT_MODULE] = "audit_module",
     };
     if (code < sizeof(names) / sizeof(names[0]))
         return names[code];

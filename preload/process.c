@@ -52,6 +52,7 @@ static struct {
     struct injected_var vars[MAX_INJECTED];
     int count;
     char preload_path[INJECTED_BYTES];
+    char audit_path[INJECTED_BYTES];    /* "" when kaudit run set no LD_AUDIT */
     int ready;
 } injection;
 
@@ -82,6 +83,11 @@ static void prepare_injection(void)
     add_injected("CUDA_INJECTION64_PATH", preload);
     add_injected("NVTX_INJECTION64_PATH", preload);
     add_injected(KAT_ENV_CUPTI, getenv(KAT_ENV_CUPTI));
+    const char *audit = getenv(KAT_ENV_AUDIT);
+    if (audit && audit[0] == '/') {
+        kat_strlcpy(injection.audit_path, audit, sizeof(injection.audit_path));
+        add_injected(KAT_ENV_AUDIT, audit);
+    }
     injection.ready = 1;
 }
 
@@ -95,17 +101,22 @@ static const char *env_value(char *const envp[], const char *name, size_t name_l
     return NULL;
 }
 
-/* LD_PRELOAD lists objects separated by ':' or ' '. */
-static int preload_listed(const char *list)
+/* path is an entry of LD_PRELOAD (':' or ' ' between entries) or LD_AUDIT (':'). */
+static int path_listed(const char *list, const char *path)
 {
-    size_t n = strlen(injection.preload_path);
+    size_t n = strlen(path);
     for (const char *p = list; p && *p;) {
         const char *end = p + strcspn(p, ": ");
-        if ((size_t)(end - p) == n && strncmp(p, injection.preload_path, n) == 0)
+        if ((size_t)(end - p) == n && strncmp(p, path, n) == 0)
             return 1;
         p = *end ? end + 1 : end;
     }
     return 0;
+}
+
+static int preload_listed(const char *list)
+{
+    return path_listed(list, injection.preload_path);
 }
 
 static int needs_injection(char *const envp[])
@@ -118,6 +129,12 @@ static int needs_injection(char *const envp[])
         if (!have || strcmp(have, v->entry + v->name_len + 1) != 0)
             return 1;
     }
+    if (injection.audit_path[0]) {
+        const char *tunables = env_value(envp, "GLIBC_TUNABLES", 14);
+        if (!path_listed(env_value(envp, "LD_AUDIT", 8), injection.audit_path)
+            || !tunables || !strstr(tunables, KAT_TLS_TUNABLE "="))
+            return 1;
+    }
     const char *preload = env_value(envp, "LD_PRELOAD", 10);
     return !preload || !preload_listed(preload);
 }
@@ -126,6 +143,9 @@ static int is_injected_name(const char *entry)
 {
     if (strncmp(entry, "LD_PRELOAD=", 11) == 0 || strncmp(entry, KAT_ENV_REINJECTED "=",
                                                           sizeof(KAT_ENV_REINJECTED)) == 0)
+        return 1;
+    if (injection.audit_path[0]
+        && (strncmp(entry, "LD_AUDIT=", 9) == 0 || strncmp(entry, "GLIBC_TUNABLES=", 15) == 0))
         return 1;
     for (int i = 0; i < injection.count; i++)
         if (strncmp(entry, injection.vars[i].name, injection.vars[i].name_len) == 0
@@ -136,13 +156,18 @@ static int is_injected_name(const char *entry)
 
 /*
  * Build the environment for a child into caller-provided stack space.
- * `slots` must hold count(envp) + MAX_INJECTED + 3 pointers and `preload_buf`
- * INJECTED_BYTES * 2 bytes.
+ * `slots` must hold count(envp) + MAX_INJECTED + 5 pointers and `buf`
+ * INJECTED_BYTES * 6 bytes: the LD_PRELOAD, LD_AUDIT and GLIBC_TUNABLES
+ * entries in its thirds.
  */
-static char **injected_env(char *const envp[], char **slots, char *preload_buf, size_t buf_size)
+static char **injected_env(char *const envp[], char **slots, char *buf, size_t buf_size)
 {
     size_t n = 0;
+    buf_size /= 3;
+    char *preload_buf = buf, *audit_buf = buf + buf_size, *tunables_buf = buf + 2 * buf_size;
     const char *old_preload = env_value(envp, "LD_PRELOAD", 10);
+    const char *old_audit = env_value(envp, "LD_AUDIT", 8);
+    const char *old_tunables = env_value(envp, "GLIBC_TUNABLES", 14);
     if (envp)
         for (char *const *e = envp; *e; e++)
             if (!is_injected_name(*e))
@@ -156,6 +181,23 @@ static char **injected_env(char *const envp[], char **slots, char *preload_buf, 
     else
         snprintf(preload_buf, buf_size, "LD_PRELOAD=%s", injection.preload_path);
     slots[n++] = preload_buf;
+    if (injection.audit_path[0]) {
+        /* Ours first, as `kaudit run` set it. */
+        if (old_audit && old_audit[0] && !path_listed(old_audit, injection.audit_path))
+            snprintf(audit_buf, buf_size, "LD_AUDIT=%s:%s", injection.audit_path, old_audit);
+        else if (old_audit && old_audit[0])
+            snprintf(audit_buf, buf_size, "LD_AUDIT=%s", old_audit);
+        else
+            snprintf(audit_buf, buf_size, "LD_AUDIT=%s", injection.audit_path);
+        slots[n++] = audit_buf;
+        if (old_tunables && strstr(old_tunables, KAT_TLS_TUNABLE "="))
+            snprintf(tunables_buf, buf_size, "GLIBC_TUNABLES=%s", old_tunables);
+        else if (old_tunables && old_tunables[0])
+            snprintf(tunables_buf, buf_size, "GLIBC_TUNABLES=%s:%s", old_tunables, KAT_TLS_TUNABLE_SETTING);
+        else
+            snprintf(tunables_buf, buf_size, "GLIBC_TUNABLES=%s", KAT_TLS_TUNABLE_SETTING);
+        slots[n++] = tunables_buf;
+    }
     slots[n++] = KAT_ENV_REINJECTED "=1";
     slots[n] = NULL;
     return slots;
@@ -177,9 +219,9 @@ static size_t env_count(char *const envp[])
     char **slots_##envp_out = NULL;                                                          \
     char *buf_##envp_out = NULL;                                                             \
     if (reinjected) {                                                                        \
-        slots_##envp_out = alloca((env_count(envp_in) + MAX_INJECTED + 3) * sizeof(char *)); \
-        buf_##envp_out = alloca(INJECTED_BYTES * 2);                                         \
-        envp_out = injected_env(envp_in, slots_##envp_out, buf_##envp_out, INJECTED_BYTES * 2); \
+        slots_##envp_out = alloca((env_count(envp_in) + MAX_INJECTED + 5) * sizeof(char *)); \
+        buf_##envp_out = alloca(INJECTED_BYTES * 6);                                         \
+        envp_out = injected_env(envp_in, slots_##envp_out, buf_##envp_out, INJECTED_BYTES * 6); \
     }
 
 /* ---- recording helpers ------------------------------------------------------ */
@@ -581,6 +623,31 @@ static void after_fork_child(void)
     kat_health(KAT_HEALTH_PRELOAD_LOADED, "fork child", 1);
 }
 
+/*
+ * Whether the dynamic linker loaded our rtld-audit module (LD_AUDIT): without
+ * it, vendor entry points resolved with dlsym bypass the wrappers.  The
+ * module lives in its own link-map namespace, which dl_iterate_phdr does not
+ * show, so the mappings are read instead (once, at start).
+ */
+static void record_audit_module(void)
+{
+    char path[1024] = "";
+    FILE *maps = fopen("/proc/self/maps", "re");
+    if (maps) {
+        char line[1400];
+        while (!path[0] && fgets(line, sizeof(line), maps)) {
+            char *file = strchr(line, '/');
+            if (file && strstr(file, "/libkaudit_audit.so")) {
+                file[strcspn(file, "\n")] = '\0';
+                kat_strlcpy(path, file, sizeof(path));
+            }
+        }
+        fclose(maps);
+    }
+    kat_health(KAT_HEALTH_AUDIT_MODULE, path[0] ? path : "not loaded (LD_AUDIT unset or ignored)",
+               path[0] != '\0');
+}
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static void init(void)
@@ -595,6 +662,7 @@ static void init(void)
     void *frames[2];
     backtrace(frames, 2);
     kat_health(KAT_HEALTH_PRELOAD_LOADED, KAUDIT_VERSION, 1);
+    record_audit_module();
     kat_libraries_poll();
     kat_timing_symbols_snapshot(KAT_SYMBOL_AT_START);
 }

@@ -175,6 +175,7 @@ enum kat_health_code {
     KAT_HEALTH_CUPTI_FLUSHED = 18,        /* value: 1 at exit flush, detail: where */
     KAT_HEALTH_CALLBACK_OVERRIDDEN = 19,  /* the workload replaced our activity callbacks */
     KAT_HEALTH_API_RECORD_POLICY = 20,    /* detail: policy; value: API kinds not recorded */
+    KAT_HEALTH_AUDIT_MODULE = 21,         /* value 1: the rtld-audit module is loaded (detail: path) */
 };
 
 /* KAT_REC_HEALTH: tool health, never evidence about the candidate. */

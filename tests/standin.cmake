@@ -167,3 +167,24 @@ foreach(src IN LISTS STANDIN_RUN_TESTS)
   add_test(NAME ${name} COMMAND ${name} --jobs=2)
   set_tests_properties(${name} PROPERTIES TIMEOUT 900 SKIP_RETURN_CODE 77 LABELS standin)
 endforeach()
+
+# ---- test_run_audit: vendor entry points found with dlsym() (LD_AUDIT) -------------
+
+# cuBLAS through dlsym()/dlvsym() on RTLD_LOCAL handles, and libext.so loaded
+# RTLD_DEEPBIND; links no CUDA library.
+standin_program(prog_audit_local ${CMAKE_DL_LIBS})
+add_dependencies(prog_audit_local standin_ext)
+# libcublas under another file name, soname unchanged, as auditwheel leaves it.
+add_custom_command(TARGET standin_cublas POST_BUILD
+  COMMAND ${CMAKE_COMMAND} -E copy $<TARGET_FILE:standin_cublas>
+          ${STANDIN_PROGRAMS_DIR}/libcublas-3b81d170.so.13
+  VERBATIM)
+# An interposer chain: libchain.so wraps malloc/free and looks cuBLAS up with
+# RTLD_NEXT / RTLD_DEFAULT.  Linked first, so libcublas.so.13 comes after it.
+add_library(standin_chain SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libchain.c)
+set_target_properties(standin_chain PROPERTIES OUTPUT_NAME chain PREFIX lib
+  LIBRARY_OUTPUT_DIRECTORY ${STANDIN_PROGRAMS_DIR} C_VISIBILITY_PRESET hidden)
+target_link_libraries(standin_chain PRIVATE ${CMAKE_DL_LIBS})
+standin_program(prog_audit_chain standin_chain standin_cublas standin_cudart ${CMAKE_DL_LIBS})
+add_dependencies(test_run_audit prog_audit_local prog_audit_chain kaudit_audit)
+target_compile_definitions(test_run_audit PRIVATE KAUDIT_AUDIT_LIB="$<TARGET_FILE:kaudit_audit>")

@@ -96,6 +96,44 @@ static int find_preload(char *out, size_t size)
     return -1;
 }
 
+/*
+ * The rtld-audit module that sends vendor entry points found by dlsym() to
+ * the preload's wrappers: named by KAUDIT_AUDIT_LIB ("none" to go without),
+ * else libkaudit_audit.so beside the preload.  0 found, 1 turned off, -1 not
+ * readable (out then holds the path tried).  The run goes on without it.
+ */
+static int find_audit(const char *preload, char *out)
+{
+    const char *configured = getenv(KAT_ENV_AUDIT);
+    if (configured && strcmp(configured, "none") == 0)
+        return 1;
+    int n;
+    if (configured && configured[0])
+        n = snprintf(out, PATH_MAX, "%s", configured);
+    else /* preload is absolute */
+        n = snprintf(out, PATH_MAX, "%.*s/libkaudit_audit.so",
+                     (int)(strrchr(preload, '/') - preload), preload);
+    char resolved[PATH_MAX];
+    if (n > 0 && n < PATH_MAX && file_readable(out) && realpath(out, resolved)) {
+        memcpy(out, resolved, strlen(resolved) + 1);
+        return 0;
+    }
+    return -1;
+}
+
+/* `item` is one of the ':'-separated entries of `list`. */
+static int listed(const char *list, const char *item)
+{
+    size_t n = strlen(item);
+    for (const char *p = list; p && *p;) {
+        const char *end = strchrnul(p, ':');
+        if ((size_t)(end - p) == n && strncmp(p, item, n) == 0)
+            return 1;
+        p = *end ? end + 1 : end;
+    }
+    return 0;
+}
+
 static int make_session_dir(const char *dir, int overwrite, char *absolute)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -161,25 +199,31 @@ static int locate_command(const char *cmd, char *found, size_t size)
 }
 
 /* The child's environment: ours plus the tool's variables. */
-static char **child_environment(const char *session, const char *preload, const char *cupti)
+static char **child_environment(const char *session, const char *preload, const char *cupti,
+                                const char *audit)
 {
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 8, sizeof(char *));
+    char **env = calloc(n + 11, sizeof(char *));
     if (!env)
         return NULL;
     size_t k = 0;
     const char *old_preload = getenv("LD_PRELOAD");
+    const char *old_audit = getenv("LD_AUDIT");
+    const char *old_tunables = getenv("GLIBC_TUNABLES");
     static const char *const replaced[] = { "LD_PRELOAD=", "CUDA_INJECTION64_PATH=",
                                             "NVTX_INJECTION64_PATH=", KAT_ENV_SESSION "=",
                                             KAT_ENV_PRELOAD "=", KAT_ENV_CUPTI "=",
-                                            KAT_ENV_REINJECTED "=", NULL };
+                                            KAT_ENV_REINJECTED "=", "LD_AUDIT=",
+                                            KAT_ENV_AUDIT "=", NULL };
     for (size_t i = 0; i < n; i++) {
         int skip = 0;
         for (const char *const *r = replaced; *r; r++)
             if (strncmp(environ[i], *r, strlen(*r)) == 0)
                 skip = 1;
+        if (audit && strncmp(environ[i], "GLIBC_TUNABLES=", 15) == 0)
+            skip = 1;
         if (!skip)
             env[k++] = environ[i];
     }
@@ -195,6 +239,22 @@ static char **child_environment(const char *session, const char *preload, const 
         return NULL;
     if (cupti && asprintf(&env[k++], "%s=%s", KAT_ENV_CUPTI, cupti) < 0)
         return NULL;
+    /* Ours first; a module listed twice would be loaded twice. */
+    int keep_old = old_audit && old_audit[0] && !(audit && listed(old_audit, audit));
+    if (audit && (asprintf(&env[k++], "LD_AUDIT=%s%s%s", audit, keep_old ? ":" : "",
+                           keep_old ? old_audit : "") < 0
+                  || asprintf(&env[k++], "%s=%s", KAT_ENV_AUDIT, audit) < 0))
+        return NULL;
+    if (!audit && old_audit && asprintf(&env[k++], "LD_AUDIT=%s", old_audit) < 0)
+        return NULL;
+    if (audit) {
+        const char *sep = old_tunables && old_tunables[0] ? ":" : "";
+        if (old_tunables && strstr(old_tunables, KAT_TLS_TUNABLE "="))
+            sep = NULL; /* the user's own setting stands */
+        if (asprintf(&env[k++], "GLIBC_TUNABLES=%s%s%s", old_tunables ? old_tunables : "",
+                     sep ? sep : "", sep ? KAT_TLS_TUNABLE_SETTING : "") < 0)
+            return NULL;
+    }
     env[k] = NULL;
     return env;
 }
@@ -262,12 +322,34 @@ int cmd_run(int argc, char **argv)
         cupti = NULL;
     }
 
+    char audit_path[PATH_MAX];
+    int audit_found = find_audit(preload, audit_path);
+    const char *audit = audit_found == 0 ? audit_path : NULL;
+
     char session[PATH_MAX];
     if (make_session_dir(dir, overwrite, session) != 0)
         return 1;
+    if (audit_found != 0) {
+        /* Said in kaudit.log either way; on stderr only when not asked for. */
+        char message[PATH_MAX + 256], log_path[PATH_MAX + 32];
+        if (audit_found < 0)
+            snprintf(message, sizeof(message), "cannot read the audit library '%s': ", audit_path);
+        else
+            snprintf(message, sizeof(message), "no audit library (%s=none): ", KAT_ENV_AUDIT);
+        strcat(message, "vendor functions found with dlsym() run outside any vendor window");
+        if (audit_found < 0)
+            say("warning", "%s", message);
+        snprintf(log_path, sizeof(log_path), "%s/kaudit.log", session);
+        FILE *log = fopen(log_path, "a");
+        if (log) {
+            fprintf(log, "kaudit: warning: %s\n", message);
+            fclose(log);
+        }
+    }
 
     struct kat_session_info info;
     kat_session_info_init(&info, session, command, preload, cupti);
+    kat_session_info_set(&info, "audit_lib", "%s", audit ? audit : "(none)");
     if (kat_session_info_write(&info) != 0) {
         say("error", "cannot write '%s/%s': %s", session, KAT_SESSION_INFO_FILE, strerror(errno));
         return 1;
@@ -283,7 +365,7 @@ int cmd_run(int argc, char **argv)
         return locate_error == ENOENT ? 127 : 126;
     }
 
-    char **env = child_environment(session, preload, cupti);
+    char **env = child_environment(session, preload, cupti, audit);
     if (!env) {
         say("error", "out of memory");
         kat_session_info_not_started(&info, "out of memory");
