@@ -11,7 +11,7 @@ set(KAT_GPU_CHECKER ${CMAKE_SOURCE_DIR}/tests/gpu/check_session.py)
 add_test(NAME gpu_checker_selftest
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/gpu/selftest_check_session.py)
 
-foreach(scenario raw_cublas torch_ops side_stream fork_subprocess)
+foreach(scenario raw_cublas torch_ops side_stream fork_subprocess ctypes_cublas)
   string(REPLACE "_" "-" name ${scenario})
   set(dir ${CMAKE_SOURCE_DIR}/examples/h200-${name})
   set(extra "")

@@ -38,8 +38,8 @@ def main():
     # Column-major C = A*B of row-major a, b is (b @ a) read row-major.
     ref = b @ a
     ok = status == 0 and torch.allclose(c, ref, rtol=1e-3, atol=1e-3)
-    print(hashlib.sha256(c.cpu().numpy().tobytes()).hexdigest())
-    print("ok" if ok else "MISMATCH")
+    print(f"ctypes_sgemm shape={N}x{N} sha256={hashlib.sha256(c.cpu().numpy().tobytes()).hexdigest()} "
+          f"{'ok' if ok else 'MISMATCH'}")
     print(f"KAUDIT_TEST ctypes_sgemm m={N} n={N} k={N} status={status}", file=sys.stderr)
     cublas.cublasDestroy_v2(handle)
     return 0 if ok else 1
