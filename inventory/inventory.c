@@ -1,0 +1,1037 @@
+/*
+ * inventory.c - the in-memory inventory, its sealed text form, and lookups.
+ *
+ * The file (docs/inventory.md has the full description):
+ *   kaudit-inventory 1
+ *   digest xxh3-128 <32 hex digits>
+ *   M <key> <value>                                   (sorted by key)
+ *   L <index> <xxh3-128> <size> <soname> <path>        (sorted by path)
+ *   E <name> <kind> <library indices> <targets>       (sorted by name, kind)
+ * Fields are separated by one tab; bytes outside 0x21..0x7e and '\' are
+ * written as \xHH.  The digest covers the first line and everything after
+ * the digest line.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL     /* the name hash is on the lookup path: inline it */
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "internal.h"
+
+static inline uint64_t name_hash(const char *name, size_t len)
+{
+    return XXH3_64bits(name, len);
+}
+
+struct kinv_inventory *kinv_new(void)
+{
+    struct kinv_inventory *inv = calloc(1, sizeof(*inv));
+    if (!inv)
+        return NULL;
+    inv->arena = kinv_arena_new();
+    if (!inv->arena) {
+        free(inv);
+        return NULL;
+    }
+    return inv;
+}
+
+void kinv_free(struct kinv_inventory *inv)
+{
+    if (!inv)
+        return;
+    kinv_patterns_free(inv);
+    if (inv->lookup_mem)
+        munmap(inv->lookup_mem, inv->lookup_mem_size);
+    free(inv->libs);
+    free(inv->entries);
+    free(inv->meta);
+    free(inv->modules);
+    kinv_arena_free(inv->arena);
+    free(inv);
+}
+
+int kinv_entry_cmp(const struct kinv_entry *a, const struct kinv_entry *b)
+{
+    size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+    int c = memcmp(a->name, b->name, n);
+    if (c)
+        return c;
+    if (a->name_len != b->name_len)
+        return a->name_len < b->name_len ? -1 : 1;
+    return (int)a->kind - (int)b->kind;
+}
+
+static int same_name(const struct kinv_entry *a, const struct kinv_entry *b)
+{
+    return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len);
+}
+
+/*
+ * The name table: open addressing with linear probing, at most half full,
+ * 16-byte slots (the table of 40,000 names fits in 2 MB).  A slot holds what
+ * a probe needs, so that a lookup touches one slot and the name it compares,
+ * never the entry array: the full 64-bit hash, where the name is in the
+ * pool (a 4-byte length, then the bytes), and the first entry of the name
+ * with how many entries (kinds) share it.  An empty slot has first == 0.
+ */
+struct kinv_slot {
+    uint64_t hash;
+    uint32_t pool;          /* offset of the name's length word in the pool */
+    uint32_t first;         /* entry index << 3 | has a cubin or ptx entry << 2 | count (1..3) */
+};
+
+static inline const char *slot_name(const struct kinv_inventory *inv, const struct kinv_slot *s,
+                                    uint32_t *len)
+{
+    const char *p = (const char *)(inv->table + inv->table_mask + 1) + s->pool;
+    memcpy(len, p, 4);
+    return p + 4;
+}
+
+int kinv_index(struct kinv_inventory *inv, struct kinv_err *err)
+{
+    size_t groups = 0;
+    for (size_t i = 0; i < inv->n_entries; i++) {
+        struct kinv_entry *e = &inv->entries[i];
+        e->hash = name_hash(e->name, e->name_len);
+        if (e->kind != KINV_KIND_PATTERN && (i == 0 || !same_name(e, e - 1)))
+            groups++;
+    }
+    size_t size = 16;
+    while (size < 2 * groups)
+        size *= 2;
+    if (inv->n_entries >= (1u << 29))
+        return kinv_error(err, "too many entries for the lookup table");
+    /* The table and a copy of the names it points to share one mapping,
+       with transparent huge pages where the kernel gives them: a lookup is
+       two random memory accesses, and TLB misses would double them. */
+    size_t names = 0;
+    for (size_t i = 0; i < inv->n_entries; i++) {
+        struct kinv_entry *e = &inv->entries[i];
+        if (e->kind != KINV_KIND_PATTERN && (i == 0 || !same_name(e, e - 1)))
+            names += (4 + e->name_len + 1 + 3) & ~(size_t)3;
+    }
+    if (names > UINT32_MAX)
+        return kinv_error(err, "names too large for the lookup table");
+    if (inv->lookup_mem)
+        munmap(inv->lookup_mem, inv->lookup_mem_size);
+    inv->lookup_mem = NULL;
+    inv->table = NULL;
+    size_t bytes = size * sizeof(struct kinv_slot) + names;
+    size_t huge = 2u << 20;
+    bytes = (bytes + huge - 1) / huge * huge;
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return kinv_error(err, "out of memory for the lookup table");
+#ifdef MADV_HUGEPAGE
+    madvise(mem, bytes, MADV_HUGEPAGE);
+#endif
+    inv->lookup_mem = mem;
+    inv->lookup_mem_size = bytes;
+    inv->table = mem;
+    char *pool = (char *)mem + size * sizeof(struct kinv_slot);
+    uint32_t at = 0;
+    inv->table_mask = size - 1;
+    for (size_t i = 0; i < inv->n_entries; i++) {
+        struct kinv_entry *e = &inv->entries[i];
+        if (e->kind == KINV_KIND_PATTERN || (i > 0 && same_name(e, e - 1)))
+            continue;
+        uint32_t count = 0, exact = 0;
+        while (i + count < inv->n_entries && e[count].kind != KINV_KIND_PATTERN && same_name(e, e + count)) {
+            exact |= e[count].kind == KINV_KIND_CUBIN || e[count].kind == KINV_KIND_PTX;
+            count++;
+        }
+        uint64_t h = e->hash & inv->table_mask;
+        while (inv->table[h].first)
+            h = (h + 1) & inv->table_mask;
+        memcpy(pool + at, &e->name_len, 4);
+        memcpy(pool + at + 4, e->name, e->name_len);
+        pool[at + 4 + e->name_len] = 0;
+        inv->table[h] = (struct kinv_slot){ e->hash, at, (uint32_t)i << 3 | exact << 2 | count };
+        at += (4 + e->name_len + 1 + 3) & ~(uint32_t)3;
+    }
+    kinv_patterns_free(inv);
+    return kinv_patterns_compile(inv, err);
+}
+
+uint64_t kinv_name_hash(const char *name, size_t len)
+{
+    return name_hash(name, len);
+}
+
+void kinv_lookup_batch(const struct kinv_inventory *inv, struct kinv_query *q, size_t n)
+{
+    enum { B = 32 };
+    for (size_t b = 0; b < n; b += B) {
+        size_t m = n - b < B ? n - b : B;
+        uint64_t hash[B];
+        const struct kinv_slot *slot[B];
+        for (size_t i = 0; i < m; i++) {
+            hash[i] = name_hash(q[b + i].name, q[b + i].len);
+            slot[i] = inv->table ? &inv->table[hash[i] & inv->table_mask] : NULL;
+            if (slot[i])
+                __builtin_prefetch(slot[i]);
+        }
+        const char *pool = inv->table ? (const char *)(inv->table + inv->table_mask + 1) : NULL;
+        for (size_t i = 0; i < m; i++)
+            if (slot[i] && slot[i]->first && slot[i]->hash == hash[i]) {
+                /* the whole name: it is compared in full on a hit */
+                const char *p = pool + slot[i]->pool;
+                size_t span = 4 + q[b + i].len;
+                for (size_t o = 0; o < span; o += 64)
+                    __builtin_prefetch(p + o);
+            }
+        for (size_t i = 0; i < m; i++) {
+            struct kinv_query *x = &q[b + i];
+            x->first = NULL;
+            x->count = 0;
+            if (!slot[i])
+                continue;
+            for (uint64_t h = hash[i] & inv->table_mask;; h = (h + 1) & inv->table_mask) {
+                const struct kinv_slot *s = &inv->table[h];
+                if (!s->first)
+                    break;
+                uint32_t len;
+                const char *name;
+                if (s->hash == hash[i] && (name = slot_name(inv, s, &len), len == x->len) &&
+                    !memcmp(name, x->name, len)) {
+                    x->first = &inv->entries[s->first >> 3];
+                    x->count = s->first & 3;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+static const struct kinv_slot *find_slot(const struct kinv_inventory *inv, const char *name, size_t len)
+{
+    if (!inv->table)
+        return NULL;
+    uint64_t hash = name_hash(name, len);
+    for (uint64_t h = hash & inv->table_mask;; h = (h + 1) & inv->table_mask) {
+        const struct kinv_slot *s = &inv->table[h];
+        if (!s->first)
+            return NULL;
+        uint32_t slen;
+        const char *sname;
+        if (s->hash == hash && (sname = slot_name(inv, s, &slen), slen == len) && !memcmp(sname, name, len))
+            return s;
+    }
+}
+
+size_t kinv_lookup_name(const struct kinv_inventory *inv, const char *name, size_t len,
+                        const struct kinv_entry **first)
+{
+    const struct kinv_slot *s = find_slot(inv, name, len);
+    if (!s)
+        return 0;
+    *first = &inv->entries[s->first >> 3];
+    return s->first & 3;
+}
+
+void kinv_match(const struct kinv_inventory *inv, const char *name, size_t len, struct kinv_match *m)
+{
+    memset(m, 0, sizeof(*m));
+    const struct kinv_slot *s = find_slot(inv, name, len);
+    if (s) {
+        m->first = &inv->entries[s->first >> 3];
+        m->count = s->first & 3;
+        m->strength = (s->first & 4) ? KINV_MATCH_EXACT : KINV_MATCH_OBSERVED;
+        return;
+    }
+    m->pattern = kinv_lookup_pattern(inv, name, len);
+    if (m->pattern)
+        m->strength = KINV_MATCH_PATTERN;
+}
+
+size_t kinv_lookup_module(const struct kinv_inventory *inv, const uint8_t digest[16],
+                          const struct kinv_module **first)
+{
+    size_t lo = 0, hi = inv->n_modules;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (memcmp(inv->modules[mid].digest, digest, 16) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t n = 0;
+    while (lo + n < inv->n_modules && !memcmp(inv->modules[lo + n].digest, digest, 16))
+        n++;
+    *first = n ? &inv->modules[lo] : NULL;
+    return n;
+}
+
+long kinv_find_library(const struct kinv_inventory *inv, const char *which)
+{
+    for (size_t i = 0; i < inv->n_libs; i++) {
+        const struct kinv_library *l = &inv->libs[i];
+        const char *base = strrchr(l->path, '/');
+        base = base ? base + 1 : l->path;
+        if ((l->soname && !strcmp(l->soname, which)) || !strcmp(l->path, which) || !strcmp(base, which))
+            return (long)i;
+    }
+    return -1;
+}
+
+/* ---- writing ------------------------------------------------------------------- */
+
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    int failed;
+};
+
+static void sb_reserve(struct sbuf *b, size_t more)
+{
+    if (b->failed || b->len + more + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 1 << 16;
+    while (cap < b->len + more + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p) {
+        b->failed = 1;
+        return;
+    }
+    b->p = p;
+    b->cap = cap;
+}
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+    sb_reserve(b, n);
+    if (b->failed)
+        return;
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+static void sb_str(struct sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+static void sb_fmt(struct sbuf *b, const char *fmt, ...) KINV_PRINTF(2, 3);
+static void sb_fmt(struct sbuf *b, const char *fmt, ...)
+{
+    char tmp[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        sb_put(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static int needs_escape(unsigned char c) { return c <= 0x20 || c >= 0x7f || c == '\\'; }
+
+static void sb_escaped(struct sbuf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    sb_reserve(b, 4 * n);
+    if (b->failed)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (needs_escape(c)) {
+            b->p[b->len++] = '\\';
+            b->p[b->len++] = 'x';
+            b->p[b->len++] = hex[c >> 4];
+            b->p[b->len++] = hex[c & 15];
+        } else {
+            b->p[b->len++] = (char)c;
+        }
+    }
+}
+
+int kinv_serialize(struct kinv_inventory *inv, char **text, size_t *len, struct kinv_err *err)
+{
+    struct sbuf body = { 0 };
+    for (size_t i = 0; i < inv->n_meta; i++) {
+        sb_str(&body, "M\t");
+        sb_escaped(&body, inv->meta[i].key, strlen(inv->meta[i].key));
+        sb_str(&body, "\t");
+        sb_escaped(&body, inv->meta[i].value, strlen(inv->meta[i].value));
+        sb_str(&body, "\n");
+    }
+    for (size_t i = 0; i < inv->n_libs; i++) {
+        const struct kinv_library *l = &inv->libs[i];
+        char hex[33];
+        kinv_digest_hex(l->digest, hex);
+        sb_fmt(&body, "L\t%zu\t%s\t%llu\t", i, hex, (unsigned long long)l->size);
+        if (l->soname)
+            sb_escaped(&body, l->soname, strlen(l->soname));
+        sb_str(&body, "\t");
+        sb_escaped(&body, l->path, strlen(l->path));
+        sb_str(&body, "\n");
+    }
+    for (size_t i = 0; i < inv->n_modules; i++) {
+        const struct kinv_module *m = &inv->modules[i];
+        char hex[33], t[32];
+        kinv_digest_hex(m->digest, hex);
+        if (m->target == 0)
+            strcpy(t, "fatbin");
+        else if (kinv_target_format(m->target, t, sizeof(t)) < 0) {
+            free(body.p);
+            return kinv_error(err, "module %s has an invalid target 0x%x", hex, m->target);
+        }
+        sb_fmt(&body, "C\t%s\t%u%s\t%s\n", hex, m->lib, m->embedded ? "e" : "", t);
+    }
+    for (size_t i = 0; i < inv->n_entries; i++) {
+        const struct kinv_entry *e = &inv->entries[i];
+        sb_str(&body, "E\t");
+        sb_escaped(&body, e->name, e->name_len);
+        sb_str(&body, "\t");
+        sb_str(&body, kinv_kind_name(e->kind));
+        sb_str(&body, "\t");
+        for (uint32_t k = 0; k < e->n_libs; k++)
+            sb_fmt(&body, "%s%u%s", k ? "," : "", e->libs[k], e->lib_embedded[k] ? "e" : "");
+        sb_str(&body, "\t");
+        for (uint32_t k = 0; k < e->n_targets; k++) {
+            char t[32];
+            if (kinv_target_format(e->targets[k], t, sizeof(t)) < 0) {
+                free(body.p);
+                return kinv_error(err, "entry '%.*s' has an invalid target 0x%x", (int)e->name_len,
+                                  e->name, e->targets[k]);
+            }
+            if (k)
+                sb_str(&body, ",");
+            sb_str(&body, t);
+        }
+        sb_str(&body, "\n");
+    }
+    if (body.failed) {
+        free(body.p);
+        return kinv_error(err, "out of memory while writing the inventory");
+    }
+    char head[64];
+    int hlen = snprintf(head, sizeof(head), "%s %u\n", KINV_FILE_MAGIC, KINV_FORMAT_VERSION);
+    XXH3_state_t *st = XXH3_createState();
+    if (!st) {
+        free(body.p);
+        return kinv_error(err, "out of memory");
+    }
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, head, (size_t)hlen);
+    XXH3_128bits_update(st, body.p ? body.p : "", body.len);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+    XXH3_freeState(st);
+    memcpy(inv->digest, c.digest, 16);
+    inv->have_digest = 1;
+    char hex[33];
+    kinv_digest_hex(inv->digest, hex);
+
+    struct sbuf out = { 0 };
+    sb_put(&out, head, (size_t)hlen);
+    sb_fmt(&out, "digest xxh3-128 %s\n", hex);
+    sb_put(&out, body.p ? body.p : "", body.len);
+    free(body.p);
+    if (out.failed) {
+        free(out.p);
+        return kinv_error(err, "out of memory while writing the inventory");
+    }
+    *text = out.p;
+    *len = out.len;
+    return 0;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int kinv_write(struct kinv_inventory *inv, const char *path, struct kinv_err *err)
+{
+    char *text;
+    size_t len;
+    if (kinv_serialize(inv, &text, &len, err))
+        return -1;
+    const void *data = text;
+    size_t size = len;
+    void *z = NULL;
+    size_t plen = strlen(path);
+    if (plen > 4 && !strcmp(path + plen - 4, ".zst")) {
+        size_t bound = ZSTD_compressBound(len);
+        z = malloc(bound);
+        if (!z) {
+            free(text);
+            return kinv_error(err, "out of memory while compressing '%s'", path);
+        }
+        size_t r = ZSTD_compress(z, bound, text, len, 15);
+        if (ZSTD_isError(r)) {
+            free(text);
+            free(z);
+            return kinv_error(err, "cannot compress '%s': %s", path, ZSTD_getErrorName(r));
+        }
+        data = z;
+        size = r;
+    }
+    int rc = 0;
+    struct stat st;
+    int special = !strcmp(path, "-") || (!stat(path, &st) && !S_ISREG(st.st_mode));
+    if (special) {
+        /* standard output, a device or a pipe: write in place, never rename
+           over it (a rename onto /dev/null would replace the device) */
+        int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CLOEXEC) : STDOUT_FILENO;
+        if (fd < 0)
+            rc = kinv_error(err, "cannot open '%s': %s", path, strerror(errno));
+        else if (write_all(fd, data, size))
+            rc = kinv_error(err, "cannot write the inventory to '%s': %s", path, strerror(errno));
+        if (fd >= 0 && fd != STDOUT_FILENO)
+            close(fd);
+    } else {
+        /* a regular file: write beside it, then rename, so that a reader
+           never sees half a file */
+        char *tmp = malloc(plen + 32);
+        if (!tmp) {
+            rc = kinv_error(err, "out of memory");
+        } else {
+            snprintf(tmp, plen + 32, "%s.tmp%ld", path, (long)getpid());
+            int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            if (fd < 0) {
+                rc = kinv_error(err, "cannot create '%s': %s", tmp, strerror(errno));
+            } else {
+                if (write_all(fd, data, size) || fsync(fd))
+                    rc = kinv_error(err, "cannot write '%s': %s", tmp, strerror(errno));
+                if (close(fd) && !rc)
+                    rc = kinv_error(err, "cannot write '%s': %s", tmp, strerror(errno));
+                if (!rc && rename(tmp, path))
+                    rc = kinv_error(err, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+                if (rc)
+                    unlink(tmp);
+            }
+            free(tmp);
+        }
+    }
+    free(text);
+    free(z);
+    return rc;
+}
+
+/* ---- loading and verification ------------------------------------------------ */
+
+struct parser {
+    const char *name;       /* for messages */
+    const char *text;
+    size_t size;
+    size_t pos;             /* start of the current line */
+    size_t line;            /* 1-based */
+    int compressed;
+    struct kinv_err *err;
+};
+
+KINV_PRINTF(3, 4)
+static int perr(struct parser *p, size_t at, const char *fmt, ...)
+{
+    char detail[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, ap);
+    va_end(ap);
+    return kinv_error(p->err, "invalid inventory '%s': line %zu, offset %zu%s: %s", p->name, p->line,
+                      at, p->compressed ? " of the decompressed text" : "", detail);
+}
+
+/* Splits the line at p->pos into at most max tab-separated fields. */
+static int fields(struct parser *p, const char **f, size_t *flen, size_t max, size_t *count, size_t *next)
+{
+    const char *s = p->text + p->pos;
+    const char *nl = memchr(s, '\n', p->size - p->pos);
+    if (!nl)
+        return perr(p, p->size, "the last line has no newline (truncated file?)");
+    size_t n = 0;
+    const char *q = s;
+    for (;;) {
+        const char *tab = memchr(q, '\t', (size_t)(nl - q));
+        const char *end = tab ? tab : nl;
+        if (n == max)
+            return perr(p, (size_t)(q - p->text), "too many fields");
+        f[n] = q;
+        flen[n] = (size_t)(end - q);
+        n++;
+        if (!tab)
+            break;
+        q = tab + 1;
+    }
+    *count = n;
+    *next = (size_t)(nl - p->text) + 1;
+    return 0;
+}
+
+static int unhex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+/* Decodes an escaped field into the arena; rejects non-canonical escapes. */
+static int unescape(struct parser *p, struct kinv_arena *a, const char *s, size_t n, char **out,
+                    size_t *out_len)
+{
+    char *d = kinv_arena_alloc(a, n + 1, 1);
+    if (!d)
+        return perr(p, (size_t)(s - p->text), "out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\\') {
+            int hi, lo;
+            if (n - i < 4 || s[i + 1] != 'x' || (hi = unhex(s[i + 2])) < 0 || (lo = unhex(s[i + 3])) < 0)
+                return perr(p, (size_t)(s + i - p->text), "bad escape");
+            unsigned char v = (unsigned char)(hi << 4 | lo);
+            if (!needs_escape(v))
+                return perr(p, (size_t)(s + i - p->text), "needless escape of '%c'", v);
+            d[k++] = (char)v;
+            i += 3;
+        } else if (needs_escape(c)) {
+            return perr(p, (size_t)(s + i - p->text), "byte 0x%02x must be escaped", c);
+        } else {
+            d[k++] = (char)c;
+        }
+    }
+    d[k] = 0;
+    *out = d;
+    *out_len = k;
+    return 0;
+}
+
+static int parse_u64(const char *s, size_t n, uint64_t max, uint64_t *v)
+{
+    if (n == 0 || n > 20 || (n > 1 && s[0] == '0'))
+        return -1;
+    uint64_t x = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        unsigned d = (unsigned)(s[i] - '0');
+        if (x > (UINT64_MAX - d) / 10)
+            return -1;
+        x = x * 10 + d;
+    }
+    if (x > max)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_hex16(const char *s, size_t n, uint8_t out[16])
+{
+    if (n != 32)
+        return -1;
+    for (int i = 0; i < 16; i++) {
+        int hi = unhex(s[2 * i]), lo = unhex(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+static int parse_text(struct parser *p, struct kinv_inventory *inv)
+{
+    char expect[64];
+    int hlen = snprintf(expect, sizeof(expect), "%s %u\n", KINV_FILE_MAGIC, KINV_FORMAT_VERSION);
+    size_t mlen = strlen(KINV_FILE_MAGIC);
+    p->line = 1;
+    if (p->size < mlen + 1 || memcmp(p->text, KINV_FILE_MAGIC " ", mlen + 1))
+        return perr(p, 0, "not an inventory file (no '%s' header)", KINV_FILE_MAGIC);
+    if (p->size < (size_t)hlen || memcmp(p->text, expect, (size_t)hlen))
+        return perr(p, mlen + 1, "unsupported format version (this build reads version %u)",
+                    KINV_FORMAT_VERSION);
+    p->pos = (size_t)hlen;
+    p->line = 2;
+    static const char dig[] = "digest xxh3-128 ";
+    size_t dlen = sizeof(dig) - 1;
+    if (p->size - p->pos < dlen + 33 || memcmp(p->text + p->pos, dig, dlen) ||
+        p->text[p->pos + dlen + 32] != '\n')
+        return perr(p, p->pos, "expected 'digest xxh3-128 <32 hex digits>'");
+    uint8_t want[16];
+    if (parse_hex16(p->text + p->pos + dlen, 32, want))
+        return perr(p, p->pos + dlen, "bad digest");
+    size_t body = p->pos + dlen + 33;
+
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        return perr(p, 0, "out of memory");
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, p->text, (size_t)hlen);
+    XXH3_128bits_update(st, p->text + body, p->size - body);
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits_digest(st));
+    XXH3_freeState(st);
+    if (memcmp(c.digest, want, 16)) {
+        char h1[33], h2[33];
+        kinv_digest_hex(want, h1);
+        kinv_digest_hex(c.digest, h2);
+        return perr(p, p->pos + dlen, "digest mismatch: the file says %s, its content hashes to %s", h1, h2);
+    }
+    memcpy(inv->digest, want, 16);
+    inv->have_digest = 1;
+
+    size_t cap_meta = 0, cap_libs = 0, cap_entries = 0, cap_mods = 0;
+    int section = 0;    /* 0 meta, 1 libraries, 2 modules, 3 entries */
+    p->pos = body;
+    p->line = 3;
+    while (p->pos < p->size) {
+        const char *f[8];
+        size_t fl[8], nf = 0, next = 0;
+        if (fields(p, f, fl, 8, &nf, &next))
+            return -1;
+        size_t at = p->pos;
+        if (fl[0] != 1)
+            return perr(p, at, "unknown record type '%.*s'", (int)(fl[0] > 20 ? 20 : fl[0]), f[0]);
+        switch (f[0][0]) {
+        case 'M': {
+            if (section > 0)
+                return perr(p, at, "M record after L or E records");
+            if (nf != 3)
+                return perr(p, at, "an M record has 3 fields, this one %zu", nf);
+            struct kinv_meta m;
+            size_t kl, vl;
+            if (unescape(p, inv->arena, f[1], fl[1], &m.key, &kl) ||
+                unescape(p, inv->arena, f[2], fl[2], &m.value, &vl))
+                return -1;
+            if (kl == 0 || strlen(m.key) != kl || strlen(m.value) != vl)
+                return perr(p, at, "empty key or NUL byte in an M record");
+            if (inv->n_meta && strcmp(inv->meta[inv->n_meta - 1].key, m.key) >= 0)
+                return perr(p, at, "M records not sorted by key, or a key repeats");
+            if (kinv_grow((void **)&inv->meta, &cap_meta, inv->n_meta + 1, sizeof(m)))
+                return perr(p, at, "out of memory");
+            inv->meta[inv->n_meta++] = m;
+            break;
+        }
+        case 'L': {
+            if (section > 1)
+                return perr(p, at, "L record after C or E records");
+            section = 1;
+            if (nf != 6)
+                return perr(p, at, "an L record has 6 fields, this one %zu", nf);
+            uint64_t idx;
+            struct kinv_library l = { 0 };
+            if (parse_u64(f[1], fl[1], UINT32_MAX - 1, &idx) || idx != inv->n_libs)
+                return perr(p, (size_t)(f[1] - p->text), "library index must be %zu", inv->n_libs);
+            if (parse_hex16(f[2], fl[2], l.digest))
+                return perr(p, (size_t)(f[2] - p->text), "bad library digest");
+            if (parse_u64(f[3], fl[3], UINT64_MAX, &l.size))
+                return perr(p, (size_t)(f[3] - p->text), "bad library size");
+            size_t sl, pl;
+            if (fl[4]) {
+                if (unescape(p, inv->arena, f[4], fl[4], &l.soname, &sl))
+                    return -1;
+                if (strlen(l.soname) != sl)
+                    return perr(p, (size_t)(f[4] - p->text), "NUL byte in a soname");
+            }
+            if (unescape(p, inv->arena, f[5], fl[5], &l.path, &pl))
+                return -1;
+            if (pl == 0 || strlen(l.path) != pl)
+                return perr(p, (size_t)(f[5] - p->text), "empty path or NUL byte in a path");
+            if (inv->n_libs && strcmp(inv->libs[inv->n_libs - 1].path, l.path) >= 0)
+                return perr(p, at, "L records not sorted by path, or a path repeats");
+            if (kinv_grow((void **)&inv->libs, &cap_libs, inv->n_libs + 1, sizeof(l)))
+                return perr(p, at, "out of memory");
+            inv->libs[inv->n_libs++] = l;
+            break;
+        }
+        case 'C': {
+            if (section > 2)
+                return perr(p, at, "C record after E records");
+            section = 2;
+            if (nf != 4)
+                return perr(p, at, "a C record has 4 fields, this one %zu", nf);
+            struct kinv_module m = { 0 };
+            if (parse_hex16(f[1], fl[1], m.digest))
+                return perr(p, (size_t)(f[1] - p->text), "bad module digest");
+            size_t ll = fl[2];
+            m.embedded = ll > 0 && f[2][ll - 1] == 'e';
+            uint64_t v;
+            if (parse_u64(f[2], ll - m.embedded, UINT32_MAX, &v) || v >= inv->n_libs)
+                return perr(p, (size_t)(f[2] - p->text), "bad or undefined library index");
+            m.lib = (uint32_t)v;
+            if (fl[3] == 6 && !memcmp(f[3], "fatbin", 6))
+                m.target = 0;
+            else if (kinv_target_parse(f[3], fl[3], &m.target) || (m.target >> 24) != KINV_TARGET_SM)
+                return perr(p, (size_t)(f[3] - p->text), "bad target (a module is an sm_ cubin or a fatbin)");
+            if (inv->n_modules) {
+                const struct kinv_module *q = &inv->modules[inv->n_modules - 1];
+                int order = memcmp(q->digest, m.digest, 16);
+                if (order > 0 || (order == 0 && (q->lib > m.lib || (q->lib == m.lib && q->target >= m.target))))
+                    return perr(p, at, "C records not sorted by (digest, library, target), or one repeats");
+            }
+            if (kinv_grow((void **)&inv->modules, &cap_mods, inv->n_modules + 1, sizeof(m)))
+                return perr(p, at, "out of memory");
+            inv->modules[inv->n_modules++] = m;
+            break;
+        }
+        case 'E': {
+            section = 3;
+            if (nf != 5)
+                return perr(p, at, "an E record has 5 fields, this one %zu", nf);
+            struct kinv_entry e = { 0 };
+            char *name;
+            size_t nl;
+            if (unescape(p, inv->arena, f[1], fl[1], &name, &nl))
+                return -1;
+            if (nl == 0 || nl > UINT32_MAX)
+                return perr(p, (size_t)(f[1] - p->text), "empty name");
+            e.name = name;
+            e.name_len = (uint32_t)nl;
+            char kind[16];
+            if (fl[2] == 0 || fl[2] >= sizeof(kind) || memchr(f[2], 0, fl[2]))
+                return perr(p, (size_t)(f[2] - p->text), "bad kind");
+            memcpy(kind, f[2], fl[2]);
+            kind[fl[2]] = 0;
+            e.kind = (uint8_t)kinv_kind_parse(kind);
+            if (!e.kind)
+                return perr(p, (size_t)(f[2] - p->text), "unknown kind '%s'", kind);
+            if (e.kind == KINV_KIND_PATTERN && kinv_pattern_check(e.name, e.name_len))
+                return perr(p, (size_t)(f[1] - p->text), "invalid pattern");
+            /* library indices: ascending, unique, defined, at least one */
+            size_t nlibs = 1, ntg = fl[4] ? 1 : 0;
+            for (size_t i = 0; i < fl[3]; i++)
+                nlibs += f[3][i] == ',';
+            for (size_t i = 0; i < fl[4]; i++)
+                ntg += f[4][i] == ',';
+            if (fl[3] == 0)
+                return perr(p, (size_t)(f[3] - p->text), "an entry names no library");
+            uint32_t *libs = kinv_arena_alloc(inv->arena, nlibs * sizeof(uint32_t), 4);
+            uint32_t *tg = kinv_arena_alloc(inv->arena, (ntg ? ntg : 1) * sizeof(uint32_t), 4);
+            uint8_t *emb = kinv_arena_alloc(inv->arena, nlibs, 1);
+            if (!libs || !tg || !emb)
+                return perr(p, at, "out of memory");
+            const char *s = f[3], *end = f[3] + fl[3];
+            for (size_t k = 0; k < nlibs; k++) {
+                const char *comma = memchr(s, ',', (size_t)(end - s));
+                const char *stop = comma ? comma : end;
+                uint64_t v;
+                emb[k] = stop > s && stop[-1] == 'e';
+                if (emb[k] && e.kind != KINV_KIND_CUBIN && e.kind != KINV_KIND_PTX)
+                    return perr(p, (size_t)(s - p->text), "only cubin and ptx entries can be embedded");
+                if (parse_u64(s, (size_t)(stop - s) - emb[k], UINT32_MAX, &v) || v >= inv->n_libs)
+                    return perr(p, (size_t)(s - p->text), "bad or undefined library index");
+                if (k && v <= libs[k - 1])
+                    return perr(p, (size_t)(s - p->text), "library indices not ascending");
+                libs[k] = (uint32_t)v;
+                s = stop + 1;
+            }
+            s = f[4];
+            end = f[4] + fl[4];
+            for (size_t k = 0; k < ntg; k++) {
+                const char *comma = memchr(s, ',', (size_t)(end - s));
+                const char *stop = comma ? comma : end;
+                uint32_t t;
+                if (kinv_target_parse(s, (size_t)(stop - s), &t))
+                    return perr(p, (size_t)(s - p->text), "bad target");
+                if (k && t <= tg[k - 1])
+                    return perr(p, (size_t)(s - p->text), "targets not ascending");
+                tg[k] = t;
+                s = stop + 1;
+            }
+            if (e.kind == KINV_KIND_PATTERN && ntg)
+                return perr(p, (size_t)(f[4] - p->text), "a pattern has no targets");
+            e.libs = libs;
+            e.lib_embedded = emb;
+            e.n_libs = (uint32_t)nlibs;
+            e.targets = tg;
+            e.n_targets = (uint32_t)ntg;
+            if (inv->n_entries && kinv_entry_cmp(&inv->entries[inv->n_entries - 1], &e) >= 0)
+                return perr(p, at, "E records not sorted by (name, kind), or an entry repeats");
+            if (inv->n_entries >= UINT32_MAX - 1)
+                return perr(p, at, "too many entries");
+            if (kinv_grow((void **)&inv->entries, &cap_entries, inv->n_entries + 1, sizeof(e)))
+                return perr(p, at, "out of memory");
+            inv->entries[inv->n_entries++] = e;
+            break;
+        }
+        default:
+            return perr(p, at, "unknown record type '%c'", f[0][0]);
+        }
+        p->pos = next;
+        p->line++;
+    }
+    return 0;
+}
+
+static int zstd_decompress(const void *data, size_t size, const char *name, char **out,
+                           size_t *out_len, struct kinv_err *err)
+{
+    ZSTD_DStream *ds = ZSTD_createDStream();
+    if (!ds)
+        return kinv_error(err, "out of memory");
+    ZSTD_initDStream(ds);
+    size_t cap = 1 << 20, len = 0;
+    char *buf = malloc(cap);
+    ZSTD_inBuffer in = { data, size, 0 };
+    size_t r = 1;
+    while (buf) {
+        if (len == cap) {
+            if (cap >= KINV_MAX_INVENTORY_SIZE) {
+                free(buf);
+                ZSTD_freeDStream(ds);
+                return kinv_error(err, "cannot load inventory '%s': decompressed text exceeds %llu bytes",
+                                  name, (unsigned long long)KINV_MAX_INVENTORY_SIZE);
+            }
+            char *nb = realloc(buf, cap * 2);
+            if (!nb)
+                break;
+            buf = nb;
+            cap *= 2;
+        }
+        ZSTD_outBuffer o = { buf, cap, len };
+        r = ZSTD_decompressStream(ds, &o, &in);
+        len = o.pos;
+        if (ZSTD_isError(r)) {
+            free(buf);
+            ZSTD_freeDStream(ds);
+            return kinv_error(err, "cannot load inventory '%s': corrupt ZSTD data at offset %zu: %s",
+                              name, in.pos, ZSTD_getErrorName(r));
+        }
+        if (in.pos == in.size && len < cap)
+            break;
+    }
+    ZSTD_freeDStream(ds);
+    if (!buf)
+        return kinv_error(err, "out of memory");
+    if (r != 0) {
+        free(buf);
+        return kinv_error(err, "cannot load inventory '%s': truncated ZSTD data at offset %zu", name, size);
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+int kinv_load_buffer(const void *data, size_t size, const char *name, struct kinv_inventory **out,
+                     struct kinv_err *err)
+{
+    static const uint8_t zmagic[4] = { 0x28, 0xb5, 0x2f, 0xfd };
+    char *plain = NULL;
+    size_t plen = size;
+    const char *text = data;
+    int compressed = size >= 4 && !memcmp(data, zmagic, 4);
+    if (compressed) {
+        if (zstd_decompress(data, size, name, &plain, &plen, err))
+            return -1;
+        text = plain;
+    }
+    struct kinv_inventory *inv = kinv_new();
+    if (!inv) {
+        free(plain);
+        return kinv_error(err, "out of memory");
+    }
+    struct parser p = { name, text, plen, 0, 0, compressed, err };
+    int rc = parse_text(&p, inv);
+    free(plain);
+    if (rc == 0)
+        rc = kinv_index(inv, err);
+    if (rc) {
+        kinv_free(inv);
+        return -1;
+    }
+    *out = inv;
+    return 0;
+}
+
+int kinv_load(const char *path, struct kinv_inventory **out, struct kinv_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return kinv_error(err, "cannot open inventory '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return kinv_error(err, "cannot load inventory '%s': not a regular file", path);
+    }
+    if ((uint64_t)st.st_size > KINV_MAX_INVENTORY_SIZE) {
+        close(fd);
+        return kinv_error(err, "cannot load inventory '%s': %lld bytes is too large", path,
+                          (long long)st.st_size);
+    }
+    size_t size = (size_t)st.st_size;
+    char *buf = malloc(size ? size : 1);
+    if (!buf) {
+        close(fd);
+        return kinv_error(err, "out of memory");
+    }
+    size_t got = 0;
+    while (got < size) {
+        ssize_t r = read(fd, buf + got, size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : EIO;
+            free(buf);
+            close(fd);
+            return kinv_error(err, "cannot read inventory '%s' at offset %zu: %s", path, got, strerror(e));
+        }
+        got += (size_t)r;
+    }
+    close(fd);
+    int rc = kinv_load_buffer(buf, size, path, out, err);
+    free(buf);
+    return rc;
+}
+
+int kinv_check_libraries(const struct kinv_inventory *inv, struct kinv_err *err)
+{
+    for (size_t i = 0; i < inv->n_libs; i++) {
+        const struct kinv_library *l = &inv->libs[i];
+        int fd = open(l->path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st)) {
+            int e = errno;
+            if (fd >= 0)
+                close(fd);
+            return kinv_error(err, "library '%s' listed by the inventory cannot be read: %s", l->path,
+                              strerror(e));
+        }
+        if ((uint64_t)st.st_size != l->size) {
+            close(fd);
+            return kinv_error(err, "library '%s' has %lld bytes, the inventory says %llu", l->path,
+                              (long long)st.st_size, (unsigned long long)l->size);
+        }
+        uint8_t d[16];
+        if (st.st_size == 0) {
+            kinv_digest("", 0, d);
+        } else {
+            void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p == MAP_FAILED) {
+                int e = errno;
+                close(fd);
+                return kinv_error(err, "cannot map '%s': %s", l->path, strerror(e));
+            }
+            kinv_digest(p, (size_t)st.st_size, d);
+            munmap(p, (size_t)st.st_size);
+        }
+        close(fd);
+        if (memcmp(d, l->digest, 16)) {
+            char h1[33], h2[33];
+            kinv_digest_hex(l->digest, h1);
+            kinv_digest_hex(d, h2);
+            return kinv_error(err, "library '%s' has xxh3-128 %s, the inventory says %s", l->path, h2, h1);
+        }
+    }
+    return 0;
+}
