@@ -701,3 +701,37 @@ int rh_check_kernels(const struct rh_session *s, const struct rh_truth *gt, uint
     free(assigned);
     return problems;
 }
+
+/* ---- one case ------------------------------------------------------------------------ */
+
+void rh_case_init(struct rh_case *c, const char *tag)
+{
+    memset(c, 0, sizeof *c);
+    c->dir = rh_tmpdir(tag);
+    cr_assert_not_null(c->dir);
+    c->session = rh_path(c->dir, "session");
+    c->log = rh_path(c->dir, "truth.log");
+}
+
+void rh_case_run(struct rh_case *c, char *const argv[], char *const plain_argv[], const char *const extra[])
+{
+    cr_assert_eq(rh_run_kaudit(c->session, STANDIN_DIR, c->log, argv, extra, &c->run), 0);
+    cr_assert(!c->run.timed_out, "kaudit run -- %s %s timed out\n%s", argv[0], argv[1] ? argv[1] : "", c->run.err);
+    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, plain_argv, NULL, &c->plain), 0);
+    char err[512];
+    cr_assert_eq(rh_session_load(c->session, &c->s, err, sizeof err), 0, "%s\nkaudit stderr:\n%s", err, c->run.err);
+    cr_assert_eq(rh_truth_load(c->log, &c->gt), 0);
+    for (size_t i = 0; i < c->s.ntraces; i++)
+        cr_expect(rh_readable(&c->s.traces[i]), "%s: %s", c->s.traces[i].name, c->s.traces[i].error);
+}
+
+void rh_case_free(struct rh_case *c)
+{
+    rh_session_free(&c->s);
+    rh_truth_free(&c->gt);
+    rh_run_free(&c->run);
+    rh_run_free(&c->plain);
+    free(c->session);
+    free(c->log);
+    rh_cleanup(c->dir);
+}

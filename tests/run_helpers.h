@@ -195,4 +195,22 @@ void rh_truth_free(struct rh_truth *t);
  */
 int rh_check_kernels(const struct rh_session *s, const struct rh_truth *gt, uint32_t pid);
 
+/* ---- one case: a program under `kaudit run` and alone -------------------------------- */
+
+struct rh_case {
+    char *dir, *session, *log;  /* a new temporary directory, dir/session, dir/truth.log */
+    struct rh_run run, plain;   /* under `kaudit run`, alone */
+    struct rh_session s;
+    struct rh_truth gt;
+};
+
+/* Zero c and make its directory (rh_tmpdir(tag)) and paths, so argv can name them. */
+void rh_case_init(struct rh_case *c, const char *tag);
+/* argv under `kaudit run` on the stand-ins with log c->log (extra: more
+ * environment for it, may be NULL), which must not time out; plain_argv alone;
+ * then load the session and the ground truth and expect every trace readable.
+ * Exit statuses are left to the test. */
+void rh_case_run(struct rh_case *c, char *const argv[], char *const plain_argv[], const char *const extra[]);
+void rh_case_free(struct rh_case *c);
+
 #endif

@@ -21,41 +21,13 @@
 #define CHAIN PROGRAMS_DIR "/prog_audit_chain"
 #define LIBEXT PROGRAMS_DIR "/libext.so"
 
-struct au {
-    char *dir, *session, *log;
-    struct rh_run run, plain;
-    struct rh_session s;
-    struct rh_truth gt;
-};
-
-static void au_run(struct au *a, const char *tag, char *const argv[], const char *const extra[])
+static void au_run(struct rh_case *a, const char *tag, char *const argv[], const char *const extra[])
 {
-    memset(a, 0, sizeof *a);
-    a->dir = rh_tmpdir(tag);
-    cr_assert_not_null(a->dir);
-    a->session = rh_path(a->dir, "session");
-    a->log = rh_path(a->dir, "truth.log");
-    cr_assert_eq(rh_run_kaudit(a->session, STANDIN_DIR, a->log, argv, extra, &a->run), 0);
+    rh_case_init(a, tag);
+    rh_case_run(a, argv, argv, extra);
     cr_assert_eq(a->run.status, 0, "kaudit run -- %s: status %#x\n%s", argv[0], a->run.status, a->run.err);
-    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, argv, NULL, &a->plain), 0);
     cr_assert_eq(a->plain.status, 0, "%s alone: %#x\n%s", argv[0], a->plain.status, a->plain.err);
     cr_expect_str_eq(a->run.out, a->plain.out);
-    char err[512];
-    cr_assert_eq(rh_session_load(a->session, &a->s, err, sizeof err), 0, "%s\n%s", err, a->run.err);
-    cr_assert_eq(rh_truth_load(a->log, &a->gt), 0);
-    for (size_t i = 0; i < a->s.ntraces; i++)
-        cr_expect(rh_readable(&a->s.traces[i]), "%s: %s", a->s.traces[i].name, a->s.traces[i].error);
-}
-
-static void au_free(struct au *a)
-{
-    rh_session_free(&a->s);
-    rh_truth_free(&a->gt);
-    rh_run_free(&a->run);
-    rh_run_free(&a->plain);
-    free(a->session);
-    free(a->log);
-    rh_cleanup(a->dir);
 }
 
 static int ends_with(const char *s, const char *suffix)
@@ -100,7 +72,7 @@ static void expect_vendor_calls(const struct rh_trace *t, const struct rh_truth 
 
 Test(audit, dlsym_on_a_local_handle_reaches_the_wrapper, .timeout = 240)
 {
-    struct au a;
+    struct rh_case a;
     char *argv[] = { LOCAL, "dlsym", STANDIN_DIR, NULL };
     au_run(&a, "audit-dlsym", argv, NULL);
     /* where the lookups landed: the wrapped names in the preload, the rest not */
@@ -131,13 +103,13 @@ Test(audit, dlsym_on_a_local_handle_reaches_the_wrapper, .timeout = 240)
     char *info = session_file(a.session, "info");
     cr_expect_not_null(strstr(info, "audit_lib: " KAUDIT_AUDIT_LIB "\n"), "info:\n%s", info);
     free(info);
-    au_free(&a);
+    rh_case_free(&a);
 }
 
 /* A wheel's renamed copy (libcublas-3b81d170.so.13) is known by its soname. */
 Test(audit, renamed_library_is_known_by_its_soname, .timeout = 240)
 {
-    struct au a;
+    struct rh_case a;
     char *argv[] = { LOCAL, "dlsym", STANDIN_DIR, "-", PROGRAMS_DIR "/libcublas-3b81d170.so.13", NULL };
     au_run(&a, "audit-soname", argv, NULL);
     cr_expect_not_null(strstr(a.run.err, "bound dlsym cublasSgemm_v2 libkaudit_preload.so\n"), "%s", a.run.err);
@@ -147,14 +119,14 @@ Test(audit, renamed_library_is_known_by_its_soname, .timeout = 240)
     cr_expect_not_null(rh_vendor_call_by_api(&a.s.traces[0], "cublasSgemm_v2", NULL));
     expect_vendor_calls(&a.s.traces[0], &a.gt, 0);
     cr_expect_eq(rh_check_kernels(&a.s, &a.gt, 0), 0, "%s", rh_describe(&a.s));
-    au_free(&a);
+    rh_case_free(&a);
 }
 
 /* The PLT of an RTLD_DEEPBIND object binds to libcublas before the global
  * scope: la_symbind redirects that binding, not a dlsym. */
 Test(audit, deepbind_object_calls_reach_the_wrapper, .timeout = 240)
 {
-    struct au a;
+    struct rh_case a;
     char *argv[] = { LOCAL, "deepbind", LIBEXT, NULL };
     au_run(&a, "audit-deepbind", argv, NULL);
     cr_assert_eq(a.s.ntraces, 1, "%s", rh_describe(&a.s));
@@ -166,14 +138,14 @@ Test(audit, deepbind_object_calls_reach_the_wrapper, .timeout = 240)
     cr_expect(ends_with(caller, "/libext.so"), "caller object '%s', expected libext.so", caller);
     expect_vendor_calls(t, &a.gt, 0);
     cr_expect_eq(rh_check_kernels(&a.s, &a.gt, 0), 0, "%s", rh_describe(&a.s));
-    au_free(&a);
+    rh_case_free(&a);
 }
 
 /* RTLD_NEXT keeps meaning "after me" inside an interposer chain; only vendor
  * definitions are replaced, by the wrapper, and nothing recurses. */
 Test(audit, interposer_chain_keeps_rtld_next, .timeout = 240)
 {
-    struct au a;
+    struct rh_case a;
     char *argv[] = { CHAIN, NULL };
     au_run(&a, "audit-chain", argv, NULL);
     /* run.out == plain.out is checked by au_run: the same objects with and without kaudit */
@@ -211,30 +183,24 @@ Test(audit, interposer_chain_keeps_rtld_next, .timeout = 240)
     cr_expect_eq(found, 2, "%zu cublasSgemm_v2 records for the RTLD_NEXT and RTLD_DEFAULT calls", found);
     expect_vendor_calls(t, &a.gt, 0);
     cr_expect_eq(rh_check_kernels(&a.s, &a.gt, 0), 0, "%s", rh_describe(&a.s));
-    au_free(&a);
+    rh_case_free(&a);
 }
 
 /* A child started with an empty environment gets LD_AUDIT back with the
  * preload's other variables. */
 Test(audit, scrubbed_child_gets_the_audit_library_back, .timeout = 240)
 {
-    struct au a;
-    memset(&a, 0, sizeof a);
-    char *dir = rh_tmpdir("audit-exec");
-    cr_assert_not_null(dir);
-    char *log = rh_path(dir, "truth.log");
-    char *argv[] = { LOCAL, "exec-scrubbed", STANDIN_DIR, log, NULL };
+    struct rh_case a;
+    rh_case_init(&a, "audit-exec");
+    char *argv[] = { LOCAL, "exec-scrubbed", STANDIN_DIR, a.log, NULL };
     char *plain_argv[] = { LOCAL, "exec-scrubbed", STANDIN_DIR, "-", NULL };
-    a.dir = dir;
-    a.log = log;
-    a.session = rh_path(dir, "session");
     cr_assert_eq(rh_run_kaudit(a.session, STANDIN_DIR, NULL, argv, NULL, &a.run), 0);
     cr_assert_eq(a.run.status, 0, "%#x\n%s", a.run.status, a.run.err);
     cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, plain_argv, NULL, &a.plain), 0);
     cr_expect_str_eq(a.run.out, a.plain.out);
     char err[512];
     cr_assert_eq(rh_session_load(a.session, &a.s, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(rh_truth_load(log, &a.gt), 0);
+    cr_assert_eq(rh_truth_load(a.log, &a.gt), 0);
     const struct rh_trace *child = NULL;
     for (size_t i = 0; i < a.s.ntraces; i++) {
         const struct rh_trace *t = &a.s.traces[i];
@@ -249,14 +215,14 @@ Test(audit, scrubbed_child_gets_the_audit_library_back, .timeout = 240)
                        "no VENDOR_CALL for cublasSgemm_v2 in the scrubbed child");
     expect_vendor_calls(child, &a.gt, 0);
     cr_expect_eq(rh_check_kernels(&a.s, &a.gt, 0), 0, "%s", rh_describe(&a.s));
-    au_free(&a);
+    rh_case_free(&a);
 }
 
 /* KAUDIT_AUDIT_LIB=none runs without the module and says so in kaudit.log:
  * the dlsym call is then the real function, outside any vendor window. */
 Test(audit, running_without_the_audit_library_is_logged, .timeout = 240)
 {
-    struct au a;
+    struct rh_case a;
     char *argv[] = { LOCAL, "dlsym", STANDIN_DIR, NULL };
     const char *extra[] = { "KAUDIT_AUDIT_LIB=none", NULL };
     au_run(&a, "audit-none", argv, extra);
@@ -271,5 +237,5 @@ Test(audit, running_without_the_audit_library_is_logged, .timeout = 240)
     char *info = session_file(a.session, "info");
     cr_expect_not_null(strstr(info, "audit_lib: (none)\n"), "info:\n%s", info);
     free(info);
-    au_free(&a);
+    rh_case_free(&a);
 }

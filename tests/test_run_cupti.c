@@ -36,25 +36,18 @@ static const struct kat_foreign_cupti_rec *foreign(const struct rh_trace *t, con
 
 Test(cupti, second_subscriber_is_recorded_and_the_program_carries_on, .timeout = 240)
 {
-    char *dir = rh_tmpdir("subscriber");
-    char *session = rh_path(dir, "session"), *log = rh_path(dir, "truth.log");
+    struct rh_case c;
+    rh_case_init(&c, "subscriber");
     char *argv[] = { SUBSCRIBER, "subscribe", NULL };
-    struct rh_run run, plain;
-    cr_assert_eq(rh_run_kaudit(session, STANDIN_DIR, log, argv, NULL, &run), 0);
-    cr_assert_eq(run.status, 0, "%#x\n%s", run.status, run.err);
-    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, argv, NULL, &plain), 0);
-    cr_expect_str_eq(run.out, plain.out);
-    cr_expect_not_null(strstr(plain.err, "cuptiSubscribe: CUPTI_SUCCESS"), "alone: %s", plain.err);
-    cr_expect_not_null(strstr(run.err, "cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"),
-                       "under kaudit the program should meet the one-subscriber limit: %s", run.err);
+    rh_case_run(&c, argv, argv, NULL);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_expect_not_null(strstr(c.plain.err, "cuptiSubscribe: CUPTI_SUCCESS"), "alone: %s", c.plain.err);
+    cr_expect_not_null(strstr(c.run.err, "cuptiSubscribe: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"),
+                       "under kaudit the program should meet the one-subscriber limit: %s", c.run.err);
 
-    struct rh_session s;
-    struct rh_truth gt;
-    char err[512];
-    cr_assert_eq(rh_session_load(session, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(rh_truth_load(log, &gt), 0);
-    cr_assert_eq(s.ntraces, 1, "%s", rh_describe(&s));
-    const struct rh_trace *t = &s.traces[0];
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
     const struct kat_foreign_cupti_rec *f = foreign(t, "cuptiSubscribe");
     cr_assert_not_null(f, "the program's cuptiSubscribe left no FOREIGN_CUPTI record");
     cr_expect_eq(f->result, 39 /* CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED */, "result %d", f->result);
@@ -63,16 +56,10 @@ Test(cupti, second_subscriber_is_recorded_and_the_program_carries_on, .timeout =
     cr_assert_not_null(h, "no FOREIGN_SUBSCRIBER health record");
     cr_expect_eq(h->value, 39);
     /* we stay the subscriber: the program's kernels are all recorded */
-    cr_expect_eq(rh_check_kernels(&s, &gt, 0), 0, "%s", rh_describe(&s));
-    cr_expect_gt(gt.nkernels, 0);
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    cr_expect_gt(c.gt.nkernels, 0);
 
-    rh_session_free(&s);
-    rh_truth_free(&gt);
-    rh_run_free(&run);
-    rh_run_free(&plain);
-    free(session);
-    free(log);
-    rh_cleanup(dir);
+    rh_case_free(&c);
 }
 
 Test(cupti, program_replacing_the_activity_buffers_is_recorded, .timeout = 240)

@@ -23,29 +23,21 @@ static int ends_with(const char *s, const char *suffix)
 
 Test(dlopen_local, sgemm_from_a_locally_loaded_object_is_recorded, .timeout = 240)
 {
-    char *dir = rh_tmpdir("dlopen");
-    cr_assert_not_null(dir);
-    char *session = rh_path(dir, "session"), *log = rh_path(dir, "truth.log");
+    struct rh_case c;
+    rh_case_init(&c, "dlopen");
     char *argv[] = { PROG, LIBEXT, NULL };
-    struct rh_run run, plain;
-    cr_assert_eq(rh_run_kaudit(session, STANDIN_DIR, log, argv, NULL, &run), 0);
-    cr_assert_eq(run.status, 0, "kaudit run -- prog_dlopen: status %#x\n%s", run.status, run.err);
-    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, argv, NULL, &plain), 0);
-    cr_expect_eq(plain.status, 0, "prog_dlopen alone: %#x\n%s", plain.status, plain.err);
-    cr_expect_str_eq(run.out, plain.out);
-    cr_expect_str_eq(run.err, plain.err, "stderr under kaudit:\n%s--- alone:\n%s", run.err, plain.err);
+    rh_case_run(&c, argv, argv, NULL);
+    cr_assert_eq(c.run.status, 0, "kaudit run -- prog_dlopen: status %#x\n%s", c.run.status, c.run.err);
+    cr_expect_eq(c.plain.status, 0, "prog_dlopen alone: %#x\n%s", c.plain.status, c.plain.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_expect_str_eq(c.run.err, c.plain.err, "stderr under kaudit:\n%s--- alone:\n%s", c.run.err, c.plain.err);
 
-    struct rh_session s;
-    struct rh_truth gt;
-    char err[512];
-    cr_assert_eq(rh_session_load(session, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(rh_truth_load(log, &gt), 0);
-    cr_assert_eq(s.ntraces, 1, "%s", rh_describe(&s));
-    const struct rh_trace *t = &s.traces[0];
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
     cr_assert(rh_readable(t), "%s", t->error);
 
-    cr_expect_eq(gt.nvendor, 1, "the stand-in saw %zu vendor calls", gt.nvendor);
-    cr_expect_eq(rh_check_kernels(&s, &gt, 0), 0, "%s", rh_describe(&s));
+    cr_expect_eq(c.gt.nvendor, 1, "the stand-in saw %zu vendor calls", c.gt.nvendor);
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
 
     const struct kat_vendor_call_rec *v = rh_vendor_call_by_api(t, "cublasSgemm_v2", NULL);
     cr_assert_not_null(v, "no VENDOR_CALL for cublasSgemm_v2 made from libext.so");
@@ -62,11 +54,5 @@ Test(dlopen_local, sgemm_from_a_locally_loaded_object_is_recorded, .timeout = 24
     cr_assert_not_null(lib);
     cr_expect_str_eq(rh_str(t, lib->detail_string), STANDIN_DIR "/libcupti.so.13");
 
-    rh_session_free(&s);
-    rh_truth_free(&gt);
-    rh_run_free(&run);
-    rh_run_free(&plain);
-    free(session);
-    free(log);
-    rh_cleanup(dir);
+    rh_case_free(&c);
 }

@@ -50,37 +50,29 @@ static int xxh3_128(const void *data, size_t n, uint64_t *lo, uint64_t *hi)
 
 Test(module, driver_loaded_modules_and_their_kernels, .timeout = 240)
 {
-    char *dir = rh_tmpdir("module");
-    cr_assert_not_null(dir);
-    char *session = rh_path(dir, "session"), *log = rh_path(dir, "truth.log");
-    char *argv[] = { PROG, dir, NULL };
-    struct rh_run run, plain;
-    cr_assert_eq(rh_run_kaudit(session, STANDIN_DIR, log, argv, NULL, &run), 0);
-    cr_assert_eq(run.status, 0, "kaudit run -- prog_module: %#x\n%s", run.status, run.err);
-    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, argv, NULL, &plain), 0);
-    cr_expect_str_eq(run.out, plain.out);
+    struct rh_case c;
+    rh_case_init(&c, "module");
+    char *argv[] = { PROG, c.dir, NULL };
+    rh_case_run(&c, argv, argv, NULL);
+    cr_assert_eq(c.run.status, 0, "kaudit run -- prog_module: %#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
 
-    struct rh_session s;
-    struct rh_truth gt;
-    char err[512];
-    cr_assert_eq(rh_session_load(session, &s, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(rh_truth_load(log, &gt), 0);
-    cr_assert_eq(s.ntraces, 1, "%s", rh_describe(&s));
-    const struct rh_trace *t = &s.traces[0];
-    cr_expect_eq(rh_check_kernels(&s, &gt, 0), 0, "%s", rh_describe(&s));
-    cr_expect_eq(gt.nkernels, 2);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    cr_expect_eq(c.gt.nkernels, 2);
 
     /* launched through the driver: the kernel's correlation id is a DRIVER record's */
-    for (size_t i = 0; i < gt.nkernels; i++) {
+    for (size_t i = 0; i < c.gt.nkernels; i++) {
         int driver = 0;
         for (size_t j = 0; j < t->nrecs; j++) {
             if (t->recs[j].type != KAT_REC_API)
                 continue;
             const struct kat_api_rec *a = t->recs[j].body;
-            if (a->correlation_id == gt.kernels[i].correlation_id)
+            if (a->correlation_id == c.gt.kernels[i].correlation_id)
                 driver = a->domain == KAT_API_DRIVER && !strcmp(rh_str(t, a->name_string), "cuLaunchKernel");
         }
-        cr_expect(driver, "kernel %s: no cuLaunchKernel DRIVER record with its correlation id", gt.kernels[i].name);
+        cr_expect(driver, "kernel %s: no cuLaunchKernel DRIVER record with its correlation id", c.gt.kernels[i].name);
     }
 
     const char *files[2] = { "module.cubin", "module.ptx" };
@@ -92,7 +84,7 @@ Test(module, driver_loaded_modules_and_their_kernels, .timeout = 240)
         if (t->recs[j].type != KAT_REC_MODULE)
             continue;
         const struct kat_module_rec *rec = t->recs[j].body;
-        char *path = rh_path(dir, files[m]);
+        char *path = rh_path(c.dir, files[m]);
         size_t size = 0;
         unsigned char *image = slurp(path, &size);
         cr_assert_not_null(image, "prog_module did not write %s", path);
@@ -117,11 +109,5 @@ Test(module, driver_loaded_modules_and_their_kernels, .timeout = 240)
         free(path);
         m++;
     }
-    rh_session_free(&s);
-    rh_truth_free(&gt);
-    rh_run_free(&run);
-    rh_run_free(&plain);
-    free(session);
-    free(log);
-    rh_cleanup(dir);
+    rh_case_free(&c);
 }

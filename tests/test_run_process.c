@@ -17,53 +17,24 @@
 
 #define PROG PROGRAMS_DIR "/prog_proc"
 
-struct proc {
-    char *dir, *session, *log;
-    struct rh_run run, plain;
-    struct rh_session s;
-    struct rh_truth gt;
-};
-
 /* kaudit run -- prog_proc mode [log], and the same program alone. */
-static void proc_run(struct proc *p, const char *mode, int pass_log)
+static void proc_run(struct rh_case *p, const char *mode, int pass_log)
 {
-    memset(p, 0, sizeof *p);
-    p->dir = rh_tmpdir(mode[0] == '_' ? "exit" : mode);
-    cr_assert_not_null(p->dir);
-    p->session = rh_path(p->dir, "session");
-    p->log = rh_path(p->dir, "truth.log");
+    rh_case_init(p, mode[0] == '_' ? "exit" : mode);
     char *argv[] = { PROG, (char *)mode, pass_log ? p->log : NULL, NULL };
-    cr_assert_eq(rh_run_kaudit(p->session, STANDIN_DIR, p->log, argv, NULL, &p->run), 0);
-    cr_assert(!p->run.timed_out, "kaudit run -- prog_proc %s timed out", mode);
     char *plain_argv[] = { PROG, (char *)mode, pass_log ? "-" : NULL, NULL };
-    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, plain_argv, NULL, &p->plain), 0);
-    char err[512];
-    cr_assert_eq(rh_session_load(p->session, &p->s, err, sizeof err), 0, "%s\nkaudit stderr:\n%s", err, p->run.err);
-    cr_assert_eq(rh_truth_load(p->log, &p->gt), 0);
-    for (size_t i = 0; i < p->s.ntraces; i++)
-        cr_expect(rh_readable(&p->s.traces[i]), "%s: %s", p->s.traces[i].name, p->s.traces[i].error);
-}
-
-static void proc_free(struct proc *p)
-{
-    rh_session_free(&p->s);
-    rh_truth_free(&p->gt);
-    rh_run_free(&p->run);
-    rh_run_free(&p->plain);
-    free(p->session);
-    free(p->log);
-    rh_cleanup(p->dir);
+    rh_case_run(p, argv, plain_argv, NULL);
 }
 
 /* Same stdout and stderr as without kaudit, byte for byte (kaudit itself
  * says nothing when the program ends normally). */
-static void expect_same_output(const struct proc *p)
+static void expect_same_output(const struct rh_case *p)
 {
     cr_expect_str_eq(p->run.out, p->plain.out, "stdout under kaudit:\n%s--- alone:\n%s", p->run.out, p->plain.out);
     cr_expect_str_eq(p->run.err, p->plain.err, "stderr under kaudit:\n%s--- alone:\n%s", p->run.err, p->plain.err);
 }
 
-static const struct rh_trace *root_trace(const struct proc *p)
+static const struct rh_trace *root_trace(const struct rh_case *p)
 {
     cr_assert_gt(p->s.ntraces, 0, "%s", rh_describe(&p->s));
     return &p->s.traces[0];
@@ -95,7 +66,7 @@ static const struct kat_fork_rec *fork_rec(const struct rh_trace *t, uint32_t pi
 
 Test(process, fork_children_have_traces_links_and_exit_statuses, .timeout = 240)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, "fork", 0);
     cr_assert_eq(p.run.status, 0, "kaudit run -- prog_proc fork: %#x\n%s", p.run.status, p.run.err);
     expect_same_output(&p);
@@ -155,14 +126,14 @@ Test(process, fork_children_have_traces_links_and_exit_statuses, .timeout = 240)
             cr_log_info("fork child killed by SIGTERM: %zu of %zu kernels reached its trace",
                         rh_count(ts[0], KAT_REC_KERNEL), launched);
     }
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 /* A fork child of a process that already holds CUDA records must not inherit
  * them: its trace has none of the parent's kernels, the parent has each once. */
 Test(process, fork_child_of_a_cuda_process_inherits_no_records, .timeout = 240)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, "fork-after-init", 0);
     cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
     expect_same_output(&p);
@@ -178,12 +149,12 @@ Test(process, fork_child_of_a_cuda_process_inherits_no_records, .timeout = 240)
     const struct kat_child_exit_rec *e = child_exit(parent, child->header.pid);
     cr_expect(e && WIFEXITED(e->wait_status) && WEXITSTATUS(e->wait_status) == 0);
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 Test(process, exec_with_scrubbed_environment_is_still_traced, .timeout = 240)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, "exec", 1);
     cr_assert_eq(p.run.status, 0, "kaudit run -- prog_proc exec: %#x\n%s", p.run.status, p.run.err);
     expect_same_output(&p);
@@ -208,12 +179,12 @@ Test(process, exec_with_scrubbed_environment_is_still_traced, .timeout = 240)
     cr_expect(after->complete && after->end && after->end->status == 0);
     /* the kernel launched before exec was flushed into the first trace */
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 static void check_spawn(const char *mode, uint32_t reinjected)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, mode, 1);
     cr_assert_eq(p.run.status, 0, "kaudit run -- prog_proc %s: %#x\n%s", mode, p.run.status, p.run.err);
     expect_same_output(&p);
@@ -235,7 +206,7 @@ static void check_spawn(const char *mode, uint32_t reinjected)
     cr_expect(child->end && child->end->status == 7 && (child->end->flags & KAT_END_FLAG_STATUS_KNOWN),
               "the child's own end record: status %d", child->end ? child->end->status : -1);
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 Test(process, posix_spawn_child_is_traced, .timeout = 240)
@@ -250,7 +221,7 @@ Test(process, posix_spawn_with_scrubbed_environment_is_reinjected, .timeout = 24
 
 Test(process, threads_launch_concurrently, .timeout = 240)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, "threads", 0);
     cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
     expect_same_output(&p);
@@ -304,11 +275,11 @@ Test(process, threads_launch_concurrently, .timeout = 240)
     }
     cr_expect_geq(creates, 4, "%zu THREAD create records", creates);
     cr_expect_geq(starts, 4, "%zu THREAD start records", starts);
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 /* How many of the launched kernels reached the trace. */
-static size_t kernels_present(const struct proc *p, const struct rh_trace *t)
+static size_t kernels_present(const struct rh_case *p, const struct rh_trace *t)
 {
     size_t n = 0;
     for (size_t i = 0; i < p->gt.nkernels; i++)
@@ -329,7 +300,7 @@ static int has_device_sync(const struct rh_trace *t)
  * and says it was cut short; records written before death are there. */
 static void check_killed(const char *mode, int sig, int synced)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, mode, 0);
     cr_expect_eq(p.plain.signal, sig, "prog_proc %s alone: status %#x", mode, p.plain.status);
     cr_expect_eq(p.run.exit_code, 128 + sig, "kaudit run returned %d for a program killed by signal %d",
@@ -353,7 +324,7 @@ static void check_killed(const char *mode, int sig, int synced)
     if (have != p.gt.nkernels)
         cr_log_info("%s: %zu of %zu kernels launched before death reached the trace (CUPTI had not flushed "
                     "them)", mode, have, p.gt.nkernels);
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 Test(death, abort_leaves_a_truncated_readable_trace, .timeout = 240)
@@ -378,7 +349,7 @@ Test(death, sigkill_without_sync_leaves_a_truncated_readable_trace, .timeout = 2
 
 Test(death, underscore_exit_flushes_and_records_status, .timeout = 240)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, "_exit", 0);
     cr_expect_eq(p.plain.exit_code, 3);
     cr_expect_eq(p.run.exit_code, 3, "kaudit run returned %d for _exit(3)", p.run.exit_code);
@@ -390,12 +361,12 @@ Test(death, underscore_exit_flushes_and_records_status, .timeout = 240)
                   (t->end->flags & KAT_END_FLAG_STATUS_KNOWN),
               "end kind %u status %d", t->end ? t->end->kind : 0, t->end ? t->end->status : -1);
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    proc_free(&p);
+    rh_case_free(&p);
 }
 
 Test(death, exit_status_is_returned_and_recorded, .timeout = 240)
 {
-    struct proc p;
+    struct rh_case p;
     proc_run(&p, "exit:5", 0);
     cr_expect_eq(p.plain.exit_code, 5);
     cr_expect_eq(p.run.exit_code, 5, "kaudit run returned %d for exit(5)", p.run.exit_code);
@@ -408,5 +379,5 @@ Test(death, exit_status_is_returned_and_recorded, .timeout = 240)
               "end kind %u status %d flags %u", t->end ? t->end->kind : 0, t->end ? t->end->status : -1,
               t->end ? t->end->flags : 0);
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    proc_free(&p);
+    rh_case_free(&p);
 }

@@ -19,46 +19,6 @@ static void need_python(void)
         cr_skip_test("python3 was not found when the build was configured");
 }
 
-struct py {
-    char *dir, *session, *log;
-    struct rh_run run, plain;
-    struct rh_session s;
-    struct rh_truth gt;
-};
-
-/* Make the directory and paths first, so argv can name the log. */
-static void py_prepare(struct py *p, const char *tag)
-{
-    memset(p, 0, sizeof *p);
-    p->dir = rh_tmpdir(tag);
-    cr_assert_not_null(p->dir);
-    p->session = rh_path(p->dir, "session");
-    p->log = rh_path(p->dir, "truth.log");
-}
-
-static void py_run(struct py *p, char *const argv_log[], char *const argv_plain[])
-{
-    cr_assert_eq(rh_run_kaudit(p->session, STANDIN_DIR, p->log, argv_log, NULL, &p->run), 0);
-    cr_assert(!p->run.timed_out, "kaudit run timed out\n%s", p->run.err);
-    cr_assert_eq(rh_run_plain(STANDIN_DIR, NULL, argv_plain, NULL, &p->plain), 0);
-    char err[512];
-    cr_assert_eq(rh_session_load(p->session, &p->s, err, sizeof err), 0, "%s\n%s", err, p->run.err);
-    cr_assert_eq(rh_truth_load(p->log, &p->gt), 0);
-    for (size_t i = 0; i < p->s.ntraces; i++)
-        cr_expect(rh_readable(&p->s.traces[i]), "%s: %s", p->s.traces[i].name, p->s.traces[i].error);
-}
-
-static void py_free(struct py *p)
-{
-    rh_session_free(&p->s);
-    rh_truth_free(&p->gt);
-    rh_run_free(&p->run);
-    rh_run_free(&p->plain);
-    free(p->session);
-    free(p->log);
-    rh_cleanup(p->dir);
-}
-
 static int argv_has(const struct rh_trace *t, const char *arg)
 {
     if (!t->start)
@@ -76,12 +36,12 @@ static int argv_has(const struct rh_trace *t, const char *arg)
 Test(python, subprocess_with_empty_environment_is_traced, .timeout = 240)
 {
     need_python();
-    struct py p;
-    py_prepare(&p, "pysub");
+    struct rh_case p;
+    rh_case_init(&p, "pysub");
     /* the child gets the log path as an argument: its environment is scrubbed */
     char *argv_plain[] = { PYTHON3, SCRIPT("py_subprocess.py"), STANDIN_DIR, "-", NULL };
     char *argv_log[] = { PYTHON3, SCRIPT("py_subprocess.py"), STANDIN_DIR, p.log, NULL };
-    py_run(&p, argv_log, argv_plain);
+    rh_case_run(&p, argv_log, argv_plain, NULL);
     cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
     cr_expect_str_eq(p.run.out, p.plain.out);
     cr_expect_not_null(strstr(p.run.out, "child returned 4"), "%s", p.run.out);
@@ -119,7 +79,7 @@ Test(python, subprocess_with_empty_environment_is_traced, .timeout = 240)
     for (size_t i = 0; i < p.s.ntraces; i++)
         traced += rh_count(&p.s.traces[i], KAT_REC_KERNEL);
     cr_expect_eq(traced, p.gt.nkernels, "%zu kernel records, %zu launches", traced, p.gt.nkernels);
-    py_free(&p);
+    rh_case_free(&p);
 }
 
 /*
@@ -130,10 +90,10 @@ Test(python, subprocess_with_empty_environment_is_traced, .timeout = 240)
 Test(python, ctypes_cublas_call_is_recorded_as_a_vendor_call, .timeout = 240)
 {
     need_python();
-    struct py p;
-    py_prepare(&p, "pyctypes");
+    struct rh_case p;
+    rh_case_init(&p, "pyctypes");
     char *argv[] = { PYTHON3, SCRIPT("py_subprocess.py"), "child", STANDIN_DIR, "-", NULL };
-    py_run(&p, argv, argv);
+    rh_case_run(&p, argv, argv, NULL);
     cr_assert_eq(p.run.exit_code, 4, "%#x\n%s", p.run.status, p.run.err);
     cr_assert_eq(p.s.ntraces, 1, "%s", rh_describe(&p.s));
     const struct rh_trace *t = &p.s.traces[0];
@@ -142,16 +102,16 @@ Test(python, ctypes_cublas_call_is_recorded_as_a_vendor_call, .timeout = 240)
     cr_expect_not_null(v, "cublasSgemm_v2 called through ctypes left no VENDOR_CALL record (its kernel is "
                           "outside any vendor window)");
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    py_free(&p);
+    rh_case_free(&p);
 }
 
 Test(python, multiprocessing_fork_and_spawn_workers_are_traced, .timeout = 240)
 {
     need_python();
-    struct py p;
-    py_prepare(&p, "pymp");
+    struct rh_case p;
+    rh_case_init(&p, "pymp");
     char *argv[] = { PYTHON3, SCRIPT("py_multiproc.py"), STANDIN_DIR, NULL };
-    py_run(&p, argv, argv);
+    rh_case_run(&p, argv, argv, NULL);
     cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
     cr_expect_str_eq(p.run.out, p.plain.out);
     const struct rh_trace *main_trace = &p.s.traces[0];
@@ -166,7 +126,7 @@ Test(python, multiprocessing_fork_and_spawn_workers_are_traced, .timeout = 240)
     cr_expect_geq(forked, 2, "%zu fork workers traced: %s", forked, rh_describe(&p.s));
     cr_expect_geq(spawned, 2, "%zu spawn workers traced: %s", spawned, rh_describe(&p.s));
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    py_free(&p);
+    rh_case_free(&p);
 }
 
 /*
@@ -177,10 +137,10 @@ Test(python, multiprocessing_fork_and_spawn_workers_are_traced, .timeout = 240)
 Test(python, terminated_pool_workers_leave_readable_truncated_traces, .timeout = 240)
 {
     need_python();
-    struct py p;
-    py_prepare(&p, "pyterm");
+    struct rh_case p;
+    rh_case_init(&p, "pyterm");
     char *argv[] = { PYTHON3, SCRIPT("py_multiproc.py"), STANDIN_DIR, "terminate", NULL };
-    py_run(&p, argv, argv);
+    rh_case_run(&p, argv, argv, NULL);
     cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
     cr_expect_str_eq(p.run.out, p.plain.out);
     size_t workers = 0, launched = 0, kept = 0;
@@ -202,16 +162,16 @@ Test(python, terminated_pool_workers_leave_readable_truncated_traces, .timeout =
         cr_log_info("terminated pool workers: %zu of %zu kernels reached their traces", kept, launched);
     /* the parent's own kernels, after the pools, are all there */
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, p.s.traces[0].header.pid), 0, "%s", rh_describe(&p.s));
-    py_free(&p);
+    rh_case_free(&p);
 }
 
 Test(python, os_exit_flushes_and_records_status, .timeout = 240)
 {
     need_python();
-    struct py p;
-    py_prepare(&p, "pyexit");
+    struct rh_case p;
+    rh_case_init(&p, "pyexit");
     char *argv[] = { PYTHON3, SCRIPT("py_exit.py"), STANDIN_DIR, NULL };
-    py_run(&p, argv, argv);
+    rh_case_run(&p, argv, argv, NULL);
     cr_expect_eq(p.plain.exit_code, 5);
     cr_expect_eq(p.run.exit_code, 5, "kaudit run returned %d for os._exit(5)", p.run.exit_code);
     cr_expect_str_eq(p.run.out, p.plain.out);
@@ -222,5 +182,5 @@ Test(python, os_exit_flushes_and_records_status, .timeout = 240)
               t->end ? t->end->kind : 0, t->end ? t->end->status : -1);
     cr_expect_eq(p.gt.nkernels, 3);
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
-    py_free(&p);
+    rh_case_free(&p);
 }
