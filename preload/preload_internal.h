@@ -54,8 +54,6 @@ int kat_tracing_enabled(void);
 void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags);
 /* Called in a fork child: forget the parent's file, open our own lazily. */
 void kat_writer_after_fork_child(void);
-/* Base name of this process's trace file ("" before it is opened). */
-const char *kat_writer_file_name(void);
 
 /* ---- util.c -------------------------------------------------------------- */
 
@@ -118,7 +116,6 @@ void *kat_cupti_symbol(const char *name);
 /* ---- process.c: lifetime, children, exits ------------------------------ */
 
 void kat_process_init(void);          /* constructor */
-void kat_process_exiting(uint32_t end_kind, int32_t status, uint32_t flags);
 
 /* ---- nvtx_inject.c ---------------------------------------------------------- */
 

@@ -689,8 +689,3 @@ __attribute__((destructor)) static void preload_destructor(void)
         kat_writer_close(KAT_END_EXIT, atomic_load(&exit_status),
                          atomic_load(&exit_status_known) ? KAT_END_FLAG_STATUS_KNOWN : 0);
 }
-
-void kat_process_exiting(uint32_t end_kind, int32_t status, uint32_t flags)
-{
-    kat_writer_close(end_kind, status, flags);
-}

@@ -435,13 +435,14 @@ void kat_emit(uint16_t type, const void *body, uint32_t body_size)
     kat_emit_tail(type, body, body_size, NULL, 0);
 }
 
-const char *kat_writer_file_name(void)
-{
-    return writer.file_name;
-}
-
 static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
 {
+    if (writer.lost) {
+        /* Said before the end, where every reader looks for health. */
+        struct kat_health_rec lost = { .code = KAT_HEALTH_WRITER_FULL,
+                                       .value = (int64_t)writer.lost, .time_ns = kat_now_ns() };
+        store_record(KAT_REC_HEALTH, &lost, sizeof(lost), NULL, 0);
+    }
     struct kat_process_end_rec end = {
         .kind = end_kind,
         .status = status,
