@@ -26,6 +26,7 @@ static void usage(FILE *out)
         "       kaudit inventory diff A B\n"
         "       kaudit inventory stats FILE\n"
         "       kaudit inventory names [--kind KIND] [--library LIB] [--fatbin-only] FILE\n"
+        "       kaudit inventory calibrate [-o OUT] [--allow-other-build] INVENTORY SESSION_DIR...\n"
         "\n"
         "build reads the fatbin containers of each library (a DIR stands for the ELF\n"
         "files in it) and writes a sealed inventory to FILE (default: standard output;\n"
@@ -33,6 +34,9 @@ static void usage(FILE *out)
         "the inventory first and fails when it does not verify.  --digest also pins\n"
         "the inventory's XXH3-128 digest; verify --libraries also checks that each\n"
         "library is at its path with the recorded size and digest.\n"
+        "calibrate adds an observed entry for every kernel a recorded session ran\n"
+        "inside a vendor call window, pinned to the digest of the session's library\n"
+        "file, and writes the new inventory to OUT (default: standard output).\n"
         "KIND is cubin, ptx, observed or pattern.  --fatbin-only leaves out names\n"
         "found only in containers outside .nv_fatbin (cuobjdump lists the rest).\n"
         "\n"
@@ -562,6 +566,71 @@ static int cmd_names(int argc, char **argv)
     return 0;
 }
 
+/* ---- calibrate ------------------------------------------------------------------- */
+
+static int cmd_calibrate(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "allow-other-build", no_argument, NULL, 'A' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct kinv_calibrate_options opt = { 0 };
+    const char *output = "-";
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'A': opt.allow_other_build = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (argc - optind < 2) {
+        fprintf(stderr, "kaudit: error: inventory calibrate takes an inventory and at least one session directory\n");
+        usage(stderr);
+        return 2;
+    }
+    struct kinv_inventory *inv;
+    if (load(argv[optind], NULL, &inv))
+        return 2;
+    struct kinv_calibrate_report rep;
+    struct kinv_err err;
+    if (kinv_calibrate(inv, (const char *const *)argv + optind + 1, (size_t)(argc - optind - 1), &opt,
+                       &rep, &err) ||
+        kinv_write(inv, output, &err)) {
+        fprintf(stderr, "kaudit: error: %s\n", err.msg);
+        kinv_free(inv);
+        return 1;
+    }
+    /* the report goes where the inventory does not */
+    FILE *out = strcmp(output, "-") ? stdout : stderr;
+    char hex[33];
+    kinv_digest_hex(inv->digest, hex);
+    fprintf(out, "calibrated from %zu session%s (%zu traces%s): %zu kernels, %zu outside vendor windows, "
+            "%zu attributed to an outer call of another library\n", rep.sessions,
+            rep.sessions == 1 ? "" : "s", rep.traces,
+            rep.truncated_traces ? ", some truncated" : "", rep.kernels, rep.outside, rep.outer_call);
+    fprintf(out, "%-9s %8s %6s %6s %13s %16s %14s %14s\n", "library", "launches", "names", "added",
+            "already-exact", "already-observed", "pattern-before", "unknown-before");
+    for (unsigned w = 0; w < KINV_WIN_COUNT; w++) {
+        const struct kinv_calibrate_counts *k = &rep.lib[w];
+        fprintf(out, "%-9s %8zu %6zu %6zu %13zu %16zu %14zu %14zu\n", kinv_window_library_name(w),
+                k->launches, k->names, k->added, k->already_exact, k->already_observed,
+                k->pattern_before, k->unknown_before);
+    }
+    fprintf(out, "%zu libraries added; wrote %s: %zu entries, xxh3-128 %s\n", rep.libraries_added,
+            strcmp(output, "-") ? output : "standard output", inv->n_entries, hex);
+    kinv_free(inv);
+    if (fflush(out)) {
+        fprintf(stderr, "kaudit: error: cannot write the report\n");
+        return 1;
+    }
+    return 0;
+}
+
 int cmd_inventory(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
@@ -583,6 +652,8 @@ int cmd_inventory(int argc, char **argv)
         return cmd_stats(argc, argv);
     if (!strcmp(sub, "names"))
         return cmd_names(argc, argv);
+    if (!strcmp(sub, "calibrate"))
+        return cmd_calibrate(argc, argv);
     fprintf(stderr, "kaudit: error: unknown inventory command '%s'\n", sub);
     usage(stderr);
     return 2;

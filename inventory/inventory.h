@@ -263,6 +263,61 @@ void kinv_digest_hex(const uint8_t digest[16], char buf[33]);
 int kinv_pattern_check(const char *text, size_t len);
 int kinv_pattern_match_text(const char *pattern, size_t plen, const char *name, size_t len);
 
+/* ---- calibration (docs/inventory.md, "Calibration") ---------------------- */
+
+/*
+ * The vendor library whose call window launched a kernel: the library of
+ * the outermost vendor call open around it (a cuBLASLt kernel reached from
+ * cublasGemmEx counts for cuBLAS).  Same numbering as the trace's
+ * enum kat_vendor_library, minus one.
+ */
+enum kinv_window_library { KINV_WIN_CUBLAS = 0, KINV_WIN_CUBLASLT = 1, KINV_WIN_CUDNN = 2 };
+#define KINV_WIN_COUNT 3
+const char *kinv_window_library_name(unsigned lib);
+
+struct kinv_calibrate_options {
+    /* accept a session whose vendor library differs from the inventory's
+       library of the same soname; its entries then name the session's file */
+    int allow_other_build;
+};
+
+struct kinv_calibrate_counts {
+    size_t launches;            /* kernels launched inside windows of this library */
+    size_t names;               /* distinct names among them */
+    size_t added;               /* names that got an observed reference to this library */
+    size_t already_exact;       /* already cubin/ptx entries of the library (or one it calls) */
+    size_t already_observed;    /* already observed for this very library file */
+    size_t pattern_before;      /* of added: only a pattern matched the name before */
+    size_t unknown_before;      /* of added: nothing matched the name before */
+};
+
+struct kinv_calibrate_report {
+    size_t sessions, traces, truncated_traces;
+    size_t kernels;             /* kernel records read */
+    size_t outside;             /* of those: in no vendor window */
+    size_t outer_call;          /* in a window whose outermost call is of another library */
+    size_t libraries_added;     /* L records added (files not in the inventory before) */
+    struct kinv_calibrate_counts lib[KINV_WIN_COUNT];
+};
+
+/*
+ * Reads every trace of each session directory and adds to inv an observed
+ * entry for every kernel name launched inside a vendor call window
+ * (EXTERNAL_CORRELATION of kaudit's kind naming a VENDOR_CALL of the same
+ * trace), pinned to the digest of the library file that the session's
+ * LIBRARY records give for that call's library.  Names that are already
+ * exact entries of that library are left alone.  Fails closed: a trace that
+ * does not read, a library without a digest, or a library whose digest
+ * differs from the inventory's library of the same soname (unless
+ * allow_other_build) is an error naming the session and the trace, and
+ * leaves inv unusable (free it).  On success inv is re-sorted, re-indexed,
+ * carries "calibration.N.*" metadata for each session, and has been
+ * serialized and verified once.
+ */
+int kinv_calibrate(struct kinv_inventory *inv, const char *const *sessions, size_t n_sessions,
+                   const struct kinv_calibrate_options *opt, struct kinv_calibrate_report *report,
+                   struct kinv_err *err);
+
 /* ---- attribution rule (docs/inventory.md, "Name collisions") ------------- */
 
 enum kinv_module_origin {

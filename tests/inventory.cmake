@@ -25,6 +25,12 @@ if(CRITERION_FOUND)
   target_compile_definitions(inventory_test PRIVATE KINV_FIXTURES_DIR="${KINV_FIXTURES}")
   add_test(NAME inventory_unit COMMAND inventory_test)
   set_tests_properties(inventory_unit PROPERTIES LABELS "inventory" TIMEOUT 300)
+  # Calibration from the sessions recorded on the H200 (examples/).
+  add_executable(inventory_calibrate ${KINV_TEST_DIR}/inventory_calibrate.c)
+  target_link_libraries(inventory_calibrate PRIVATE kaudit_inventory kaudit_trace_builder PkgConfig::CRITERION)
+  target_compile_definitions(inventory_calibrate PRIVATE KINV_REPO_DIR="${KINV_TEST_DIR}/..")
+  add_test(NAME inventory_calibrate COMMAND inventory_calibrate)
+  set_tests_properties(inventory_calibrate PROPERTIES LABELS "inventory" TIMEOUT 120)
 else()
   message(STATUS "kaudit: inventory unit tests not built (Criterion not found)")
 endif()
@@ -45,6 +51,18 @@ if(TARGET kaudit)
     COMMAND ${CMAKE_COMMAND} -DKAUDIT=$<TARGET_FILE:kaudit> -DMKFIXTURE=$<TARGET_FILE:inventory_mkfixture>
             -DWORK=${CMAKE_CURRENT_BINARY_DIR}/inventory_cli -P ${KINV_TEST_DIR}/inventory_cli.cmake)
   set_tests_properties(inventory_cli PROPERTIES LABELS "inventory" TIMEOUT 120)
+endif()
+
+# `kaudit inventory calibrate` end to end: the shipped inventory and the H200
+# sessions give an observed nvjet entry that verify and lookup report.
+if(TARGET kaudit)
+  add_test(NAME inventory_calibrate_cli
+    COMMAND sh -c "\"$1\" inventory calibrate -o \"$2\" \"$3\" \"$4\" \"$5\" && \"$1\" inventory verify \"$2\" && \"$1\" inventory lookup \"$2\" nvjet_sm90_tst_64x40_64x16_2x1_v_bz_NNT"
+            sh $<TARGET_FILE:kaudit> ${CMAKE_CURRENT_BINARY_DIR}/inventory_calibrated.inv
+            ${KINV_TEST_DIR}/../inventory/data/cuda-13.0-lib64.inventory.zst
+            ${KINV_TEST_DIR}/../examples/h200-torch-ops/session ${KINV_TEST_DIR}/../examples/h200-ctypes-cublas/session)
+  set_tests_properties(inventory_calibrate_cli PROPERTIES LABELS "inventory" TIMEOUT 120
+    PASS_REGULAR_EXPRESSION "observed 1, pattern.*nvjet_sm90_tst_64x40_64x16_2x1_v_bz_NNT: observed \\(observed\\) in libcublas.so.13")
 endif()
 
 # The inventory shipped in inventory/data verifies, and rebuilds identically
@@ -79,3 +97,12 @@ endif()
 add_test(NAME inventory_fuzz
   COMMAND sh ${KINV_TEST_DIR}/../fuzz/inventory/run.sh ${CMAKE_CURRENT_BINARY_DIR}/inventory_fuzz ${KINV_FUZZ_SECONDS})
 set_tests_properties(inventory_fuzz PROPERTIES LABELS "inventory;fuzz" TIMEOUT 900 SKIP_RETURN_CODE 77)
+
+# The shipped H200-calibrated inventory verifies, and calibrating the shipped
+# base inventory from the shipped session reproduces its entries.
+set(KINV_CALIBRATION_TAR ${CMAKE_SOURCE_DIR}/inventory/data/calibration/h200-torch2.11-calibration-session.tar.gz)
+set(KINV_CALIBRATED ${CMAKE_SOURCE_DIR}/inventory/data/h200-torch2.11-calibrated.inventory.zst)
+set(KINV_BASE ${CMAKE_SOURCE_DIR}/inventory/data/cuda-13.0-lib64.inventory.zst)
+add_test(NAME inventory_calibrated_reproduces
+  COMMAND sh -c "set -e; rm -rf calibration-repro; mkdir calibration-repro; tar xzf '${KINV_CALIBRATION_TAR}' -C calibration-repro; \"$<TARGET_FILE:kaudit>\" inventory verify '${KINV_CALIBRATED}'; \"$<TARGET_FILE:kaudit>\" inventory calibrate -o calibration-repro/out.inventory.zst '${KINV_BASE}' calibration-repro/calibration > /dev/null; \"$<TARGET_FILE:kaudit>\" inventory diff '${KINV_CALIBRATED}' calibration-repro/out.inventory.zst; \"$<TARGET_FILE:kaudit>\" inventory lookup '${KINV_CALIBRATED}' nvjet_sm90_hsh_128x128_64x6_2x1_v_bz_NTT | grep -q ': observed'")
+set_tests_properties(inventory_calibrated_reproduces PROPERTIES LABELS "inventory")
