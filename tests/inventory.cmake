@@ -31,6 +31,13 @@ if(CRITERION_FOUND)
   target_compile_definitions(inventory_calibrate PRIVATE KINV_REPO_DIR="${KINV_TEST_DIR}/..")
   add_test(NAME inventory_calibrate COMMAND inventory_calibrate)
   set_tests_properties(inventory_calibrate PROPERTIES LABELS "inventory" TIMEOUT 120)
+  # The name-collision rule on the sessions recorded on the H200 (examples/),
+  # against the shipped H200-calibrated inventory.
+  add_executable(inventory_attribution_recorded ${KINV_TEST_DIR}/inventory_attribution_recorded.c)
+  target_link_libraries(inventory_attribution_recorded PRIVATE kaudit_inventory PkgConfig::CRITERION)
+  target_compile_definitions(inventory_attribution_recorded PRIVATE KAUDIT_SOURCE_DIR="${KINV_TEST_DIR}/..")
+  add_test(NAME inventory_attribution_recorded COMMAND inventory_attribution_recorded)
+  set_tests_properties(inventory_attribution_recorded PROPERTIES LABELS "inventory" TIMEOUT 120)
 else()
   message(STATUS "kaudit: inventory unit tests not built (Criterion not found)")
 endif()
