@@ -111,6 +111,20 @@ size_t CUBLASWINAPI cublasGetCudartVersion(void)
     return STANDIN_RUNTIME_VERSION;
 }
 
+/*
+ * Every handle getter checks the same things in the same order as the real
+ * library: a bad handle is NOT_INITIALIZED before a NULL out pointer is
+ * INVALID_VALUE.  The caller stores the value only on success.
+ */
+static cublasStatus_t check_getter(cublasHandle_t handle, const void *out)
+{
+    if (!handle_ok(handle))
+        return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!out)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t CUBLASWINAPI cublasSetStream_v2(cublasHandle_t handle, cudaStream_t streamId)
 {
     if (!handle_ok(handle))
@@ -121,12 +135,10 @@ cublasStatus_t CUBLASWINAPI cublasSetStream_v2(cublasHandle_t handle, cudaStream
 
 cublasStatus_t CUBLASWINAPI cublasGetStream_v2(cublasHandle_t handle, cudaStream_t *streamId)
 {
-    if (!handle_ok(handle))
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (!streamId)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    *streamId = handle->stream;
-    return CUBLAS_STATUS_SUCCESS;
+    cublasStatus_t s = check_getter(handle, streamId);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        *streamId = handle->stream;
+    return s;
 }
 
 cublasStatus_t CUBLASWINAPI cublasSetWorkspace_v2(cublasHandle_t handle, void *workspace,
@@ -151,12 +163,10 @@ cublasStatus_t CUBLASWINAPI cublasSetPointerMode_v2(cublasHandle_t handle, cubla
 
 cublasStatus_t CUBLASWINAPI cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t *mode)
 {
-    if (!handle_ok(handle))
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (!mode)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    *mode = handle->pointer_mode;
-    return CUBLAS_STATUS_SUCCESS;
+    cublasStatus_t s = check_getter(handle, mode);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        *mode = handle->pointer_mode;
+    return s;
 }
 
 cublasStatus_t CUBLASWINAPI cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode)
@@ -169,12 +179,10 @@ cublasStatus_t CUBLASWINAPI cublasSetMathMode(cublasHandle_t handle, cublasMath_
 
 cublasStatus_t CUBLASWINAPI cublasGetMathMode(cublasHandle_t handle, cublasMath_t *mode)
 {
-    if (!handle_ok(handle))
-        return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (!mode)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    *mode = handle->math_mode;
-    return CUBLAS_STATUS_SUCCESS;
+    cublasStatus_t s = check_getter(handle, mode);
+    if (s == CUBLAS_STATUS_SUCCESS)
+        *mode = handle->math_mode;
+    return s;
 }
 
 const char *CUBLASWINAPI cublasGetStatusName(cublasStatus_t status)

@@ -99,6 +99,41 @@ cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t lightHandle)
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* ---- attribute copies ------------------------------------------------------------------ */
+
+/*
+ * The real library checks matmul-descriptor and matrix-layout attributes the
+ * same way, so both Set/Get pairs share these.  field/size come from
+ * desc_field() or layout_field(); a NULL field is an unknown attribute (or a
+ * bad object).  Set wants the exact size.
+ */
+static cublasStatus_t attr_set(void *field, size_t size, const void *buf, size_t sizeInBytes)
+{
+    if (!field || !buf || sizeInBytes != size)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(field, buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Get: a size query (sizeInBytes 0, no buf) only reports the size, as
+ * documented; otherwise buf must hold at least the attribute. */
+static cublasStatus_t attr_get(const void *field, size_t size, void *buf, size_t sizeInBytes,
+                               size_t *sizeWritten)
+{
+    if (!field)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (sizeInBytes == 0 && !buf && sizeWritten) {
+        *sizeWritten = size;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    if (!buf || sizeInBytes < size)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, field, size);
+    if (sizeWritten)
+        *sizeWritten = size;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 /* ---- matmul descriptors --------------------------------------------------------------- */
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *matmulDesc,
@@ -161,10 +196,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t 
     struct lt_desc *d = desc_of(matmulDesc);
     size_t size = 0;
     void *field = d ? desc_field(d, attr, &size) : NULL;
-    if (!field || !buf || sizeInBytes != size)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(field, buf, size);
-    return CUBLAS_STATUS_SUCCESS;
+    return attr_set(field, size, buf, sizeInBytes);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t matmulDesc,
@@ -173,19 +205,8 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t 
 {
     struct lt_desc *d = desc_of(matmulDesc);
     size_t size = 0;
-    void *field = d ? desc_field(d, attr, &size) : NULL;
-    if (!field)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    if (sizeInBytes == 0 && !buf && sizeWritten) {
-        *sizeWritten = size;
-        return CUBLAS_STATUS_SUCCESS;
-    }
-    if (!buf || sizeInBytes < size)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(buf, field, size);
-    if (sizeWritten)
-        *sizeWritten = size;
-    return CUBLAS_STATUS_SUCCESS;
+    const void *field = d ? desc_field(d, attr, &size) : NULL;
+    return attr_get(field, size, buf, sizeInBytes, sizeWritten);
 }
 
 /* ---- matrix layouts ------------------------------------------------------------------ */
@@ -242,10 +263,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayou
     struct lt_layout *l = layout_of(matLayout);
     size_t size = 0;
     void *field = l ? layout_field(l, attr, &size) : NULL;
-    if (!field || !buf || sizeInBytes != size)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(field, buf, size);
-    return CUBLAS_STATUS_SUCCESS;
+    return attr_set(field, size, buf, sizeInBytes);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t matLayout,
@@ -254,19 +272,8 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayou
 {
     struct lt_layout *l = layout_of(matLayout);
     size_t size = 0;
-    void *field = l ? layout_field(l, attr, &size) : NULL;
-    if (!field)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    if (sizeInBytes == 0 && !buf && sizeWritten) {
-        *sizeWritten = size;
-        return CUBLAS_STATUS_SUCCESS;
-    }
-    if (!buf || sizeInBytes < size)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(buf, field, size);
-    if (sizeWritten)
-        *sizeWritten = size;
-    return CUBLAS_STATUS_SUCCESS;
+    const void *field = l ? layout_field(l, attr, &size) : NULL;
+    return attr_get(field, size, buf, sizeInBytes, sizeWritten);
 }
 
 /* ---- preferences and heuristics ---------------------------------------------------------- */

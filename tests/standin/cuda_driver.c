@@ -323,12 +323,19 @@ static uint32_t launching_correlation(void)
 
 typedef CUresult (*impl_fn)(const void *params);
 
-static CUresult drv_call(uint32_t cbid, const char *name, const void *params, impl_fn impl,
-                         int needs_init, int needs_context, const char *symbol)
+/*
+ * One driver call: its CUPTI API frame shows frame_params (the entry point's
+ * own *_params struct), while impl runs on impl_params.  They differ where an
+ * entry point is another one's implementation with other parameters
+ * (cuStreamCreate is cuStreamCreateWithPriority at priority 0,
+ * cuModuleLoadDataEx is cuModuleLoadData without JIT options).
+ */
+static CUresult drv_call_as(uint32_t cbid, const char *name, const void *frame_params, impl_fn impl,
+                            const void *impl_params, int needs_init, int needs_context, const char *symbol)
 {
     CUresult r = CUDA_SUCCESS;
     struct standin_api_frame f;
-    standin_api_enter(&f, STANDIN_DOMAIN_DRIVER, cbid, name, params, &r, symbol);
+    standin_api_enter(&f, STANDIN_DOMAIN_DRIVER, cbid, name, frame_params, &r, symbol);
     if (atomic_load(&g_poisoned))
         r = CUDA_ERROR_NOT_INITIALIZED;
     else if (needs_init && !atomic_load(&g_initialized))
@@ -336,9 +343,15 @@ static CUresult drv_call(uint32_t cbid, const char *name, const void *params, im
     else if (needs_context && !current_context())
         r = CUDA_ERROR_INVALID_CONTEXT;
     else
-        r = impl(params);
+        r = impl(impl_params);
     standin_api_exit(&f);
     return r;
+}
+
+static CUresult drv_call(uint32_t cbid, const char *name, const void *params, impl_fn impl,
+                         int needs_init, int needs_context, const char *symbol)
+{
+    return drv_call_as(cbid, name, params, impl, params, needs_init, needs_context, symbol);
 }
 
 #define CALL(cbid, params, impl) drv_call(CBID(cbid), #cbid, &(params), impl, 1, 1, NULL)
@@ -545,6 +558,22 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
     return CALL_NOCTX(cuDevicePrimaryCtxRetain, p, impl_primary_retain);
 }
 
+/*
+ * The fake-GPU time at which every stream (the legacy one and all created
+ * ones) has finished its work: what a context synchronisation, and the
+ * teardown of the primary context, wait for.
+ */
+static uint64_t device_idle_time(void)
+{
+    pthread_mutex_lock(&g_lock);
+    uint64_t until = g_legacy.clock;
+    for (struct CUstream_st *s = g_streams; s; s = s->next)
+        if (s->clock > until)
+            until = s->clock;
+    pthread_mutex_unlock(&g_lock);
+    return until;
+}
+
 static CUresult impl_primary_release(const void *vp)
 {
     const cuDevicePrimaryCtxRelease_v2_params *p = vp;
@@ -559,14 +588,7 @@ static CUresult impl_primary_release(const void *vp)
     pthread_mutex_unlock(&g_lock);
     if (destroy) {
         /* Wait for the device, tell CUPTI, then tear down. */
-        uint64_t until = 0;
-        pthread_mutex_lock(&g_lock);
-        until = g_legacy.clock;
-        for (struct CUstream_st *s = g_streams; s; s = s->next)
-            if (s->clock > until)
-                until = s->clock;
-        pthread_mutex_unlock(&g_lock);
-        wait_until(until);
+        wait_until(device_idle_time());
         const struct standin_observer *o = observer();
         if (o && o->context_destroying)
             o->context_destroying(&g_primary, g_primary.id);
@@ -671,6 +693,36 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
     return a > b ? a : b;
 }
 
+/*
+ * Stream creation and destruction tell the observer (CUPTI) the same facts
+ * about the stream; only the callback differs.  callback may be NULL (the
+ * observer does not want this event).
+ */
+static void notify_stream(void (*callback)(const struct standin_stream_info *), struct CUstream_st *s)
+{
+    if (!callback)
+        return;
+    struct standin_stream_info info = { current_context(), s, standin_context_id(current_context()), s->id,
+                                        launching_correlation(), (uint32_t)s->priority, s->flags };
+    callback(&info);
+}
+
+/*
+ * Copies, memsets and kernels all occupy a stream the same way: the work
+ * starts at `earliest` (the host call plus a launch latency) or when the
+ * stream's earlier work allows, whichever is later, runs for duration_ns,
+ * and the stream's clock moves to its end.  Caller holds g_lock (a kernel
+ * also takes its grid id in the same critical section).
+ */
+static uint64_t occupy_stream_locked(struct CUstream_st *s, uint64_t earliest, uint64_t duration_ns,
+                                     uint64_t *end)
+{
+    uint64_t start = max_u64(earliest, stream_ready_locked(s));
+    *end = start + duration_ns;
+    s->clock = *end;
+    return start;
+}
+
 static CUresult impl_stream_create(const void *vp)
 {
     const cuStreamCreateWithPriority_params *p = vp;
@@ -691,12 +743,8 @@ static CUresult impl_stream_create(const void *vp)
     pthread_mutex_unlock(&g_lock);
     *p->phStream = s;
     const struct standin_observer *o = observer();
-    if (o && o->stream_created) {
-        struct standin_stream_info info = { current_context(), s, standin_context_id(current_context()),
-                                            s->id, launching_correlation(), (uint32_t)s->priority,
-                                            s->flags };
-        o->stream_created(&info);
-    }
+    if (o)
+        notify_stream(o->stream_created, s);
     return CUDA_SUCCESS;
 }
 
@@ -704,18 +752,7 @@ CUresult CUDAAPI cuStreamCreate(CUstream *phStream, unsigned int Flags)
 {
     cuStreamCreate_params p = { phStream, Flags };
     cuStreamCreateWithPriority_params q = { phStream, Flags, 0 };
-    (void)q;
-    CUresult r = CUDA_SUCCESS;
-    struct standin_api_frame f;
-    standin_api_enter(&f, STANDIN_DOMAIN_DRIVER, CBID(cuStreamCreate), "cuStreamCreate", &p, &r, NULL);
-    if (atomic_load(&g_poisoned) || !atomic_load(&g_initialized))
-        r = CUDA_ERROR_NOT_INITIALIZED;
-    else if (!current_context())
-        r = CUDA_ERROR_INVALID_CONTEXT;
-    else
-        r = impl_stream_create(&q);
-    standin_api_exit(&f);
-    return r;
+    return drv_call_as(CBID(cuStreamCreate), "cuStreamCreate", &p, impl_stream_create, &q, 1, 1, NULL);
 }
 
 CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
@@ -731,12 +768,8 @@ static CUresult impl_stream_destroy(const void *vp)
     if (!s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || s->magic != STREAM_MAGIC)
         return CUDA_ERROR_INVALID_HANDLE;
     const struct standin_observer *o = observer();
-    if (o && o->stream_destroying) {
-        struct standin_stream_info info = { current_context(), s, standin_context_id(current_context()),
-                                            s->id, launching_correlation(), (uint32_t)s->priority,
-                                            s->flags };
-        o->stream_destroying(&info);
-    }
+    if (o)
+        notify_stream(o->stream_destroying, s);
     /* The stream's pending work still completes; keep its clock in the
      * legacy stream so a later device synchronisation waits for it. */
     pthread_mutex_lock(&g_lock);
@@ -822,12 +855,7 @@ static CUresult impl_ctx_sync(const void *vp)
 {
     (void)vp;
     uint64_t start = standin_realtime_ns();
-    pthread_mutex_lock(&g_lock);
-    uint64_t until = g_legacy.clock;
-    for (struct CUstream_st *s = g_streams; s; s = s->next)
-        until = max_u64(until, s->clock);
-    pthread_mutex_unlock(&g_lock);
-    wait_until(until);
+    wait_until(device_idle_time());
     report_sync(4 /* CONTEXT_SYNCHRONIZE */, start, standin_realtime_ns(), NULL, NULL, NULL);
     return CUDA_SUCCESS;
 }
@@ -1123,10 +1151,9 @@ static void do_copy(void *dst, const void *src, size_t bytes, CUstream handle, i
     struct CUstream_st *s = stream_resolve(handle);
     int dd = is_device_pointer(dst), sd = is_device_pointer(src);
     uint64_t now = standin_realtime_ns();
+    uint64_t end;
     pthread_mutex_lock(&g_lock);
-    uint64_t start = max_u64(now + 1000, stream_ready_locked(s));
-    uint64_t end = start + 1500 + bytes / 20;
-    s->clock = end;
+    uint64_t start = occupy_stream_locked(s, now + 1000, 1500 + bytes / 20, &end);
     pthread_mutex_unlock(&g_lock);
     if (bytes)
         memmove(dst, src, bytes);
@@ -1211,10 +1238,9 @@ static void do_memset(void *dst, unsigned char value, size_t n, CUstream handle,
 {
     struct CUstream_st *s = stream_resolve(handle);
     uint64_t now = standin_realtime_ns();
+    uint64_t end;
     pthread_mutex_lock(&g_lock);
-    uint64_t start = max_u64(now + 1000, stream_ready_locked(s));
-    uint64_t end = start + 1000 + n / 100;
-    s->clock = end;
+    uint64_t start = occupy_stream_locked(s, now + 1000, 1000 + n / 100, &end);
     pthread_mutex_unlock(&g_lock);
     memset(dst, value, n);
     const struct standin_observer *o = observer();
@@ -1340,18 +1366,7 @@ CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigne
 {
     cuModuleLoadDataEx_params p = { module, image, numOptions, options, optionValues };
     cuModuleLoadData_params q = { module, image };
-    CUresult r = CUDA_SUCCESS;
-    struct standin_api_frame f;
-    standin_api_enter(&f, STANDIN_DOMAIN_DRIVER, CBID(cuModuleLoadDataEx), "cuModuleLoadDataEx", &p, &r,
-                      NULL);
-    if (atomic_load(&g_poisoned) || !atomic_load(&g_initialized))
-        r = CUDA_ERROR_NOT_INITIALIZED;
-    else if (!current_context())
-        r = CUDA_ERROR_INVALID_CONTEXT;
-    else
-        r = impl_module_load(&q);
-    standin_api_exit(&f);
-    return r;
+    return drv_call_as(CBID(cuModuleLoadDataEx), "cuModuleLoadDataEx", &p, impl_module_load, &q, 1, 1, NULL);
 }
 
 static CUresult impl_module_unload(const void *vp)
@@ -1467,10 +1482,9 @@ static CUresult launch(CUfunction fn, const unsigned grid[3], const unsigned blo
     if (duration > 500000)
         duration = 500000;
     uint64_t now = standin_realtime_ns();
+    uint64_t end;
     pthread_mutex_lock(&g_lock);
-    uint64_t start = max_u64(now + 1500, stream_ready_locked(s));
-    uint64_t end = start + duration;
-    s->clock = end;
+    uint64_t start = occupy_stream_locked(s, now + 1500, duration, &end);
     int64_t grid_id = g_next_grid_id++;
     pthread_mutex_unlock(&g_lock);
 

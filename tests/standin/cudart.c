@@ -582,24 +582,34 @@ cudaError_t CUDARTAPI cudaMemsetAsync(void *devPtr, int value, size_t count, cud
 
 /* ---- streams --------------------------------------------------------------------------------- */
 
+/*
+ * cudaStreamCreate and cudaStreamCreateWithFlags (likewise the two event
+ * creates below) differ only in their API frame (cbid, params struct), which
+ * the caller opens with RT_ENTER; the body after it is the same: reject a NULL
+ * out pointer before initialising, then make the driver call nested in the
+ * runtime frame, and close the frame.
+ */
+static cudaError_t finish_stream_create(struct rt_call *call, cudaStream_t *pStream, unsigned int flags)
+{
+    if (!pStream)
+        call->result = cudaErrorInvalidValue;
+    else if ((call->result = lazy_init()) == cudaSuccess)
+        call->result = to_rt(D.cuStreamCreate((CUstream *)pStream, flags));
+    return rt_exit(call);
+}
+
 cudaError_t CUDARTAPI cudaStreamCreate(cudaStream_t *pStream)
 {
     cudaStreamCreate_v3020_params p = { pStream };
     RT_ENTER(cudaStreamCreate_v3020, "cudaStreamCreate", &p);
-    if (!pStream)
-        RT_RETURN(cudaErrorInvalidValue);
-    RT_INIT();
-    RT_RETURN(to_rt(D.cuStreamCreate((CUstream *)pStream, 0)));
+    return finish_stream_create(&call_, pStream, 0);
 }
 
 cudaError_t CUDARTAPI cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
     cudaStreamCreateWithFlags_v5000_params p = { pStream, flags };
     RT_ENTER(cudaStreamCreateWithFlags_v5000, "cudaStreamCreateWithFlags", &p);
-    if (!pStream)
-        RT_RETURN(cudaErrorInvalidValue);
-    RT_INIT();
-    RT_RETURN(to_rt(D.cuStreamCreate((CUstream *)pStream, flags)));
+    return finish_stream_create(&call_, pStream, flags);
 }
 
 cudaError_t CUDARTAPI cudaStreamDestroy(cudaStream_t stream)
@@ -636,24 +646,28 @@ cudaError_t CUDARTAPI cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event
 
 /* ---- events ---------------------------------------------------------------------------------- */
 
+/* The shared body of cudaEventCreate and ...WithFlags (see finish_stream_create). */
+static cudaError_t finish_event_create(struct rt_call *call, cudaEvent_t *event, unsigned int flags)
+{
+    if (!event)
+        call->result = cudaErrorInvalidValue;
+    else if ((call->result = lazy_init()) == cudaSuccess)
+        call->result = to_rt(D.cuEventCreate((CUevent *)event, flags));
+    return rt_exit(call);
+}
+
 cudaError_t CUDARTAPI cudaEventCreate(cudaEvent_t *event)
 {
     cudaEventCreate_v3020_params p = { event };
     RT_ENTER(cudaEventCreate_v3020, "cudaEventCreate", &p);
-    if (!event)
-        RT_RETURN(cudaErrorInvalidValue);
-    RT_INIT();
-    RT_RETURN(to_rt(D.cuEventCreate((CUevent *)event, 0)));
+    return finish_event_create(&call_, event, 0);
 }
 
 cudaError_t CUDARTAPI cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
 {
     cudaEventCreateWithFlags_v3020_params p = { event, flags };
     RT_ENTER(cudaEventCreateWithFlags_v3020, "cudaEventCreateWithFlags", &p);
-    if (!event)
-        RT_RETURN(cudaErrorInvalidValue);
-    RT_INIT();
-    RT_RETURN(to_rt(D.cuEventCreate((CUevent *)event, flags)));
+    return finish_event_create(&call_, event, flags);
 }
 
 cudaError_t CUDARTAPI cudaEventRecord(cudaEvent_t event, cudaStream_t stream)

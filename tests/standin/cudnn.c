@@ -159,6 +159,25 @@ cudnnStatus_t CUDNNWINAPI cudnnGetStream(cudnnHandle_t handle, cudaStream_t *str
 
 /* ---- tensor descriptors ------------------------------------------------------------------ */
 
+/*
+ * Tensor, filter and convolution descriptors are destroyed alike: NULL is a
+ * successful no-op and anything that is not a live descriptor of that kind
+ * is BAD_PARAM, as in cuDNN.  Each struct starts with its uint32_t magic, so
+ * desc points at it; the magic is cleared before the free so that a stale
+ * handle fails the magic check (while the memory is not reused).
+ */
+static cudnnStatus_t destroy_legacy_descriptor(void *desc, uint32_t magic)
+{
+    uint32_t *desc_magic = desc;
+    if (!desc_magic)
+        return CUDNN_STATUS_SUCCESS;
+    if (*desc_magic != magic)
+        return CUDNN_STATUS_BAD_PARAM;
+    *desc_magic = 0;
+    free(desc);
+    return CUDNN_STATUS_SUCCESS;
+}
+
 cudnnStatus_t CUDNNWINAPI cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *tensorDesc)
 {
     if (!tensorDesc)
@@ -173,13 +192,7 @@ cudnnStatus_t CUDNNWINAPI cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *t
 
 cudnnStatus_t CUDNNWINAPI cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t tensorDesc)
 {
-    if (!tensorDesc)
-        return CUDNN_STATUS_SUCCESS;
-    if (tensorDesc->magic != TENSOR_MAGIC)
-        return CUDNN_STATUS_BAD_PARAM;
-    tensorDesc->magic = 0;
-    free(tensorDesc);
-    return CUDNN_STATUS_SUCCESS;
+    return destroy_legacy_descriptor(tensorDesc, TENSOR_MAGIC);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnSetTensor4dDescriptor(cudnnTensorDescriptor_t tensorDesc, cudnnTensorFormat_t format,
@@ -302,13 +315,7 @@ cudnnStatus_t CUDNNWINAPI cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *f
 
 cudnnStatus_t CUDNNWINAPI cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t filterDesc)
 {
-    if (!filterDesc)
-        return CUDNN_STATUS_SUCCESS;
-    if (filterDesc->magic != FILTER_MAGIC)
-        return CUDNN_STATUS_BAD_PARAM;
-    filterDesc->magic = 0;
-    free(filterDesc);
-    return CUDNN_STATUS_SUCCESS;
+    return destroy_legacy_descriptor(filterDesc, FILTER_MAGIC);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnSetFilter4dDescriptor(cudnnFilterDescriptor_t filterDesc, cudnnDataType_t dataType,
@@ -382,13 +389,7 @@ cudnnStatus_t CUDNNWINAPI cudnnCreateConvolutionDescriptor(cudnnConvolutionDescr
 
 cudnnStatus_t CUDNNWINAPI cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t convDesc)
 {
-    if (!convDesc)
-        return CUDNN_STATUS_SUCCESS;
-    if (convDesc->magic != CONV_MAGIC)
-        return CUDNN_STATUS_BAD_PARAM;
-    convDesc->magic = 0;
-    free(convDesc);
-    return CUDNN_STATUS_SUCCESS;
+    return destroy_legacy_descriptor(convDesc, CONV_MAGIC);
 }
 
 cudnnStatus_t CUDNNWINAPI cudnnSetConvolution2dDescriptor(cudnnConvolutionDescriptor_t convDesc, int pad_h, int pad_w,

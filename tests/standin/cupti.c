@@ -397,6 +397,29 @@ static CUpti_CallbackData callback_data(struct standin_api_frame *f, CUpti_ApiCa
     return d;
 }
 
+/* API ENTER and EXIT callbacks carry the same frame data; only the site differs. */
+static void fire_api(struct standin_api_frame *f, CUpti_ApiCallbackSite site)
+{
+    CUpti_CallbackData d = callback_data(f, site);
+    fire(f->domain == STANDIN_DOMAIN_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
+         f->cbid, &d);
+}
+
+/*
+ * Every RESOURCE callback gets a zeroed CUpti_ResourceData with the context
+ * and, where the cbid has them, the stream handle and the descriptor
+ * (NULL otherwise, as the real CUPTI leaves them).
+ */
+static void fire_resource(uint32_t cbid, CUcontext ctx, CUstream stream, void *descriptor)
+{
+    CUpti_ResourceData d;
+    memset(&d, 0, sizeof d);
+    d.context = ctx;
+    d.resourceHandle.stream = stream;
+    d.resourceDescriptor = descriptor;
+    fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+}
+
 static int api_recorded(const struct standin_api_frame *f)
 {
     if (f->domain == STANDIN_DOMAIN_DRIVER)
@@ -422,16 +445,12 @@ static void on_api_enter(struct standin_api_frame *f)
             emit(&r, sizeof r);
         }
     }
-    CUpti_CallbackData d = callback_data(f, CUPTI_API_ENTER);
-    fire(f->domain == STANDIN_DOMAIN_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
-         f->cbid, &d);
+    fire_api(f, CUPTI_API_ENTER);
 }
 
 static void on_api_exit(struct standin_api_frame *f)
 {
-    CUpti_CallbackData d = callback_data(f, CUPTI_API_EXIT);
-    fire(f->domain == STANDIN_DOMAIN_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API,
-         f->cbid, &d);
+    fire_api(f, CUPTI_API_EXIT);
     if (api_recorded(f)) {
         int64_t off = ts_offset();
         CUpti_ActivityAPI r;
@@ -490,9 +509,7 @@ static void emit_device(void)
 
 static void on_init_finished(void)
 {
-    CUpti_ResourceData d;
-    memset(&d, 0, sizeof d);
-    fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CU_INIT_FINISHED, &d);
+    fire_resource(CUPTI_CBID_RESOURCE_CU_INIT_FINISHED, NULL, NULL, NULL);
 }
 
 static void on_context_created(CUcontext ctx, uint32_t id)
@@ -509,19 +526,13 @@ static void on_context_created(CUcontext ctx, uint32_t id)
         r.numMultiprocessors = STANDIN_DEVICE_SMS;
         emit(&r, sizeof r);
     }
-    CUpti_ResourceData d;
-    memset(&d, 0, sizeof d);
-    d.context = ctx;
-    fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &d);
+    fire_resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, ctx, NULL, NULL);
 }
 
 static void on_context_destroying(CUcontext ctx, uint32_t id)
 {
     (void)id;
-    CUpti_ResourceData d;
-    memset(&d, 0, sizeof d);
-    d.context = ctx;
-    fire(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &d);
+    fire_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, ctx, NULL, NULL);
 }
 
 static void on_module(uint32_t cbid, CUcontext ctx, uint32_t module_id, const void *image, size_t size)
@@ -531,11 +542,7 @@ static void on_module(uint32_t cbid, CUcontext ctx, uint32_t module_id, const vo
     m.moduleId = module_id;
     m.cubinSize = size;
     m.pCubin = (const char *)image;
-    CUpti_ResourceData d;
-    memset(&d, 0, sizeof d);
-    d.context = ctx;
-    d.resourceDescriptor = &m;
-    fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+    fire_resource(cbid, ctx, NULL, &m);
 }
 
 static void on_module_loaded(CUcontext ctx, uint32_t module_id, const void *image, size_t size)
@@ -562,11 +569,7 @@ static void on_stream(uint32_t cbid, const struct standin_stream_info *info)
         r.correlationId = info->correlation_id;
         emit(&r, sizeof r);
     }
-    CUpti_ResourceData d;
-    memset(&d, 0, sizeof d);
-    d.context = info->context;
-    d.resourceHandle.stream = info->stream;
-    fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &d);
+    fire_resource(cbid, info->context, info->stream, NULL);
 }
 
 static void on_stream_created(const struct standin_stream_info *info)
