@@ -67,6 +67,7 @@ static struct {
     uint32_t table_capacity;   /* power of two */
     uint32_t table_count;
     uint32_t next_string_id;
+    uint32_t ids_stored_before_suspend; /* strings up to this id are in the file */
 } writer = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 static atomic_int tracing_state;
@@ -472,6 +473,7 @@ void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags)
         if (end_kind == KAT_END_EXEC) {
             /* If the exec fails, kat_writer_resume() maps the file again. */
             trim_locked();
+            writer.ids_stored_before_suspend = writer.next_string_id;
             writer.state = WRITER_SUSPENDED;
         } else {
             trim_locked();
@@ -499,6 +501,12 @@ void kat_writer_resume(void)
                 mark_failed();
             }
         }
+        /* Another thread may have interned strings while the file was
+         * unmapped: define them now, before any record uses them. */
+        if (writer.state == WRITER_OPEN)
+            for (uint32_t i = 0; i < writer.table_capacity; i++)
+                if (writer.table[i].bytes && writer.table[i].id > writer.ids_stored_before_suspend)
+                    store_string(&writer.table[i]);
     }
     pthread_mutex_unlock(&writer.lock);
 }
