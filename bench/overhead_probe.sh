@@ -18,6 +18,8 @@ run_mode() {
     cupti_only) KAUDIT_SESSION_DIR=$d CUDA_INJECTION64_PATH=$LIB loop ;;
     cupti_noapi) KAUDIT_API_RECORDS=none KAUDIT_SESSION_DIR=$d CUDA_INJECTION64_PATH=$LIB loop ;;
     full) build-gpu/bin/kaudit run -d "$d" -- python3 bench/overhead_loops.py --loop launch --launch-iters "$ITERS" --launch-warmup 200 ;;
+    full_defclock) KAUDIT_CUPTI_CLOCK=default build-gpu/bin/kaudit run -d "$d" -- python3 bench/overhead_loops.py --loop launch --launch-iters "$ITERS" --launch-warmup 200 ;;
+    full_bigbuf) KAUDIT_CUPTI_BUFFER_MB=64 build-gpu/bin/kaudit run -d "$d" -- python3 bench/overhead_loops.py --loop launch --launch-iters "$ITERS" --launch-warmup 200 ;;
     full_noapi) KAUDIT_API_RECORDS=none build-gpu/bin/kaudit run -d "$d" -- python3 bench/overhead_loops.py --loop launch --launch-iters "$ITERS" --launch-warmup 200 ;;
   esac
 }

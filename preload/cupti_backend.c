@@ -199,15 +199,18 @@ static int load_cupti_functions(char *missing, size_t missing_size)
 
 /* ---- activity buffers ------------------------------------------------------ */
 
+/* KAUDIT_CUPTI_BUFFER_MB overrides the size (for measuring its effect). */
+static size_t activity_buffer_bytes = ACTIVITY_BUFFER_BYTES;
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     void *memory = NULL;
-    if (posix_memalign(&memory, 8, ACTIVITY_BUFFER_BYTES) != 0)
+    if (posix_memalign(&memory, 8, activity_buffer_bytes) != 0)
         memory = NULL;
     if (!memory)
         atomic_fetch_add(&buffers_lost, 1);
     *buffer = memory;
-    *size = memory ? ACTIVITY_BUFFER_BYTES : 0;
+    *size = memory ? activity_buffer_bytes : 0;
     *max_records = 0;
 }
 
@@ -792,7 +795,14 @@ static int start_cupti(void)
 
     if (real_cuptiSetThreadIdType)
         real_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    int clock_ok = real_cuptiActivityRegisterTimestampCallback
+    const char *buffer_mb = getenv("KAUDIT_CUPTI_BUFFER_MB");
+    if (buffer_mb && atoi(buffer_mb) > 0 && atoi(buffer_mb) <= 1024)
+        activity_buffer_bytes = (size_t)atoi(buffer_mb) << 20;
+    /* KAUDIT_CUPTI_CLOCK=default keeps CUPTI's own clock (for measuring the
+     * callback's cost; the CLOCK_SYNC records then relate the two clocks). */
+    const char *clock = getenv("KAUDIT_CUPTI_CLOCK");
+    int want_callback = !(clock && strcmp(clock, "default") == 0);
+    int clock_ok = want_callback && real_cuptiActivityRegisterTimestampCallback
                    && real_cuptiActivityRegisterTimestampCallback(realtime_clock) == CUPTI_SUCCESS;
     kat_health(KAT_HEALTH_CUPTI_CLOCK, clock_ok ? "CLOCK_REALTIME" : "CUPTI default clock", clock_ok);
     record_clock_sync();
