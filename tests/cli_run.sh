@@ -1,0 +1,57 @@
+#!/bin/sh
+# tests/cli_run.sh KAUDIT - `kaudit run` on bad input and on the command's
+# own exit: clear messages, the right exit statuses, a session whose info
+# says the run did not start, and nothing added to the command's output.
+K=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0 passes=0
+check() { # name, condition...
+    name=$1; shift
+    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+run() { "$K" run "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
+rc() { [ "$(cat "$T/rc")" = "$1" ]; }
+err_has() { grep -q -- "$1" "$T/err"; }
+
+run --bogus -- true
+check "unknown option: exit 2" rc 2
+check "unknown option: named" err_has "kaudit: error: unknown option '--bogus'"
+
+run
+check "no command: exit 2" rc 2
+check "no command: said" err_has "kaudit: error: no command to run"
+
+run -d /proc/kaudit-no-such-dir -- true
+check "unwritable dir: exit 1" rc 1
+check "unwritable dir: named" err_has "cannot create session directory '/proc/kaudit-no-such-dir'"
+
+run -d "$T/s1" -- kaudit-no-such-command
+check "missing command: exit 127" rc 127
+check "missing command: named" err_has "cannot run 'kaudit-no-such-command': command not found"
+check "missing command: info says not started" grep -q '^status: not started: command not found' "$T/s1/info"
+
+printf 'x' >"$T/notexec"
+run -d "$T/s2" -- "$T/notexec"
+check "not executable: exit 126" rc 126
+check "not executable: info says not started" grep -q '^status: not started' "$T/s2/info"
+
+run -d "$T/s3" -- sh -c 'echo hi; echo oops >&2; exit 3'
+check "exit status passed through" rc 3
+check "stdout untouched" [ "$(cat "$T/out")" = hi ]
+check "stderr untouched" [ "$(cat "$T/err")" = oops ]
+check "info says exited 3" grep -q '^status: exited 3' "$T/s3/info"
+
+run -d "$T/s3" -- true
+check "existing session kept: exit 1" rc 1
+check "existing session kept: said" err_has "already holds a session"
+run -d "$T/s3" --overwrite -- true
+check "--overwrite replaces it" rc 0
+
+run -d "$T/s4" -- sh -c 'kill -9 $$'
+check "killed by signal 9: exit 137" rc 137
+check "killed by signal 9: said" err_has "was killed by signal 9"
+check "info says signal 9" grep -q '^status: signal 9' "$T/s4/info"
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
