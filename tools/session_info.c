@@ -16,6 +16,7 @@
 
 #include "session_info.h"
 #include "trace_format.h"
+#include "session.h"
 #include "trace_reader.h"
 
 static void format_time(char *out, size_t size, struct timespec *ts)
@@ -277,11 +278,6 @@ static void summarize_trace(const char *path, struct summary *s, FILE *log)
     kat_trace_close(t);
 }
 
-static int compare_names(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 int kat_session_info_summarize(struct kat_session_info *info, FILE *out)
 {
     char log_path[PATH_MAX + 32];
@@ -290,34 +286,17 @@ int kat_session_info_summarize(struct kat_session_info *info, FILE *out)
     if (!log)
         log = fopen("/dev/null", "w");
     struct summary s = { 0 };
-    DIR *d = opendir(info->dir);
-    char **names = NULL;
-    size_t count = 0, capacity = 0;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d))) {
-            if (!is_trace_name(e->d_name))
-                continue;
-            if (count == capacity) {
-                capacity = capacity ? capacity * 2 : 16;
-                char **grown = realloc(names, capacity * sizeof(char *));
-                if (!grown)
-                    break;
-                names = grown;
-            }
-            names[count++] = strdup(e->d_name);
-        }
-        closedir(d);
+    /* The session reader lists the traces (its info file is written by now). */
+    struct kat_session *session = NULL;
+    char err[512];
+    if (kat_session_open(info->dir, &session, err, sizeof(err)) != 0) {
+        s.unreadable++;
+        fprintf(log, "kaudit: error: %s\n", err);
+    } else {
+        for (size_t i = 0; i < kat_session_trace_count(session); i++)
+            summarize_trace(kat_session_trace_path(session, i), &s, log);
+        kat_session_close(session);
     }
-    if (count)
-        qsort(names, count, sizeof(char *), compare_names);
-    for (size_t i = 0; i < count; i++) {
-        char path[PATH_MAX + 256];
-        snprintf(path, sizeof(path), "%s/%s", info->dir, names[i]);
-        summarize_trace(path, &s, log);
-        free(names[i]);
-    }
-    free(names);
 
     kat_session_info_set(info, "processes", "%u", s.processes);
     kat_session_info_set(info, "truncated_traces", "%u", s.truncated);
