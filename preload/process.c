@@ -271,23 +271,37 @@ static void record_child_exit(pid_t pid, int status)
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 
 /* Everything an exec does around the real call, for one program image. */
-static int exec_with(int (*call)(const char *, char *const[], char *const[]), const char *path,
-                     char *const argv[], char *const envp[])
+/* Before an exec: the trace says where it goes, and is closed so that what
+ * was recorded survives the image change.  Returns whether this process owns
+ * the trace (false in a vfork child, which must not touch it). */
+static int exec_starting(const char *path, char *const argv[], int reinjected)
 {
-    WITH_INJECTED_ENV(envp, env, reinjected);
     int owned = kat_writer_owned_by_this_process();
     if (owned) {
         record_exec(path, argv, reinjected, 0);
         kat_cupti_flush("exec");
         kat_writer_close(KAT_END_EXEC, 0, 0);
     }
-    int rc = call(path, argv, env);
-    int saved = errno;
+    return owned;
+}
+
+/* After an exec that returned, i.e. failed: the same trace goes on. */
+static void exec_failed(int owned, const char *path, char *const argv[], int reinjected, int error)
+{
     if (owned) {
         kat_writer_resume();
-        record_exec(path, argv, reinjected, saved);
+        record_exec(path, argv, reinjected, error);
     }
-    errno = saved;
+    errno = error;
+}
+
+static int exec_with(int (*call)(const char *, char *const[], char *const[]), const char *path,
+                     char *const argv[], char *const envp[])
+{
+    WITH_INJECTED_ENV(envp, env, reinjected);
+    int owned = exec_starting(path, argv, reinjected);
+    int rc = call(path, argv, env);
+    exec_failed(owned, path, argv, reinjected, errno);
     return rc;
 }
 
@@ -390,19 +404,9 @@ KAT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
         return -1;
     }
     WITH_INJECTED_ENV(envp, env, reinjected);
-    int owned = kat_writer_owned_by_this_process();
-    if (owned) {
-        record_exec("(fexecve)", argv, reinjected, 0);
-        kat_cupti_flush("exec");
-        kat_writer_close(KAT_END_EXEC, 0, 0);
-    }
+    int owned = exec_starting("(fexecve)", argv, reinjected);
     int rc = fn(fd, argv, env);
-    int saved = errno;
-    if (owned) {
-        kat_writer_resume();
-        record_exec("(fexecve)", argv, reinjected, saved);
-    }
-    errno = saved;
+    exec_failed(owned, "(fexecve)", argv, reinjected, errno);
     return rc;
 }
 
