@@ -5,5 +5,8 @@
 int cmd_run(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_contract(int argc, char **argv);
 
 #endif

@@ -19,6 +19,11 @@ struct command {
 static const struct command commands[] = {
     { "run", cmd_run, "run a command under the preload library and CUPTI, recording a session" },
     { "dump", cmd_dump, "print what a recorded session holds" },
+#ifdef KAUDIT_HAVE_ANALYZER
+    { "analyze", cmd_analyze, "judge a recorded session against a task contract: axis verdicts and certificate" },
+    { "report", cmd_report, "explain an analysis with its evidence (text, JSON, Perfetto timeline)" },
+    { "contract", cmd_contract, "check and pin task contracts" },
+#endif
 #ifdef KAUDIT_HAVE_INVENTORY
     { "inventory", cmd_inventory, "build, verify and query vendor kernel inventories" },
 #endif

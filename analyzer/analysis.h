@@ -1,0 +1,162 @@
+/*
+ * analysis.h - verdicts from a recorded session and a task contract
+ * (docs/analysis.md).
+ *
+ * ka_analyze reads every trace of a session twice, streaming: the first pass
+ * indexes what kernels are joined to (API calls, vendor calls, NVTX phases,
+ * threads, events, modules); the second streams the kernel records, classifies
+ * each one by origin (vendor, framework, candidate, unattributed) and by party
+ * (candidate, reference, harness, unknown), sums the work per class, and checks
+ * each candidate kernel against the timed windows.  Kernels are never held in
+ * memory: memory grows with API records and vendor calls, not with kernels.
+ *
+ * The verdicts follow the KernelAudit paper (Sections 3.1, 3.3-3.5, Tables 1-2):
+ * FAIL only on candidate-attributable evidence, INCONCLUSIVE with a root cause
+ * when an auditability precondition is unmet, and a tool failure alone never
+ * convicts.  The semantic axis needs stress runs and is UNSUPPORTED here.
+ */
+#ifndef KAUDIT_ANALYSIS_H
+#define KAUDIT_ANALYSIS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "contract.h"
+
+struct kinv_inventory;
+
+enum ka_verdict { KA_PASS = 0, KA_FAIL, KA_INCONCLUSIVE, KA_UNSUPPORTED };
+const char *ka_verdict_name(enum ka_verdict v);     /* "PASS", ..., certificate "INCONCL" */
+
+enum ka_axis { KA_AXIS_SEMANTIC = 0, KA_AXIS_IMPLEMENTATION, KA_AXIS_MEASUREMENT, KA_AXIS_COUNT };
+const char *ka_axis_name(enum ka_axis a);
+
+/* Who caused a launch or a call. */
+enum ka_party { KA_PARTY_UNKNOWN = 0, KA_PARTY_CANDIDATE, KA_PARTY_REFERENCE, KA_PARTY_HARNESS, KA_PARTY_COUNT };
+const char *ka_party_name(enum ka_party p);
+
+/* Where a kernel's code came from. */
+enum ka_origin {
+    KA_ORIGIN_VENDOR = 0,       /* inside a vendor call window, or a vendor module by loader/digest */
+    KA_ORIGIN_FRAMEWORK,        /* PyTorch's own kernels (name or module) */
+    KA_ORIGIN_CANDIDATE,        /* the candidate's own code */
+    KA_ORIGIN_UNATTRIBUTED,
+    KA_ORIGIN_COUNT
+};
+const char *ka_origin_name(enum ka_origin o);
+
+/* One line of evidence behind an axis verdict. */
+enum ka_finding_kind {
+    KA_FINDING_CONVICTS = 1,    /* supports FAIL */
+    KA_FINDING_UNRESOLVED,      /* an unmet precondition (why INCONCLUSIVE) */
+    KA_FINDING_SIGNAL,          /* recorded, never gating */
+    KA_FINDING_SUPPORT,         /* positive evidence behind a PASS */
+};
+const char *ka_finding_kind_name(enum ka_finding_kind k);
+
+struct ka_finding {
+    enum ka_axis axis;
+    enum ka_finding_kind kind;
+    char code[48];              /* stable identifier, e.g. "forbidden-vendor-call" (docs/analysis.md) */
+    char *text;                 /* one line for people */
+    char *process;              /* trace file name, or NULL */
+    uint64_t time_ns;           /* when, or 0 */
+};
+
+struct ka_axis_result {
+    enum ka_verdict verdict;
+    char *root_cause;           /* for INCONCLUSIVE / UNSUPPORTED / FAIL: one line */
+};
+
+/* Per-class work, in FLOPs (gemm, conv, attention) or elements (the rest). */
+struct ka_work {
+    double amount[KA_CLASS_COUNT];
+    uint64_t items[KA_CLASS_COUNT];
+};
+
+enum ka_weak { KA_WEAK_NONE = 0, KA_WEAK_ACCEPT, KA_WEAK_REJECT };
+
+struct ka_options {
+    const struct kinv_inventory *inventory;     /* may be NULL */
+    const char *inventory_path;                 /* for the report */
+    enum ka_weak weak;
+    /*
+     * The semantic axis comes from stress runs, which traces cannot replace.
+     * A verdict from a separate semantic run can be supplied (PASS, FAIL or
+     * INCONCLUSIVE); without one the axis is UNSUPPORTED.
+     */
+    int semantic_given;
+    enum ka_verdict semantic;
+    /* Optional timeline sink (kaudit report --perfetto). */
+    void *sink_arg;
+    void (*on_process)(void *arg, uint32_t pid, const char *label);
+    void (*on_kernel)(void *arg, uint32_t pid, const char *name, uint32_t stream, uint64_t start_ns,
+                      uint64_t end_ns, enum ka_origin origin, enum ka_party party, enum ka_class cls,
+                      uint64_t vendor_call_id);
+    void (*on_vendor_call)(void *arg, uint32_t pid, uint32_t tid, const char *api, uint64_t call_id,
+                           uint64_t enter_ns, uint64_t exit_ns, enum ka_party party);
+    void (*on_phase)(void *arg, uint32_t pid, uint32_t tid, const char *name, uint64_t start_ns, uint64_t end_ns);
+    void (*on_window)(void *arg, uint32_t pid, unsigned index, uint32_t stream, uint64_t gpu_start_ns,
+                      uint64_t gpu_end_ns, float elapsed_ms);
+};
+
+struct ka_analysis {
+    char *session_dir;
+    char *contract_file;
+    char *task_id;
+    char contract_digest[33];
+    char *inventory_file;
+    char inventory_digest[33];   /* "" without an inventory */
+
+    struct ka_axis_result axis[KA_AXIS_COUNT];
+    enum ka_verdict aggregate;   /* Eq. 3 over the required axes */
+    enum ka_verdict certificate; /* aggregate, withheld to INCONCLUSIVE by eligibility (R-B) */
+    char *certificate_reason;
+    enum ka_weak weak;
+    char outcome[8];             /* C0, C1, C2, C3a, C3b, C3c, INCONCL; "" without --weak */
+    char *outcome_reason;
+
+    struct ka_finding *findings;
+    size_t n_findings;
+
+    /* what was read */
+    size_t traces, truncated_traces, unreadable_traces;
+    uint64_t kernels, vendor_calls, api_records;
+    uint64_t kernels_by[KA_ORIGIN_COUNT][KA_PARTY_COUNT];
+    uint64_t gpu_ns_by[KA_ORIGIN_COUNT][KA_PARTY_COUNT];
+    struct ka_work candidate_work;      /* non-exempt candidate work as estimated */
+    struct ka_work reference_work;      /* measured in the reference phase */
+    double reference_total;             /* R used by the thresholds */
+    int dominant_class;                 /* enum ka_class used by the thresholds, -1 if none */
+    int phases_seen;                    /* NVTX phase marks of the contract were found */
+    unsigned timed_windows;
+    unsigned build_failures;
+};
+
+/*
+ * Analyze the session in dir against contract.  0 on success (*out set, even
+ * when the verdicts are INCONCLUSIVE); -1 with err when the session itself
+ * cannot be opened.  A trace that does not read is not an error: it makes the
+ * affected axes INCONCLUSIVE and is named in the findings.
+ */
+int ka_analyze(const char *dir, const struct ka_contract *contract, const struct ka_options *opt,
+               struct ka_analysis **out, char *err, size_t n);
+void ka_analysis_free(struct ka_analysis *a);
+
+/* Reports (report.c). */
+#include <stdio.h>
+void ka_report_summary(FILE *f, const struct ka_analysis *a);     /* a few lines: axes, certificate, outcome */
+void ka_report_text(FILE *f, const struct ka_analysis *a);        /* the explanation, with the evidence */
+/* The stable JSON document (docs/report-format.md); NULL on allocation failure. */
+char *ka_report_json(const struct ka_analysis *a);
+
+/*
+ * Perfetto / Chrome trace JSON timeline (perfetto.c): open, analyze with the
+ * sink in opt, close.  Returns 0 or -1 with err.
+ */
+struct ka_timeline;
+struct ka_timeline *ka_timeline_open(const char *path, char *err, size_t n);
+void ka_timeline_sink(struct ka_timeline *t, struct ka_options *opt);
+int ka_timeline_close(struct ka_timeline *t, char *err, size_t n);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * evidence.h - what the analysis indexes from one process trace before it
+ * streams the kernels (private to analyzer/: analysis.c and its tests).
+ *
+ * One struct ka_proc per trace file.  Everything here is small compared with
+ * the kernels: API records (16 bytes each in a hash map), vendor calls,
+ * phases, events, modules.  Strings are copied, so a ka_proc outlives its
+ * trace.
+ */
+#ifndef KAUDIT_EVIDENCE_H
+#define KAUDIT_EVIDENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "trace_format.h"
+
+/* correlation id -> a value, open addressing (ids are never 0 in CUPTI). */
+struct ka_u32map {
+    uint32_t *keys;
+    uint32_t *vals;
+    size_t cap, count;
+};
+int ka_u32map_put(struct ka_u32map *m, uint32_t key, uint32_t val);
+/* 1 and *val when present. */
+int ka_u32map_get(const struct ka_u32map *m, uint32_t key, uint32_t *val);
+void ka_u32map_free(struct ka_u32map *m);
+
+struct ka_api {                 /* one launch-capable API call */
+    uint32_t tid;
+    uint32_t reserved;
+    uint64_t start_ns, end_ns;
+};
+
+struct ka_vcall {
+    struct kat_vendor_call_rec rec;
+    char *api;
+    char *caller;
+    enum ka_party party;
+    int cls;                    /* enum ka_class */
+    double work;                /* FLOPs (0: not estimable) */
+    size_t outer;               /* index of the outermost call around it (itself at depth 1) */
+    int caller_is_candidate, caller_is_framework;
+    uint64_t kernels;           /* kernels in its window */
+};
+
+struct ka_phase {
+    uint32_t tid;               /* 0: a process-wide range (NVTX start/end) */
+    uint8_t party;              /* enum ka_party */
+    uint64_t start_ns, end_ns;
+};
+
+struct ka_module {
+    uint64_t time_ns;
+    uint32_t tid;
+    char *loader;
+    uint64_t digest_lo, digest_hi;
+    uint64_t size;
+    int loader_kind;            /* enum ka_loader_kind */
+};
+
+enum ka_loader_kind { KA_LOADER_UNKNOWN = 0, KA_LOADER_CANDIDATE, KA_LOADER_VENDOR, KA_LOADER_FRAMEWORK, KA_LOADER_OTHER };
+
+struct ka_window {
+    unsigned index;             /* 1-based, in host order over the process */
+    uint32_t tid;
+    uint64_t host_start_ns, host_end_ns;    /* the two record calls */
+    uint64_t gpu_start_ns, gpu_end_ns;      /* 0 when CUPTI gave no event timestamp */
+    uint32_t start_stream, end_stream;      /* CUPTI stream ids, UINT32_MAX if unknown */
+    float elapsed_ms;
+    uint64_t candidate_kernels, escaped;
+};
+
+struct ka_thread_origin {       /* a thread and who created it */
+    uint32_t tid, creator_tid;
+    uint64_t create_ns;
+    uint64_t token;
+};
+
+struct ka_symbol {
+    char *symbol, *object;
+    uint64_t address;
+    uint32_t phase;
+    uint64_t time_ns;
+};
+
+struct ka_proc {
+    char *file;                 /* trace file name */
+    uint32_t pid, ppid;
+    char *exe, *argv0, *argv;   /* argv: space-joined, for messages */
+    uint64_t start_ns, end_ns;
+    int complete;               /* a PROCESS_END was the last record */
+    int read_error;             /* the trace stopped at a malformed record */
+    int end_known;
+    uint32_t end_kind;
+    int32_t status;
+    int status_known;
+    int candidate_process;      /* the contract names this process as the candidate's */
+    int build_tool;             /* nvcc, ninja, a compiler, a linker... */
+
+    struct ka_u32map api_index;         /* correlation -> index into apis */
+    struct ka_api *apis;
+    size_t n_apis, cap_apis;
+    struct ka_u32map ext;               /* correlation -> index into vcalls (+1) */
+    struct ka_vcall *vcalls;
+    size_t n_vcalls, cap_vcalls;
+    struct ka_phase *phases;            /* sorted by (tid, start) */
+    size_t n_phases, cap_phases;
+    int phase_marks;                    /* phase ranges seen */
+    struct ka_module *modules;          /* sorted by time */
+    size_t n_modules, cap_modules;
+    struct ka_window *windows;          /* sorted by host_start */
+    size_t n_windows, cap_windows;
+    struct ka_thread_origin *threads;
+    size_t n_threads, cap_threads;
+    struct ka_symbol *symbols;
+    size_t n_symbols, cap_symbols;
+    double *reported_ms;
+    size_t n_reported, cap_reported;
+    float *elapsed_ms;                  /* every value cudaEventElapsedTime returned */
+    size_t n_elapsed, cap_elapsed;
+    char **guard_changed;
+    size_t n_guard, cap_guard;
+    struct { uint32_t child; uint64_t time_ns; } *forks;
+    size_t n_forks, cap_forks;
+    struct { uint32_t child; int32_t status; } *child_exits;
+    size_t n_child_exits, cap_child_exits;
+    struct { char *soname; uint64_t lo, hi; } *libs;
+    size_t n_libs, cap_libs;
+    uint64_t threads_in_windows;
+    uint64_t kernels;
+    uint64_t graph_kernels, low_precision_kernels;
+    char *low_precision_example;
+    int health_problem;                 /* any tool-health record that limits the evidence */
+};
+
+#endif

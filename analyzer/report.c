@@ -1,0 +1,187 @@
+/*
+ * report.c - what an analysis decided and why: a summary, an explanation for
+ * people, and the stable JSON document (docs/report-format.md).
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+#define KA_REPORT_FORMAT "kaudit-report"
+#define KA_REPORT_VERSION 1
+
+static const char *certificate_name(enum ka_verdict v)
+{
+    return v == KA_INCONCLUSIVE ? "INCONCL" : ka_verdict_name(v);
+}
+
+void ka_report_summary(FILE *f, const struct ka_analysis *a)
+{
+    fprintf(f, "task %s  session %s\n", a->task_id, a->session_dir);
+    for (int i = 0; i < KA_AXIS_COUNT; i++) {
+        const struct ka_axis_result *ax = &a->axis[i];
+        fprintf(f, "  %-15s %-12s%s%s\n", ka_axis_name(i), ka_verdict_name(ax->verdict), ax->root_cause ? " " : "",
+                ax->root_cause ? ax->root_cause : "");
+    }
+    fprintf(f, "  %-15s %-12s %s\n", "certificate", certificate_name(a->certificate),
+            a->certificate_reason ? a->certificate_reason : "");
+    if (a->outcome[0])
+        fprintf(f, "  %-15s %-12s weak verifier %s: %s\n", "outcome", a->outcome,
+                a->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT", a->outcome_reason ? a->outcome_reason : "");
+}
+
+static void print_findings(FILE *f, const struct ka_analysis *a, enum ka_axis axis)
+{
+    static const enum ka_finding_kind order[] = { KA_FINDING_CONVICTS, KA_FINDING_UNRESOLVED, KA_FINDING_SUPPORT,
+                                                  KA_FINDING_SIGNAL };
+    static const char *const label[] = { "", "convicts", "unresolved", "signal", "support" };
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
+        for (size_t i = 0; i < a->n_findings; i++) {
+            const struct ka_finding *x = &a->findings[i];
+            if (x->axis != axis || x->kind != order[o])
+                continue;
+            fprintf(f, "    [%s] %s: %s%s%s%s\n", label[x->kind], x->code, x->text ? x->text : "",
+                    x->process ? " (" : "", x->process ? x->process : "", x->process ? ")" : "");
+        }
+}
+
+void ka_report_text(FILE *f, const struct ka_analysis *a)
+{
+    fprintf(f, "KernelAudit report\n");
+    fprintf(f, "  session:   %s\n", a->session_dir);
+    fprintf(f, "  contract:  %s (task %s, digest %s)\n", a->contract_file, a->task_id, a->contract_digest);
+    if (a->inventory_file)
+        fprintf(f, "  inventory: %s (digest %s)\n", a->inventory_file, a->inventory_digest);
+    else
+        fprintf(f, "  inventory: none (name matches and module digests not checked)\n");
+    fprintf(f, "  read:      %zu traces (%zu truncated, %zu unreadable), %llu kernels, %llu vendor calls, %u timed "
+               "windows%s\n",
+            a->traces, a->truncated_traces, a->unreadable_traces, (unsigned long long)a->kernels,
+            (unsigned long long)a->vendor_calls, a->timed_windows, a->phases_seen ? ", phase marks present" : ", no phase marks");
+    fprintf(f, "\nkernels by origin and party (count / GPU ms)\n");
+    fprintf(f, "  %-13s", "");
+    for (int p = 0; p < KA_PARTY_COUNT; p++)
+        fprintf(f, " %20s", ka_party_name(p));
+    fprintf(f, "\n");
+    for (int o = 0; o < KA_ORIGIN_COUNT; o++) {
+        fprintf(f, "  %-13s", ka_origin_name(o));
+        for (int p = 0; p < KA_PARTY_COUNT; p++) {
+            char cell[64];
+            snprintf(cell, sizeof cell, "%llu / %.3f", (unsigned long long)a->kernels_by[o][p],
+                     (double)a->gpu_ns_by[o][p] / 1e6);
+            fprintf(f, " %20s", cell);
+        }
+        fprintf(f, "\n");
+    }
+    if (a->dominant_class >= 0)
+        fprintf(f, "\nreference work: %.4g (dominant class %s: thresholds are relative to it)\n", a->reference_total,
+                ka_class_name(a->dominant_class));
+    for (int i = 0; i < KA_AXIS_COUNT; i++) {
+        const struct ka_axis_result *ax = &a->axis[i];
+        fprintf(f, "\n%s: %s%s%s\n", ka_axis_name(i), ka_verdict_name(ax->verdict), ax->root_cause ? " — " : "",
+                ax->root_cause ? ax->root_cause : "");
+        print_findings(f, a, (enum ka_axis)i);
+    }
+    fprintf(f, "\ncertificate: %s — %s\n", certificate_name(a->certificate),
+            a->certificate_reason ? a->certificate_reason : "");
+    if (a->outcome[0])
+        fprintf(f, "outcome: %s — %s\n", a->outcome, a->outcome_reason ? a->outcome_reason : "");
+}
+
+char *ka_report_json(const struct ka_analysis *a)
+{
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return NULL;
+    cJSON_AddStringToObject(root, "format", KA_REPORT_FORMAT);
+    cJSON_AddNumberToObject(root, "version", KA_REPORT_VERSION);
+    cJSON_AddStringToObject(root, "tool_version", KAUDIT_VERSION);
+    cJSON_AddStringToObject(root, "session", a->session_dir);
+    cJSON *contract = cJSON_AddObjectToObject(root, "contract");
+    cJSON_AddStringToObject(contract, "file", a->contract_file);
+    cJSON_AddStringToObject(contract, "task_id", a->task_id);
+    cJSON_AddStringToObject(contract, "digest", a->contract_digest);
+    if (a->inventory_file) {
+        cJSON *inv = cJSON_AddObjectToObject(root, "inventory");
+        cJSON_AddStringToObject(inv, "file", a->inventory_file);
+        cJSON_AddStringToObject(inv, "digest", a->inventory_digest);
+    } else {
+        cJSON_AddNullToObject(root, "inventory");
+    }
+    cJSON *axes = cJSON_AddObjectToObject(root, "axes");
+    for (int i = 0; i < KA_AXIS_COUNT; i++) {
+        cJSON *ax = cJSON_AddObjectToObject(axes, ka_axis_name(i));
+        cJSON_AddStringToObject(ax, "verdict", ka_verdict_name(a->axis[i].verdict));
+        if (a->axis[i].root_cause)
+            cJSON_AddStringToObject(ax, "root_cause", a->axis[i].root_cause);
+        else
+            cJSON_AddNullToObject(ax, "root_cause");
+    }
+    cJSON *cert = cJSON_AddObjectToObject(root, "certificate");
+    cJSON_AddStringToObject(cert, "aggregate", certificate_name(a->aggregate));
+    cJSON_AddStringToObject(cert, "verdict", certificate_name(a->certificate));
+    cJSON_AddStringToObject(cert, "reason", a->certificate_reason ? a->certificate_reason : "");
+    if (a->outcome[0]) {
+        cJSON *oc = cJSON_AddObjectToObject(root, "outcome");
+        cJSON_AddStringToObject(oc, "weak", a->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT");
+        cJSON_AddStringToObject(oc, "code", a->outcome);
+        cJSON_AddStringToObject(oc, "reason", a->outcome_reason ? a->outcome_reason : "");
+    } else {
+        cJSON_AddNullToObject(root, "outcome");
+    }
+    cJSON *findings = cJSON_AddArrayToObject(root, "findings");
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct ka_finding *x = &a->findings[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "axis", ka_axis_name(x->axis));
+        cJSON_AddStringToObject(o, "kind", ka_finding_kind_name(x->kind));
+        cJSON_AddStringToObject(o, "code", x->code);
+        cJSON_AddStringToObject(o, "text", x->text ? x->text : "");
+        if (x->process)
+            cJSON_AddStringToObject(o, "trace", x->process);
+        else
+            cJSON_AddNullToObject(o, "trace");
+        if (x->time_ns)
+            cJSON_AddNumberToObject(o, "time_ns", (double)x->time_ns);
+        else
+            cJSON_AddNullToObject(o, "time_ns");
+        cJSON_AddItemToArray(findings, o);
+    }
+    cJSON *stats = cJSON_AddObjectToObject(root, "read");
+    cJSON_AddNumberToObject(stats, "traces", (double)a->traces);
+    cJSON_AddNumberToObject(stats, "truncated_traces", (double)a->truncated_traces);
+    cJSON_AddNumberToObject(stats, "unreadable_traces", (double)a->unreadable_traces);
+    cJSON_AddNumberToObject(stats, "kernels", (double)a->kernels);
+    cJSON_AddNumberToObject(stats, "vendor_calls", (double)a->vendor_calls);
+    cJSON_AddNumberToObject(stats, "api_records", (double)a->api_records);
+    cJSON_AddNumberToObject(stats, "timed_windows", a->timed_windows);
+    cJSON_AddBoolToObject(stats, "phase_marks", a->phases_seen);
+    cJSON_AddNumberToObject(stats, "build_failures", a->build_failures);
+    cJSON *kb = cJSON_AddObjectToObject(root, "kernels");
+    for (int o = 0; o < KA_ORIGIN_COUNT; o++) {
+        cJSON *row = cJSON_AddObjectToObject(kb, ka_origin_name(o));
+        for (int p = 0; p < KA_PARTY_COUNT; p++) {
+            cJSON *cell = cJSON_AddObjectToObject(row, ka_party_name(p));
+            cJSON_AddNumberToObject(cell, "count", (double)a->kernels_by[o][p]);
+            cJSON_AddNumberToObject(cell, "gpu_ns", (double)a->gpu_ns_by[o][p]);
+        }
+    }
+    cJSON *work = cJSON_AddObjectToObject(root, "work");
+    cJSON_AddNumberToObject(work, "reference_total", a->reference_total);
+    if (a->dominant_class >= 0)
+        cJSON_AddStringToObject(work, "dominant_class", ka_class_name(a->dominant_class));
+    else
+        cJSON_AddNullToObject(work, "dominant_class");
+    cJSON *cw = cJSON_AddObjectToObject(work, "candidate");
+    cJSON *rw = cJSON_AddObjectToObject(work, "reference_measured");
+    for (int i = 0; i < KA_CLASS_COUNT; i++) {
+        cJSON_AddNumberToObject(cw, ka_class_name(i), a->candidate_work.amount[i]);
+        cJSON_AddNumberToObject(rw, ka_class_name(i), a->reference_work.amount[i]);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    return text;
+}

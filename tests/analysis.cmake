@@ -1,0 +1,14 @@
+# Tests of contracts and the analyzer's verdict rules (docs/analysis.md).
+# Included from tests/CMakeLists.txt when Criterion is found.
+if(NOT TARGET kaudit_analyzer)
+  return()
+endif()
+add_executable(test_contract ${CMAKE_CURRENT_LIST_DIR}/test_contract.c)
+target_link_libraries(test_contract PRIVATE kaudit_analyzer kaudit_trace_builder PkgConfig::CRITERION)
+kaudit_sanitize(test_contract)
+add_test(NAME contract COMMAND test_contract)
+
+add_executable(test_analysis ${CMAKE_CURRENT_LIST_DIR}/test_analysis.c)
+target_link_libraries(test_analysis PRIVATE kaudit_analyzer kaudit_trace_builder PkgConfig::CRITERION)
+kaudit_sanitize(test_analysis)
+add_test(NAME analysis COMMAND test_analysis)

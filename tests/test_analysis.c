@@ -1,0 +1,723 @@
+/*
+ * test_analysis.c - the verdict rules of docs/analysis.md on synthetic
+ * sessions: each test builds the few records a rule reads, then checks the
+ * axis verdicts and the finding codes.  The recorded H200 controls are
+ * checked against their expected verdicts in tests/controls.cmake.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "contract.h"
+#include "trace_builder.h"
+
+#define PID 100u
+#define T0 1000000000ull        /* base of every timestamp */
+#define MS 1000000ull
+
+/* ---- a session under construction ------------------------------------- */
+
+struct scene {
+    struct tb b;
+    char *dir;
+    uint32_t next_corr;
+    uint64_t next_call;
+};
+
+static void scene_init(struct scene *s)
+{
+    memset(s, 0, sizeof *s);
+    s->dir = tb_tempdir();
+    cr_assert(s->dir);
+    cr_assert_eq(tb_write_text(s->dir, "info", "kaudit-session\nformat_version: 1\nstatus: exited 0\n"), 0);
+    tb_init(&s->b, PID, 1, KAT_ORIGIN_EXEC, T0);
+    const char *argv[] = { "python3", "harness.py", NULL };
+    tb_process_start(&s->b, argv, "/usr/bin/python3", "/tmp");
+    s->next_corr = 1;
+    s->next_call = 1;
+}
+
+static void nvtx(struct scene *s, uint32_t kind, uint32_t tid, const char *msg, uint64_t t)
+{
+    struct kat_nvtx_rec r = { .kind = kind, .thread_id = tid, .time_ns = t };
+    if (msg)
+        r.message_string = tb_string(&s->b, msg);
+    tb_record(&s->b, KAT_REC_NVTX, &r, sizeof r, NULL, 0);
+}
+
+static void phase(struct scene *s, const char *name, uint32_t tid, uint64_t start, uint64_t end)
+{
+    nvtx(s, KAT_NVTX_PUSH, tid, name, start);
+    nvtx(s, KAT_NVTX_POP, tid, NULL, end);
+}
+
+static void mark(struct scene *s, const char *msg, uint64_t t)
+{
+    nvtx(s, KAT_NVTX_MARK, PID, msg, t);
+}
+
+/* A launch API record on tid at t; returns its correlation id. */
+static uint32_t launch(struct scene *s, uint32_t tid, uint64_t t)
+{
+    struct kat_api_rec a = { .start_ns = t, .end_ns = t + 5000, .domain = KAT_API_RUNTIME, .cbid = 211,
+                             .thread_id = tid, .correlation_id = s->next_corr++ };
+    a.name_string = tb_string(&s->b, "cudaLaunchKernel_v7000");
+    tb_record(&s->b, KAT_REC_API, &a, sizeof a, NULL, 0);
+    return a.correlation_id;
+}
+
+static void kernel(struct scene *s, uint32_t corr, const char *name, uint32_t stream, uint64_t start, uint64_t end,
+                   int grid, int block)
+{
+    struct kat_kernel_rec k = { .start_ns = start, .end_ns = end, .stream_id = stream, .correlation_id = corr,
+                                .grid = { grid, 1, 1 }, .block = { block, 1, 1 } };
+    k.name_string = tb_string(&s->b, name);
+    tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
+}
+
+/* A cublasSgemm call m=n=k=dim from caller on tid, launching one kernel. */
+static void sgemm(struct scene *s, const char *caller, uint32_t tid, uint64_t t, int64_t dim)
+{
+    struct kat_vendor_call_rec v;
+    memset(&v, 0, sizeof v);
+    v.call_id = s->next_call++;
+    v.enter_ns = t;
+    v.exit_ns = t + 20000;
+    v.api_string = tb_string(&s->b, "cublasSgemm_v2");
+    v.library = KAT_LIB_CUBLAS;
+    v.caller_string = tb_string(&s->b, caller);
+    v.thread_id = tid;
+    v.depth = 1;
+    v.work_class = KAT_WORK_GEMM;
+    v.summary_known = 1;
+    v.op.gemm.m = v.op.gemm.n = v.op.gemm.k = dim;
+    v.op.gemm.batch = 1;
+    tb_record(&s->b, KAT_REC_VENDOR_CALL, &v, sizeof v, NULL, 0);
+    uint32_t corr = launch(s, tid, t + 1000);
+    struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND, .correlation_id = corr,
+                                              .external_id = v.call_id };
+    tb_record(&s->b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
+    kernel(s, corr, "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3", 7, t + 10000, t + 90000, 64, 128);
+}
+
+static void timing_call(struct scene *s, uint32_t api, uint64_t event, uint64_t event2, uint64_t stream, uint64_t t,
+                        uint32_t corr, float elapsed)
+{
+    struct kat_timing_call_rec r = { .enter_ns = t, .exit_ns = t + 2000, .api = api, .domain = KAT_API_RUNTIME,
+                                     .thread_id = PID, .correlation_id = corr, .event = event, .event2 = event2,
+                                     .stream = stream, .elapsed_ms = elapsed };
+    tb_record(&s->b, KAT_REC_TIMING_CALL, &r, sizeof r, NULL, 0);
+}
+
+/* A timed window: start/end events recorded at host times hs/he, GPU times gs/ge, on stream 7. */
+static void window(struct scene *s, uint64_t hs, uint64_t he, uint64_t gs, uint64_t ge, float elapsed_ms,
+                   uint64_t query_t)
+{
+    uint32_t c1 = s->next_corr++, c2 = s->next_corr++;
+    timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe1, 0, 0x5, hs, c1, 0);
+    timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0, 0x5, he, c2, 0);
+    struct kat_cuda_event_rec e1 = { .correlation_id = c1, .stream_id = 7, .event_id = 1, .device_timestamp_ns = gs };
+    struct kat_cuda_event_rec e2 = { .correlation_id = c2, .stream_id = 7, .event_id = 2, .device_timestamp_ns = ge };
+    tb_record(&s->b, KAT_REC_CUDA_EVENT, &e1, sizeof e1, NULL, 0);
+    tb_record(&s->b, KAT_REC_CUDA_EVENT, &e2, sizeof e2, NULL, 0);
+    timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, query_t, s->next_corr++, elapsed_ms);
+}
+
+static void module(struct scene *s, const char *loader, uint32_t tid, uint64_t t)
+{
+    struct kat_module_rec m = { .module_id = 9, .size = 4096, .digest_lo = 1, .digest_hi = 2, .thread_id = tid,
+                                .time_ns = t, .image_kind = KAT_IMAGE_CUBIN };
+    m.loader_string = tb_string(&s->b, loader);
+    tb_record(&s->b, KAT_REC_MODULE, &m, sizeof m, NULL, 0);
+}
+
+static void finish(struct scene *s, int end)
+{
+    if (end)
+        tb_process_end(&s->b, KAT_END_EXIT, 0, 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/p%u-%llu.kat", s->dir, PID, (unsigned long long)T0);
+    cr_assert_eq(tb_write(&s->b, path), 0);
+    tb_free(&s->b);
+}
+
+/* A second process in the same session (a build tool child). */
+static void child_process(struct scene *s, uint32_t pid, const char *argv0, uint64_t start, int status)
+{
+    struct tb c;
+    tb_init(&c, pid, PID, KAT_ORIGIN_EXEC, start);
+    const char *argv[] = { argv0, "-v", NULL };
+    tb_process_start(&c, argv, argv0, "/tmp");
+    struct kat_process_start_rec *ps = NULL;
+    (void)ps;
+    tb_process_end(&c, KAT_END_EXIT, status, 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/p%u-%llu.kat", s->dir, pid, (unsigned long long)start);
+    cr_assert_eq(tb_write(&c, path), 0);
+    tb_free(&c);
+}
+
+/* ---- contracts -------------------------------------------------------- */
+
+static const char add_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/add\","
+    " \"implementation\": {\"self_implemented\": true},"
+    " \"reference_work\": {\"dominant_class\": \"elementwise\", \"amount\": 1048576},"
+    " \"timing\": {\"window\": \"cuda_events\", \"dtype\": \"float32\"}}";
+
+static const char gemm_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/gemm\","
+    " \"implementation\": {\"self_implemented\": true,"
+    "   \"mediators\": {\"epilogues\": [{\"class\": \"elementwise\", \"max_share\": 0.01, \"note\": \"bias\"}]}},"
+    " \"reference_work\": {\"dominant_class\": \"gemm\", \"amount\": 2147483648},"
+    " \"timing\": {\"dtype\": \"float32\"}}";
+
+static struct ka_contract *contract(const char *text)
+{
+    struct ka_contract *c;
+    char err[1024];
+    int rc = ka_contract_parse(text, strlen(text), "test.json", &c, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s", err);
+    return c;
+}
+
+static struct ka_analysis *analyze(struct scene *s, const char *contract_text, const struct ka_options *opt)
+{
+    struct ka_contract *c = contract(contract_text);
+    struct ka_analysis *a;
+    char err[1024];
+    cr_assert_eq(ka_analyze(s->dir, c, opt, &a, err, sizeof err), 0, "%s", err);
+    ka_contract_free(c);
+    return a;
+}
+
+static int has_finding(const struct ka_analysis *a, const char *code)
+{
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, code))
+            return 1;
+    return 0;
+}
+
+static void done(struct scene *s, struct ka_analysis *a)
+{
+    ka_analysis_free(a);
+    tb_remove_dir(s->dir);
+    free(s->dir);
+}
+
+#define IMPL(a) ((a)->axis[KA_AXIS_IMPLEMENTATION].verdict)
+#define MEAS(a) ((a)->axis[KA_AXIS_MEASUREMENT].verdict)
+
+/* The candidate's own kernel in the candidate phase, inside a timed window that covers it. */
+static void clean_candidate(struct scene *s)
+{
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    uint32_t c = launch(s, PID, T0 + 10 * MS + 1000);
+    kernel(s, c, "my_add_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    window(s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 14 * MS, 3.0f, T0 + 15 * MS);
+}
+
+/* ---- implementation axis ---------------------------------------------- */
+
+Test(implementation, own_kernel_in_candidate_phase_passes)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
+    /* semantic is UNSUPPORTED, so the certificate cannot be PASS */
+    cr_expect_eq(a->axis[KA_AXIS_SEMANTIC].verdict, KA_UNSUPPORTED);
+    cr_expect_eq(a->certificate, KA_INCONCLUSIVE);
+    done(&s, a);
+}
+
+Test(implementation, vendor_gemm_in_candidate_phase_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    finish(&s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT };
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(has_finding(a, "forbidden-vendor-call"));
+    cr_expect_eq(a->certificate, KA_FAIL);
+    cr_expect_str_eq(a->outcome, "C3b");
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 1);
+    done(&s, a);
+}
+
+Test(implementation, weak_reject_of_a_fail_is_c1)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    finish(&s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_REJECT };
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_str_eq(a->outcome, "C1");
+    done(&s, a);
+}
+
+Test(implementation, same_call_in_reference_phase_does_not_convict)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:reference", PID, T0 + 5 * MS, T0 + 6 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 5 * MS + 100, 1024);
+    clean_candidate(&s);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_REFERENCE], 1);
+    done(&s, a);
+}
+
+Test(implementation, small_vendor_call_is_below_threshold)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    /* 2*64^3 = 524288 FLOP: 0.02% of the reference's GEMM */
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 200, 64);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "below-threshold"));
+    done(&s, a);
+}
+
+Test(implementation, unmarked_vendor_work_is_inconclusive_not_fail)
+{
+    struct scene s;
+    scene_init(&s);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS, 1024);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    cr_expect(has_finding(a, "unattributed-forbidden-work"));
+    done(&s, a);
+}
+
+Test(implementation, candidate_object_calling_cublas_convicts_without_phases)
+{
+    struct scene s;
+    scene_init(&s);
+    sgemm(&s, "/root/.cache/torch_extensions/py312/ext/ext.so", PID, T0 + 10 * MS, 1024);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    done(&s, a);
+}
+
+Test(implementation, framework_add_in_candidate_phase_fails_add_task)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    /* 1024 blocks of 256 threads = 262144 threads: 25% of 1M elements */
+    kernel(&s, c, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEE", 7, T0 + 12 * MS,
+           T0 + 13 * MS, 1024, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_FRAMEWORK][KA_PARTY_CANDIDATE], 1);
+    done(&s, a);
+}
+
+Test(implementation, allowed_bias_epilogue_is_exempt)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 8000);
+    kernel(&s, c, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEE", 7, T0 + 13 * MS,
+           T0 + 13 * MS + 500, 1024, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "exempt-mediator"));
+    done(&s, a);
+}
+
+Test(implementation, copy_glue_is_exempt)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 8000);
+    kernel(&s, c, "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_22gpu_kernel_impl_copy", 7, T0 + 13 * MS,
+           T0 + 13 * MS + 500, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    done(&s, a);
+}
+
+Test(implementation, vendor_module_without_library_call_is_non_mediated)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    /* a launch whose call loaded a module on behalf of libcublas, but no vendor call was intercepted */
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 8000);
+    module(&s, "/opt/nvidia/cu13/lib/libcublas.so.13", PID, T0 + 10 * MS + 8001);
+    kernel(&s, c, "sm90_xmma_gemm_f32f32_tn_n", 7, T0 + 13 * MS, T0 + 13 * MS + 900, 128, 128);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(has_finding(a, "non-mediated-vendor-launch"));
+    done(&s, a);
+}
+
+Test(implementation, failed_build_without_violation_is_inconclusive)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+    finish(&s, 1);
+    child_process(&s, 200, "ninja", T0 + 11 * MS, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    cr_expect(has_finding(a, "candidate-build-failed"));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "build failed") != NULL, "%s",
+              a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect_eq(a->build_failures, 1);
+    done(&s, a);
+}
+
+Test(implementation, failed_build_then_fallback_delegation_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 15 * MS, 1024);
+    finish(&s, 1);
+    child_process(&s, 200, "ninja", T0 + 11 * MS, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "fallback") != NULL);
+    done(&s, a);
+}
+
+Test(implementation, successful_build_is_not_a_failure)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    finish(&s, 1);
+    child_process(&s, 200, "ninja", T0 + 10 * MS + 10, 0);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->build_failures, 0);
+    cr_expect_eq(IMPL(a), KA_PASS);
+    done(&s, a);
+}
+
+Test(implementation, no_candidate_work_is_inconclusive_r_a)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "R-A") != NULL);
+    done(&s, a);
+}
+
+Test(implementation, truncated_trace_cannot_pass)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    finish(&s, 0);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE);
+    cr_expect(has_finding(a, "trace-truncated"));
+    done(&s, a);
+}
+
+Test(implementation, truncated_trace_does_not_erase_a_fail)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    finish(&s, 0);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    done(&s, a);
+}
+
+Test(implementation, tool_health_problem_is_inconclusive)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    struct kat_health_rec h = { .code = KAT_HEALTH_CUPTI_DROPPED, .value = 12, .time_ns = T0 + 30 * MS };
+    tb_record(&s.b, KAT_REC_HEALTH, &h, sizeof h, NULL, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    cr_expect(has_finding(a, "tool-health"));
+    done(&s, a);
+}
+
+/* ---- measurement axis ------------------------------------------------- */
+
+Test(measurement, side_stream_work_after_stop_event_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c, "my_add_kernel", 9, T0 + 12 * MS, T0 + 25 * MS, 4096, 256);
+    window(&s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 13 * MS, 2.0f, T0 + 30 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect(has_finding(a, "work-after-stop-event"));
+    cr_expect_eq(IMPL(a), KA_PASS);
+    done(&s, a);
+}
+
+Test(measurement, side_stream_work_that_finished_in_time_is_a_signal)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c, "my_add_kernel", 9, T0 + 11 * MS, T0 + 12 * MS, 4096, 256);
+    window(&s, T0 + 9 * MS, T0 + 12 * MS, T0 + 10 * MS, T0 + 13 * MS, 3.0f, T0 + 30 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_PASS);
+    cr_expect(has_finding(a, "side-stream-within-window"));
+    done(&s, a);
+}
+
+Test(measurement, injected_thread_work_after_stop_event_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    struct kat_thread_rec create = { .event = KAT_THREAD_CREATE, .thread_id = PID, .token = 77,
+                                     .time_ns = T0 + 10 * MS + 500 };
+    struct kat_thread_rec start = { .event = KAT_THREAD_START, .thread_id = 555, .token = 77,
+                                    .time_ns = T0 + 10 * MS + 600 };
+    tb_record(&s.b, KAT_REC_THREAD, &create, sizeof create, NULL, 0);
+    tb_record(&s.b, KAT_REC_THREAD, &start, sizeof start, NULL, 0);
+    /* the worker launches 20 ms later, long after the stop event was recorded */
+    uint32_t c = launch(&s, 555, T0 + 30 * MS);
+    kernel(&s, c, "my_add_kernel", 7, T0 + 31 * MS, T0 + 32 * MS, 4096, 256);
+    window(&s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 13 * MS, 2.0f, T0 + 14 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect(has_finding(a, "work-in-injected-thread"));
+    cr_expect(has_finding(a, "thread-in-timed-window"));
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
+    done(&s, a);
+}
+
+Test(measurement, reported_time_must_come_from_the_runtime)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    mark(&s, "kaudit:reported_ms 0.30000001192092896", T0 + 16 * MS);
+    finish(&s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT };
+    struct ka_analysis *a = analyze(&s, add_contract, &opt);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect(has_finding(a, "reported-time-not-measured"));
+    cr_expect_str_eq(a->outcome, "C3c");
+    done(&s, a);
+}
+
+Test(measurement, reported_time_equal_to_the_runtime_passes)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    mark(&s, "kaudit:reported_ms 3.0", T0 + 16 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_PASS, "%s", a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    done(&s, a);
+}
+
+Test(measurement, guard_mark_convicts)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    mark(&s, "kaudit:guard-changed torch.cuda.Event.elapsed_time", T0 + 16 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect(has_finding(a, "timing-primitive-replaced"));
+    done(&s, a);
+}
+
+Test(measurement, foreign_object_defining_elapsed_time_convicts)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    struct kat_timing_symbol_rec sym = { .address = 0x1000, .phase = KAT_SYMBOL_DEFINED_BY_OBJECT,
+                                         .time_ns = T0 + 20 * MS };
+    sym.symbol_string = tb_string(&s.b, "cudaEventElapsedTime");
+    sym.object_string = tb_string(&s.b, "/tmp/x/libfasttime.so");
+    tb_record(&s.b, KAT_REC_TIMING_SYMBOL, &sym, sizeof sym, NULL, 0);
+    struct kat_timing_symbol_rec rt = sym;
+    rt.object_string = tb_string(&s.b, "/opt/nvidia/cu13/lib/libcudart.so.13");
+    tb_record(&s.b, KAT_REC_TIMING_SYMBOL, &rt, sizeof rt, NULL, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect(has_finding(a, "foreign-timing-definition"));
+    done(&s, a);
+}
+
+Test(measurement, timing_function_changing_convicts)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    struct kat_timing_symbol_rec a1 = { .address = 0x1000, .phase = KAT_SYMBOL_AT_CUDA_INIT, .time_ns = T0 + 1 };
+    a1.symbol_string = tb_string(&s.b, "cudaEventElapsedTime");
+    a1.object_string = tb_string(&s.b, "/opt/nvidia/cu13/lib/libcudart.so.13");
+    struct kat_timing_symbol_rec a2 = a1;
+    a2.phase = KAT_SYMBOL_AT_END;
+    a2.address = 0x2000;
+    a2.object_string = tb_string(&s.b, "/tmp/libhook.so");
+    tb_record(&s.b, KAT_REC_TIMING_SYMBOL, &a1, sizeof a1, NULL, 0);
+    tb_record(&s.b, KAT_REC_TIMING_SYMBOL, &a2, sizeof a2, NULL, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect(has_finding(a, "timing-function-changed"));
+    done(&s, a);
+}
+
+Test(measurement, no_window_is_inconclusive)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c, "my_add_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE);
+    done(&s, a);
+}
+
+Test(measurement, unattributed_escape_is_r_c)
+{
+    struct scene s;
+    scene_init(&s);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c, "some_kernel", 9, T0 + 12 * MS, T0 + 25 * MS, 4096, 256);
+    window(&s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 13 * MS, 2.0f, T0 + 30 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE);
+    cr_expect(strstr(a->axis[KA_AXIS_MEASUREMENT].root_cause, "R-C") != NULL);
+    done(&s, a);
+}
+
+/* ---- certificate ------------------------------------------------------ */
+
+Test(certificate, supplied_semantic_pass_certifies)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    finish(&s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_REJECT, .semantic_given = 1, .semantic = KA_PASS };
+    struct ka_analysis *a = analyze(&s, add_contract, &opt);
+    cr_expect_eq(a->certificate, KA_PASS);
+    cr_expect_str_eq(a->outcome, "C0");
+    done(&s, a);
+}
+
+Test(certificate, degenerate_reference_withholds_pass)
+{
+    static const char degenerate[] =
+        "{\"kaudit_contract\": 1, \"task_id\": \"t/zero\", \"degenerate_reference\": true,"
+        " \"implementation\": {\"self_implemented\": true},"
+        " \"reference_work\": {\"dominant_class\": \"elementwise\", \"amount\": 1048576}}";
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    finish(&s, 1);
+    struct ka_options opt = { .semantic_given = 1, .semantic = KA_PASS };
+    struct ka_analysis *a = analyze(&s, degenerate, &opt);
+    cr_expect_eq(a->aggregate, KA_PASS);
+    cr_expect_eq(a->certificate, KA_INCONCLUSIVE);
+    cr_expect(strstr(a->certificate_reason, "R-B") != NULL);
+    done(&s, a);
+}
+
+Test(certificate, semantic_fail_alone_is_c2)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    finish(&s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .semantic_given = 1, .semantic = KA_FAIL };
+    struct ka_analysis *a = analyze(&s, add_contract, &opt);
+    cr_expect_eq(a->certificate, KA_FAIL);
+    cr_expect_str_eq(a->outcome, "C2");
+    done(&s, a);
+}
+
+Test(certificate, implementation_over_measurement_priority)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    mark(&s, "kaudit:reported_ms 0.125", T0 + 16 * MS);
+    finish(&s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT };
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    cr_expect_str_eq(a->outcome, "C3b");
+    done(&s, a);
+}
+
+Test(report, json_is_parseable_and_names_the_verdicts)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+    char *json = ka_report_json(a);
+    cr_assert(json);
+    cr_expect(strstr(json, "\"format\":\t\"kaudit-report\"") != NULL, "%s", json);
+    cr_expect(strstr(json, "\"forbidden-vendor-call\"") != NULL);
+    free(json);
+    done(&s, a);
+}

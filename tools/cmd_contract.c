@@ -1,0 +1,137 @@
+/*
+ * cmd_contract.c - `kaudit contract`: check and pin task contracts.
+ *
+ *   kaudit contract check [MANIFEST]        verify every contract a manifest lists
+ *   kaudit contract pin MANIFEST FILE...    add or update contracts in a manifest
+ *   kaudit contract show FILE [--manifest M] load one contract (fail-closed) and print it
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "contract.h"
+
+static const char contract_usage[] =
+    "usage: kaudit contract check [MANIFEST]\n"
+    "       kaudit contract pin MANIFEST CONTRACT...\n"
+    "       kaudit contract show CONTRACT [--manifest MANIFEST]\n"
+    "\n"
+    "check: verify that every contract MANIFEST lists (default contracts/manifest.json)\n"
+    "       exists, matches its XXH3-128 digest and parses.\n"
+    "pin:   check each CONTRACT and write its digest into MANIFEST (created if absent).\n"
+    "show:  load CONTRACT the way 'kaudit analyze' does and print its policy.\n";
+
+static void print_problem(const char *msg, void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "kaudit: error: %s\n", msg);
+}
+
+static void show(const struct ka_contract *c)
+{
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        sprintf(hex + 2 * i, "%02x", c->digest[i]);
+    printf("task %s (%s, digest %s)\n", c->task_id, c->file, hex);
+    if (c->description)
+        printf("  %s\n", c->description);
+    printf("  self-implemented: %s\n", c->self_implemented ? "yes" : "no");
+    printf("  forbidden:");
+    for (int i = 0; i < KA_CLASS_COUNT; i++)
+        if (c->forbidden & (1u << i))
+            printf(" %s", ka_class_name(i));
+    printf("\n  mediators: allocation %s, memset %s, copies %s, layout glue %s\n", c->allow_allocation ? "yes" : "no",
+           c->allow_memset ? "yes" : "no", c->allow_copies ? "yes" : "no", c->allow_glue ? "yes" : "no");
+    for (size_t i = 0; i < c->n_epilogues; i++)
+        printf("  epilogue: %s up to %.3g%% of the reference's work%s%s\n", ka_class_name(c->epilogues[i].cls),
+               100 * c->epilogues[i].max_share, c->epilogues[i].note ? ": " : "",
+               c->epilogues[i].note ? c->epilogues[i].note : "");
+    for (size_t i = 0; i < c->n_library_uses; i++)
+        printf("  declared library use: %s %s%s%s\n", c->library_uses[i].library, c->library_uses[i].api,
+               c->library_uses[i].cls >= 0 ? " class " : "",
+               c->library_uses[i].cls >= 0 ? ka_class_name(c->library_uses[i].cls) : "");
+    if (c->measure_reference)
+        printf("  reference work: measured in the reference phase\n");
+    else if (c->dominant_class >= 0)
+        printf("  reference work: %.4g (%s)\n", c->reference_work, ka_class_name(c->dominant_class));
+    printf("  degenerate reference: %s\n", c->degenerate_reference ? "yes (PASS withheld)" : "no");
+    printf("  timing: %s%s%s\n", c->timing == KA_TIMING_NONE ? "none" : "cuda_events",
+           c->timing_dtype ? ", dtype " : "", c->timing_dtype ? c->timing_dtype : "");
+    printf("  phases: candidate '%s', reference '%s'\n", c->phase_candidate, c->phase_reference);
+    for (size_t i = 0; i < c->candidate.n_objects; i++)
+        printf("  candidate object: %s\n", c->candidate.objects[i]);
+    for (size_t i = 0; i < c->candidate.n_processes; i++)
+        printf("  candidate process: %s\n", c->candidate.processes[i]);
+    for (size_t i = 0; i < c->n_inputs; i++) {
+        printf("  input %s: %s [", c->inputs[i].name, c->inputs[i].dtype);
+        for (size_t d = 0; d < c->inputs[i].rank; d++)
+            printf("%s%lld", d ? ", " : "", (long long)c->inputs[i].shape[d]);
+        printf("]");
+        if (c->inputs[i].has_range)
+            printf(" in [%g, %g]", c->inputs[i].range_lo, c->inputs[i].range_hi);
+        printf("\n");
+    }
+}
+
+int cmd_contract(int argc, char **argv)
+{
+    char err[2048];
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(contract_usage, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "check")) {
+        if (argc > 3) {
+            fputs(contract_usage, stderr);
+            return 2;
+        }
+        const char *manifest = argc == 3 ? argv[2] : "contracts/manifest.json";
+        size_t n = 0;
+        if (ka_manifest_check(manifest, print_problem, NULL, &n, err, sizeof err) != 0) {
+            fprintf(stderr, "kaudit: error: %s\n", err);
+            return 1;
+        }
+        printf("%zu contracts verify against %s\n", n, manifest);
+        return 0;
+    }
+    if (!strcmp(argv[1], "pin")) {
+        if (argc < 4) {
+            fputs(contract_usage, stderr);
+            return 2;
+        }
+        if (ka_manifest_pin(argv[2], (const char *const *)argv + 3, (size_t)argc - 3, err, sizeof err) != 0) {
+            fprintf(stderr, "kaudit: error: %s\n", err);
+            return 1;
+        }
+        printf("pinned %d contract%s in %s\n", argc - 3, argc == 4 ? "" : "s", argv[2]);
+        return 0;
+    }
+    if (!strcmp(argv[1], "show")) {
+        const char *file = NULL, *manifest = NULL;
+        for (int i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--manifest") && i + 1 < argc)
+                manifest = argv[++i];
+            else if (!file && argv[i][0] != '-')
+                file = argv[i];
+            else {
+                fputs(contract_usage, stderr);
+                return 2;
+            }
+        }
+        if (!file) {
+            fputs(contract_usage, stderr);
+            return 2;
+        }
+        struct ka_contract *c;
+        if (ka_contract_load(file, manifest, &c, err, sizeof err) != 0) {
+            fprintf(stderr, "kaudit: error: %s\n", err);
+            return 1;
+        }
+        show(c);
+        ka_contract_free(c);
+        return 0;
+    }
+    fprintf(stderr, "kaudit: error: unknown contract command '%s'\n%s", argv[1], contract_usage);
+    return 2;
+}
