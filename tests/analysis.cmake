@@ -12,3 +12,6 @@ add_executable(test_analysis ${CMAKE_CURRENT_LIST_DIR}/test_analysis.c)
 target_link_libraries(test_analysis PRIVATE kaudit_analyzer kaudit_trace_builder PkgConfig::CRITERION)
 kaudit_sanitize(test_analysis)
 add_test(NAME analysis COMMAND test_analysis)
+
+# kaudit analyze / report / contract on bad input, the saved analysis and the timeline.
+add_test(NAME cli_analyze COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_analyze.sh $<TARGET_FILE:kaudit> ${CMAKE_SOURCE_DIR})

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
@@ -216,6 +217,12 @@ static int run(int argc, char **argv, int report)
     char *owned_contract = NULL, *owned_inventory = NULL;
     if (!a.contract && load_saved(&a, &owned_contract, &owned_inventory))
         return 1;
+    /* A saved analysis is re-run from anywhere: keep absolute paths in it. */
+    char contract_real[4096], inventory_real[4096];
+    if (a.save && realpath(a.contract, contract_real))
+        a.contract = contract_real;
+    if (a.save && a.inventory && realpath(a.inventory, inventory_real))
+        a.inventory = inventory_real;
     char err[2048];
     struct ka_contract *contract = NULL;
     struct kinv_inventory *inv = NULL;

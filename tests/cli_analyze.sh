@@ -1,0 +1,120 @@
+#!/bin/sh
+# tests/cli_analyze.sh KAUDIT SOURCE_DIR - `kaudit analyze`, `report` and
+# `contract` on bad input: a clear message naming the file and the place, a
+# non-zero exit, no crash, and never a PASS on missing evidence.
+K=$1
+SRC=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0 passes=0
+check() { # name, condition...
+    name=$1; shift
+    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; sed 's/^/    /' "$T/err" "$T/out" | head -20; fails=$((fails + 1)); fi
+}
+run() { "$K" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
+rc() { [ "$(cat "$T/rc")" = "$1" ]; }
+err_has() { grep -q -- "$1" "$T/err"; }
+out_has() { grep -q -- "$1" "$T/out"; }
+
+SESSION=$SRC/examples/h200-side-stream/session
+INV=$SRC/inventory/data/h200-torch2.11-calibrated.inventory.zst
+
+# A private copy of the contracts, so that they can be broken.
+mkdir -p "$T/c"
+cp "$SRC/contracts/examples/side-stream.json" "$T/c/side.json"
+run contract pin "$T/c/manifest.json" "$T/c/side.json"
+check "pin: exit 0" rc 0
+
+run analyze "$SESSION" --contract "$T/c/side.json"
+check "pinned contract: analysis runs (INCONCL: semantic unsupported)" rc 11
+check "pinned contract: implementation PASS" out_has "implementation  PASS"
+
+run analyze "$SESSION" --contract "$T/c/side.json" --semantic PASS
+check "with a supplied semantic PASS the certificate is PASS" rc 0
+
+run analyze
+check "no session: exit 2" rc 2
+run analyze "$SESSION"
+check "no contract: exit 2" rc 2
+check "no contract: said" err_has "contract is required"
+run analyze "$SESSION" --contract "$T/c/side.json" --weak MAYBE
+check "bad --weak: exit 2" rc 2
+
+# A contract edited after pinning is refused.
+sed 's/1048576/1048577/' "$T/c/side.json" >"$T/c/side2.json" && mv "$T/c/side2.json" "$T/c/side.json"
+run analyze "$SESSION" --contract "$T/c/side.json"
+check "changed contract: exit 1" rc 1
+check "changed contract: named" err_has "does not match its manifest"
+
+# Not pinned anywhere.
+mkdir -p "$T/free"
+cp "$SRC/contracts/examples/side-stream.json" "$T/free/x.json"
+run analyze "$SESSION" --contract "$T/free/x.json" --manifest "$T/c/manifest.json"
+check "unlisted contract: exit 1" rc 1
+check "unlisted contract: named" err_has "is not listed in the manifest"
+
+# Malformed contract, pinned (the digest matches, the content does not parse).
+printf '{"kaudit_contract": 1, "task_id": "x",\n "implementation": {"self_implemented": tru}}\n' >"$T/c/bad.json"
+run contract pin "$T/c/manifest.json" "$T/c/bad.json"
+check "malformed contract cannot be pinned: exit 1" rc 1
+check "malformed contract: line named" err_has "line 2"
+printf '{"kaudit_contract": 1, "task_id": "x", "implementation": {"self_implemented": true, "forbidden": ["gem"]}}\n' >"$T/c/bad.json"
+run contract show "$T/c/bad.json" --manifest "$T/c/manifest.json"
+check "unpinned show: exit 1" rc 1
+
+# Missing session, and a session without info.
+run analyze "$T/nope" --contract "$SRC/contracts/examples/side-stream.json"
+check "missing session: exit 1" rc 1
+mkdir -p "$T/empty"
+run analyze "$T/empty" --contract "$SRC/contracts/examples/side-stream.json"
+check "session without info: exit 1" rc 1
+
+# A truncated trace: INCONCLUSIVE, never PASS.
+mkdir -p "$T/trunc"
+cp "$SESSION/info" "$T/trunc/"
+f=$(ls "$SESSION"/*.kat | head -1)
+head -c 9000 "$f" >"$T/trunc/$(basename "$f")"
+run analyze "$T/trunc" --contract "$SRC/contracts/examples/side-stream.json" --semantic PASS
+check "truncated trace: not PASS (exit 11)" rc 11
+check "truncated trace: said" out_has "truncated"
+
+# A trace of another format version: unreadable, INCONCLUSIVE.
+mkdir -p "$T/ver"
+cp "$SESSION/info" "$T/ver/"
+cp "$f" "$T/ver/$(basename "$f")"
+printf '\143' | dd of="$T/ver/$(basename "$f")" bs=1 seek=8 conv=notrunc 2>/dev/null
+run report "$T/ver" --contract "$SRC/contracts/examples/side-stream.json" --semantic PASS
+check "other version: not PASS (exit 11)" rc 11
+check "other version: named" out_has "format_version\|version"
+
+# An inventory whose digest does not verify.
+if [ -f "$INV" ]; then
+    zstd -dc "$INV" >"$T/inv.txt" 2>/dev/null || python3 -c "import sys" 
+    if [ -s "$T/inv.txt" ]; then
+        sed '5s/./X/' "$T/inv.txt" >"$T/inv-bad.txt"
+        run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$T/inv-bad.txt"
+        check "bad inventory: exit 1" rc 1
+        check "bad inventory: named" err_has "inv-bad.txt"
+    fi
+fi
+run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$T/no-such.inventory"
+check "missing inventory: exit 1" rc 1
+
+# report: saved analysis round trip, JSON and timeline.
+cp -r "$SESSION" "$T/saved"
+run analyze "$T/saved" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV" --weak ACCEPT --save
+check "analyze --save: exit 11" rc 11
+run report "$T/saved" --perfetto "$T/timeline.json"
+check "report from the saved analysis: exit 11" rc 11
+check "report names the contract" out_has "contracts/examples/side-stream.json"
+check "report shows the outcome" out_has "outcome: INCONCL"
+check "timeline written" test -s "$T/timeline.json"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get('cat')=='candidate' for e in d['traceEvents'])" "$T/timeline.json"
+check "timeline is JSON with candidate kernels" test $? -eq 0
+run report "$T/saved" --json
+check "report --json" out_has '"kaudit-report"'
+run report "$T/empty"
+check "report without a saved analysis: exit 1" rc 1
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
