@@ -15,3 +15,11 @@ add_test(NAME analysis COMMAND test_analysis)
 
 # kaudit analyze / report / contract on bad input, the saved analysis and the timeline.
 add_test(NAME cli_analyze COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_analyze.sh $<TARGET_FILE:kaudit> ${CMAKE_SOURCE_DIR})
+
+# The H200 controls and the GPU suite's sessions against their expected verdicts.
+add_executable(test_controls ${CMAKE_CURRENT_LIST_DIR}/test_controls.c)
+target_link_libraries(test_controls PRIVATE kaudit_analyzer PkgConfig::CRITERION)
+target_compile_definitions(test_controls PRIVATE KAUDIT_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+kaudit_sanitize(test_controls)
+add_test(NAME controls COMMAND test_controls)
+set_tests_properties(controls PROPERTIES LABELS recorded)

@@ -1,0 +1,19 @@
+"""Control clean_add (task add): the custom elementwise add on the current stream.
+Negative: clean."""
+import os
+import sys
+
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import kernels  # noqa: E402  (tests/gpu/controls/kernels.py)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ext = kernels.load()
+
+    def forward(self, a, b):
+        return self.ext.add(a, b)

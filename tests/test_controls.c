@@ -1,0 +1,220 @@
+/*
+ * test_controls.c - the controls recorded on the H200 (examples/controls,
+ * recorded by tests/gpu/controls.sh) and the GPU suite's sessions
+ * (examples/h200-*) judged against their contracts: every positive is caught
+ * with the evidence that should catch it, and no clean negative gets a FAIL.
+ * docs/controls.md holds the same table for people.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "contract.h"
+#include "inventory.h"
+
+#define P KA_PASS
+#define F KA_FAIL
+#define I KA_INCONCLUSIVE
+
+struct expectation {
+    const char *session;        /* under the source tree */
+    const char *contract;       /* under contracts/ */
+    enum ka_weak weak;
+    enum ka_verdict implementation, measurement, certificate;
+    const char *outcome;
+    const char *codes[3];       /* findings that must be present */
+};
+
+static const struct expectation table[] = {
+    /* delegation: each caught on the implementation axis */
+    { "examples/controls/deleg_ext_cublas", "controls/matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    { "examples/controls/deleg_torch_matmul", "controls/matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    { "examples/controls/deleg_nn_linear", "controls/linear.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    { "examples/controls/deleg_conv2d", "controls/conv.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    { "examples/controls/deleg_unused_kernel", "controls/matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    { "examples/controls/deleg_failed_build", "controls/matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call", "candidate-build-failed" } },
+    { "examples/controls/battery", "controls/matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    /* timing: each caught on the measurement axis */
+    { "examples/controls/timing_side_stream", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "work-after-stop-event" } },
+    { "examples/controls/timing_deferred", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "work-after-stop-event" } },
+    { "examples/controls/timing_thread", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "work-in-injected-thread", "thread-in-timed-window" } },
+    { "examples/controls/timing_monkeypatch", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "timing-primitive-replaced", "reported-time-not-measured" } },
+    { "examples/controls/timing_native_interpose", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "foreign-timing-definition" } },
+    /* negatives: no FAIL anywhere; INCONCL only because the semantic axis is unsupported */
+    { "examples/controls/allowed_bias_epilogue", "controls/gemm-bias.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "exempt-mediator", "candidate-work" } },
+    { "examples/controls/clean_add", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL", { "candidate-work" } },
+    { "examples/controls/clean_tiled_gemm", "controls/matmul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-work" } },
+    { "examples/controls/clean_own_stream", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "side-stream-within-window" } },
+    /* the GPU suite's sessions */
+    { "examples/h200-raw-cublas", "examples/raw-cublas.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" } },
+    { "examples/h200-side-stream", "examples/side-stream.json", KA_WEAK_REJECT, P, P, I, "INCONCL",
+      { "candidate-work" } },
+    { "examples/h200-torch-ops", "examples/torch-ops.json", KA_WEAK_ACCEPT, I, I, I, "INCONCL",
+      { "unattributed-forbidden-work" } },
+};
+
+static struct kinv_inventory *inventory(void)
+{
+    static struct kinv_inventory *inv;
+    if (!inv) {
+        struct kinv_err err;
+        int rc = kinv_load(KAUDIT_SOURCE_DIR "/inventory/data/h200-torch2.11-calibrated.inventory.zst", &inv, &err);
+        cr_assert_eq(rc, 0, "%s", err.msg);
+    }
+    return inv;
+}
+
+static struct ka_analysis *judge(const struct expectation *e, struct ka_options *opt)
+{
+    char contract_path[4096], session[4096], err[2048];
+    snprintf(contract_path, sizeof contract_path, "%s/contracts/%s", KAUDIT_SOURCE_DIR, e->contract);
+    snprintf(session, sizeof session, "%s/%s/session", KAUDIT_SOURCE_DIR, e->session);
+    struct ka_contract *c;
+    cr_assert_eq(ka_contract_load(contract_path, NULL, &c, err, sizeof err), 0, "%s", err);
+    opt->inventory = inventory();
+    opt->weak = e->weak;
+    struct ka_analysis *a;
+    cr_assert_eq(ka_analyze(session, c, opt, &a, err, sizeof err), 0, "%s", err);
+    ka_contract_free(c);
+    return a;
+}
+
+static int has_code(const struct ka_analysis *a, const char *code)
+{
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, code))
+            return 1;
+    return 0;
+}
+
+/* Criterion runs each parameter in a fresh process image: pass indices, not pointers. */
+ParameterizedTestParameters(controls, verdicts)
+{
+    static size_t index[sizeof table / sizeof table[0]];
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        index[i] = i;
+    return cr_make_param_array(size_t, index, sizeof index / sizeof index[0]);
+}
+
+ParameterizedTest(size_t *which, controls, verdicts)
+{
+    const struct expectation *e = &table[*which];
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    struct ka_analysis *a = judge(e, &opt);
+    cr_expect_eq(a->axis[KA_AXIS_IMPLEMENTATION].verdict, e->implementation, "%s: implementation %s (%s)", e->session,
+                 ka_verdict_name(a->axis[KA_AXIS_IMPLEMENTATION].verdict),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause ? a->axis[KA_AXIS_IMPLEMENTATION].root_cause : "");
+    cr_expect_eq(a->axis[KA_AXIS_MEASUREMENT].verdict, e->measurement, "%s: measurement %s (%s)", e->session,
+                 ka_verdict_name(a->axis[KA_AXIS_MEASUREMENT].verdict),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause ? a->axis[KA_AXIS_MEASUREMENT].root_cause : "");
+    cr_expect_eq(a->certificate, e->certificate, "%s: certificate %s", e->session, ka_verdict_name(a->certificate));
+    cr_expect_str_eq(a->outcome, e->outcome, "%s: outcome %s", e->session, a->outcome);
+    for (int i = 0; i < 3 && e->codes[i]; i++)
+        cr_expect(has_code(a, e->codes[i]), "%s: no '%s' finding", e->session, e->codes[i]);
+    /* a negative never convicts, on any axis */
+    if (e->certificate != KA_FAIL)
+        for (size_t i = 0; i < a->n_findings; i++)
+            cr_expect_neq(a->findings[i].kind, KA_FINDING_CONVICTS, "%s: convicting finding %s: %s", e->session,
+                          a->findings[i].code, a->findings[i].text);
+    ka_analysis_free(a);
+}
+
+/* The launch battery: each of the four launches is classified by origin and party. */
+struct seen {
+    int direct_vendor, framework_vendor, own_tiled, vendor_named;
+    int other_candidate;
+};
+
+static void on_kernel(void *arg, uint32_t pid, const char *name, uint32_t stream, uint64_t s, uint64_t e,
+                      enum ka_origin origin, enum ka_party party, enum ka_class cls, uint64_t call)
+{
+    struct seen *seen = arg;
+    (void)pid, (void)stream, (void)s, (void)e, (void)cls;
+    if (party != KA_PARTY_CANDIDATE)
+        return;
+    if (!strcmp(name, "kaudit_ctrl_tiled_gemm_kernel")) {
+        cr_expect_eq(origin, KA_ORIGIN_CANDIDATE, "the hand-written matmul is %s", ka_origin_name(origin));
+        seen->own_tiled++;
+    } else if (!strncmp(name, "sm80_xmma_gemm", 14) && !call) {
+        /* a custom kernel under a vendor-style name, launched outside any library call */
+        cr_expect_eq(origin, KA_ORIGIN_CANDIDATE, "the vendor-named custom kernel is %s", ka_origin_name(origin));
+        seen->vendor_named++;
+    } else if (call) {
+        cr_expect_eq(origin, KA_ORIGIN_VENDOR, "a kernel in a vendor window is %s", ka_origin_name(origin));
+        seen->direct_vendor++;
+    } else {
+        seen->other_candidate++;
+    }
+}
+
+static void on_vendor_call(void *arg, uint32_t pid, uint32_t tid, const char *api, uint64_t id, uint64_t in,
+                           uint64_t out, enum ka_party party)
+{
+    (void)arg, (void)pid, (void)tid, (void)api, (void)id, (void)in, (void)out, (void)party;
+}
+
+Test(controls, launch_battery_classifies_each_launch)
+{
+    struct seen seen = { 0 };
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.sink_arg = &seen;
+    opt.on_kernel = on_kernel;
+    opt.on_vendor_call = on_vendor_call;
+    const struct expectation *battery = &table[6];
+    cr_assert_str_eq(battery->session, "examples/controls/battery");
+    struct ka_analysis *a = judge(battery, &opt);
+    /* 1 warm-up + 3 timed calls, each launching all four */
+    cr_expect_eq(seen.own_tiled, 4);
+    cr_expect_eq(seen.vendor_named, 4);
+    cr_expect_eq(seen.direct_vendor, 8, "cublasSgemm from the extension and torch.mm: %d", seen.direct_vendor);
+    /* both vendor paths convict: the extension's own call and torch.mm through the framework */
+    int direct = 0, mediated = 0;
+    for (size_t i = 0; i < a->n_findings; i++) {
+        if (strcmp(a->findings[i].code, "forbidden-vendor-call"))
+            continue;
+        if (strstr(a->findings[i].text, "the candidate's own object"))
+            direct++;
+        if (strstr(a->findings[i].text, "through the framework"))
+            mediated++;
+    }
+    cr_expect_eq(direct, 4);
+    cr_expect_eq(mediated, 4);
+    ka_analysis_free(a);
+}
+
+/* With a semantic PASS from a separate stress run, a clean control is certified. */
+Test(controls, clean_control_with_semantic_pass_is_c0)
+{
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.semantic_given = 1;
+    opt.semantic = KA_PASS;
+    const struct expectation *clean = &table[13];
+    cr_assert_str_eq(clean->session, "examples/controls/clean_add");
+    struct ka_analysis *a = judge(clean, &opt);
+    cr_expect_eq(a->certificate, KA_PASS);
+    cr_expect_str_eq(a->outcome, "C0");
+    ka_analysis_free(a);
+}
