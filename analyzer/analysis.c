@@ -188,6 +188,7 @@ struct analysis_state {
     uint64_t candidate_kernels_own;     /* candidate-party kernels of candidate origin */
     uint64_t candidate_kernels_any;
     int health_problem, truncated, read_error, no_api_for_kernels;
+    unsigned python_off;                /* Python processes without Python-side provenance */
     uint64_t kernels_without_api;
     uint64_t escaped_unattributed;
     uint64_t guard_changes, reported_mismatch, reported_total, reported_checked;
@@ -445,12 +446,16 @@ static char *dup_trace_string(const struct kat_trace *t, uint32_t id)
     return strdup(kat_trace_string(t, id));
 }
 
-static int phase_cmp(const void *x, const void *y)
+static int phase_cmp(const void *x, const void *y, void *base)
 {
-    const struct ka_phase *a = x, *b = y;
+    const struct ka_phase *phases = base;
+    const struct ka_phase *a = &phases[*(const uint32_t *)x], *b = &phases[*(const uint32_t *)y];
     if (a->tid != b->tid)
         return a->tid < b->tid ? -1 : 1;
-    return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    /* same start: push order, so that a child sorts after its parent */
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
 }
 
 static int module_cmp(const void *x, const void *y)
@@ -468,6 +473,8 @@ static int window_cmp(const void *x, const void *y)
 struct nvtx_open {
     uint32_t tid;
     uint32_t message;
+    uint32_t domain;
+    int32_t phase;              /* index of the phase this range opened, -1 if it is no phase */
     uint64_t start_ns;
 };
 
@@ -480,8 +487,45 @@ struct event_rec {
     uint64_t device_ts;
 };
 
-static enum ka_party phase_party(const struct ka_contract *c, const char *message)
+static int listed(const char *name, size_t len, char *const *list, size_t n)
 {
+    for (size_t i = 0; i < n; i++)
+        if (strlen(list[i]) == len && !memcmp(list[i], name, len))
+            return 1;
+    return 0;
+}
+
+/*
+ * The party of a Python frame from its qualified name ("ModelNew.forward",
+ * "build.<locals>.ModelNew.forward"): the first component the contract names
+ * as a candidate or reference symbol (KernelBench's ModelNew and Model when it
+ * names none).
+ */
+static enum ka_party python_party(const struct ka_contract *c, const char *qualname)
+{
+    static char *const default_candidate[] = { "ModelNew" };
+    static char *const default_reference[] = { "Model" };
+    char *const *cand = c->candidate.n_symbols ? c->candidate.symbols : default_candidate;
+    size_t n_cand = c->candidate.n_symbols ? c->candidate.n_symbols : 1;
+    char *const *ref = c->reference.n_symbols ? c->reference.symbols : default_reference;
+    size_t n_ref = c->reference.n_symbols ? c->reference.n_symbols : 1;
+    for (const char *p = qualname; *p;) {
+        size_t len = strcspn(p, ".");
+        if (listed(p, len, cand, n_cand))
+            return KA_PARTY_CANDIDATE;
+        if (listed(p, len, ref, n_ref))
+            return KA_PARTY_REFERENCE;
+        p += len;
+        if (*p == '.')
+            p++;
+    }
+    return KA_PARTY_UNKNOWN;
+}
+
+static enum ka_party phase_party(const struct ka_contract *c, const char *message, int python)
+{
+    if (python)
+        return python_party(c, message);
     if (!strcmp(message, c->phase_candidate))
         return KA_PARTY_CANDIDATE;
     if (!strcmp(message, c->phase_reference))
@@ -489,16 +533,27 @@ static enum ka_party phase_party(const struct ka_contract *c, const char *messag
     return KA_PARTY_UNKNOWN;
 }
 
-static void add_phase(struct ka_proc *p, uint32_t tid, enum ka_party party, uint64_t s, uint64_t e)
+/* Open a phase on tid (its end is set when the range closes); returns its index. */
+static int32_t open_phase(struct ka_proc *p, uint32_t tid, enum ka_party party, int python, int32_t parent,
+                          uint64_t s)
 {
     if (GROW(p->phases, p->n_phases, p->cap_phases))
-        return;
-    p->phases[p->n_phases++] = (struct ka_phase){ .tid = tid, .party = (uint8_t)party, .start_ns = s, .end_ns = e };
+        return -1;
+    p->phases[p->n_phases] = (struct ka_phase){ .tid = tid, .party = (uint8_t)party, .python = (uint8_t)python,
+                                                .parent = parent, .start_ns = s, .end_ns = UINT64_MAX };
     p->phase_marks = 1;
+    if (python)
+        p->python_frames = 1;
+    return (int32_t)p->n_phases++;
 }
 
-static void note_mark(struct analysis_state *st, struct ka_proc *p, const char *msg, uint64_t t)
+static void note_mark(struct analysis_state *st, struct ka_proc *p, const char *msg, uint64_t t, int python)
 {
+    if (python) {
+        free(p->python_status);
+        p->python_status = strdup(msg);
+        return;
+    }
     static const char reported[] = "kaudit:reported_ms ";
     static const char guard[] = "kaudit:guard-changed ";
     if (!strncmp(msg, reported, sizeof reported - 1)) {
@@ -559,6 +614,7 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
     const struct ka_contract *c = st->c;
     struct nvtx_open *open = NULL;
     size_t n_open = 0, cap_open = 0;
+    uint32_t python_domain = 0;
     size_t cap_timing = 0, cap_events = 0;
     struct { uint64_t token; uint32_t tid; uint64_t t; } *starts = NULL;
     size_t n_starts = 0, cap_starts = 0;
@@ -686,44 +742,53 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
         }
         case KAT_REC_NVTX: {
             const struct kat_nvtx_rec *nv = r.body;
+            int python = python_domain && nv->domain_string == python_domain;
+            if (!python && !python_domain && nv->domain_string &&
+                !strcmp(kat_trace_string(t, nv->domain_string), "kaudit.python")) {
+                python_domain = nv->domain_string;
+                python = 1;
+            }
             if (nv->kind == KAT_NVTX_PUSH || nv->kind == KAT_NVTX_START) {
                 if (GROW(open, n_open, cap_open))
                     break;
-                /* start/end ranges are process-wide: tid 0, keyed by range id */
-                open[n_open++] = (struct nvtx_open){
-                    .tid = nv->kind == KAT_NVTX_PUSH ? nv->thread_id : 0,
-                    .message = nv->message_string,
-                    .start_ns = nv->kind == KAT_NVTX_PUSH ? nv->time_ns : nv->time_ns,
-                };
-                if (nv->kind == KAT_NVTX_START)
-                    open[n_open - 1].message = nv->message_string, open[n_open - 1].tid = 0,
-                    open[n_open - 1].start_ns = nv->time_ns;
-            } else if (nv->kind == KAT_NVTX_POP) {
-                /* the innermost open push of this thread */
-                for (size_t i = n_open; i-- > 0;) {
-                    if (open[i].tid != nv->thread_id)
-                        continue;
-                    enum ka_party party = phase_party(c, kat_trace_string(t, open[i].message));
-                    if (party != KA_PARTY_UNKNOWN)
-                        add_phase(p, open[i].tid, party, open[i].start_ns, nv->time_ns);
-                    memmove(&open[i], &open[i + 1], (n_open - i - 1) * sizeof *open);
-                    n_open--;
-                    break;
+                /* start/end ranges are process-wide: tid 0 */
+                uint32_t tid = nv->kind == KAT_NVTX_PUSH ? nv->thread_id : 0;
+                enum ka_party party = phase_party(c, kat_trace_string(t, nv->message_string), python);
+                int32_t parent = -1;
+                for (size_t i = n_open; i-- > 0;)
+                    if (open[i].tid == tid && open[i].phase >= 0) {
+                        parent = open[i].phase;
+                        break;
+                    }
+                int32_t phase = party != KA_PARTY_UNKNOWN ? open_phase(p, tid, party, python, parent, nv->time_ns) : -1;
+                open[n_open++] = (struct nvtx_open){ .tid = tid, .message = nv->message_string,
+                                                     .domain = nv->domain_string, .phase = phase,
+                                                     .start_ns = nv->time_ns };
+            } else if (nv->kind == KAT_NVTX_POP || nv->kind == KAT_NVTX_END) {
+                /* pop: the innermost open push of this thread and domain; end: the oldest open range */
+                uint32_t tid = nv->kind == KAT_NVTX_POP ? nv->thread_id : 0;
+                size_t found = n_open;
+                if (nv->kind == KAT_NVTX_POP) {
+                    for (size_t i = n_open; i-- > 0;)
+                        if (open[i].tid == tid && open[i].domain == nv->domain_string) {
+                            found = i;
+                            break;
+                        }
+                } else {
+                    for (size_t i = 0; i < n_open; i++)
+                        if (open[i].tid == 0) {
+                            found = i;
+                            break;
+                        }
                 }
-            } else if (nv->kind == KAT_NVTX_END) {
-                /* start/end ranges carry their message only on start; match the oldest open one */
-                for (size_t i = 0; i < n_open; i++) {
-                    if (open[i].tid != 0)
-                        continue;
-                    enum ka_party party = phase_party(c, kat_trace_string(t, open[i].message));
-                    if (party != KA_PARTY_UNKNOWN)
-                        add_phase(p, 0, party, open[i].start_ns, nv->time_ns);
-                    memmove(&open[i], &open[i + 1], (n_open - i - 1) * sizeof *open);
-                    n_open--;
+                if (found == n_open)
                     break;
-                }
+                if (open[found].phase >= 0)
+                    p->phases[open[found].phase].end_ns = nv->time_ns;
+                memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
+                n_open--;
             } else if (nv->kind == KAT_NVTX_MARK) {
-                note_mark(st, p, kat_trace_string(t, nv->message_string), nv->time_ns);
+                note_mark(st, p, kat_trace_string(t, nv->message_string), nv->time_ns, python);
             }
             break;
         }
@@ -782,12 +847,7 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
                     "the trace is malformed past a point and was read up to it: %s", err);
     }
     p->complete = kat_trace_complete(t);
-    /* Ranges still open at the end of the trace last until then. */
-    for (size_t i = 0; i < n_open; i++) {
-        enum ka_party party = phase_party(c, kat_trace_string(t, open[i].message));
-        if (party != KA_PARTY_UNKNOWN)
-            add_phase(p, open[i].tid, party, open[i].start_ns, UINT64_MAX);
-    }
+    /* Ranges still open at the end of the trace keep end UINT64_MAX: they last until then. */
     free(open);
     /* Pair thread creations with their starts. */
     for (size_t i = 0; i < p->n_threads; i++)
@@ -800,30 +860,51 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
     return 0;
 }
 
-/* The innermost phase of the contract open on tid at t. */
+/*
+ * The party whose code was on tid's stack at t.  A candidate frame anywhere on
+ * the stack makes the work the candidate's, whatever was called in between (a
+ * candidate that routes its work through a reference method stays the
+ * candidate); otherwise a reference frame makes it the reference's.
+ * Ranges of one thread nest, so the phases containing t are the last one
+ * started at or before t and its ancestors.
+ */
 static enum ka_party phase_at(const struct ka_proc *p, uint32_t tid, uint64_t t)
 {
+    int cand = 0, ref = 0;
     for (int pass = 0; pass < 2; pass++) {
         uint32_t want = pass == 0 ? tid : 0;
-        /* upper bound of (want, t) */
         size_t lo = 0, hi = p->n_phases;
         while (lo < hi) {
             size_t mid = (lo + hi) / 2;
-            const struct ka_phase *ph = &p->phases[mid];
+            const struct ka_phase *ph = &p->phases[p->phase_order[mid]];
             if (ph->tid < want || (ph->tid == want && ph->start_ns <= t))
                 lo = mid + 1;
             else
                 hi = mid;
         }
-        for (size_t i = lo, looked = 0; i-- > 0 && looked < 64; looked++) {
-            const struct ka_phase *ph = &p->phases[i];
-            if (ph->tid != want)
-                break;
-            if (ph->start_ns <= t && t <= ph->end_ns)
-                return (enum ka_party)ph->party;
+        if (lo == 0 || p->phases[p->phase_order[lo - 1]].tid != want)
+            continue;
+        if (want == 0) {
+            /* process-wide ranges need not nest: look at each */
+            for (size_t i = lo; i-- > 0 && p->phases[p->phase_order[i]].tid == 0;) {
+                const struct ka_phase *ph = &p->phases[p->phase_order[i]];
+                if (ph->start_ns <= t && t <= ph->end_ns) {
+                    cand |= ph->party == KA_PARTY_CANDIDATE;
+                    ref |= ph->party == KA_PARTY_REFERENCE;
+                }
+            }
+            continue;
+        }
+        for (int32_t j = (int32_t)p->phase_order[lo - 1], depth = 0; j >= 0 && depth < 4096;
+             j = p->phases[j].parent, depth++) {
+            const struct ka_phase *ph = &p->phases[j];
+            if (ph->start_ns <= t && t <= ph->end_ns) {
+                cand |= ph->party == KA_PARTY_CANDIDATE;
+                ref |= ph->party == KA_PARTY_REFERENCE;
+            }
         }
     }
-    return KA_PARTY_UNKNOWN;
+    return cand ? KA_PARTY_CANDIDATE : ref ? KA_PARTY_REFERENCE : KA_PARTY_UNKNOWN;
 }
 
 /*
@@ -884,7 +965,12 @@ static long vcall_find(const struct ka_proc *p, uint64_t id)
 static void finish_index(struct analysis_state *st, struct ka_proc *p, struct timing_rec *timing, size_t n_timing,
                          struct event_rec *events, size_t n_events)
 {
-    qsort(p->phases, p->n_phases, sizeof *p->phases, phase_cmp);
+    p->phase_order = malloc((p->n_phases ? p->n_phases : 1) * sizeof *p->phase_order);
+    if (!p->phase_order)
+        p->n_phases = 0;
+    for (size_t i = 0; i < p->n_phases; i++)
+        p->phase_order[i] = (uint32_t)i;
+    qsort_r(p->phase_order, p->n_phases, sizeof *p->phase_order, phase_cmp, p->phases);
     qsort(p->modules, p->n_modules, sizeof *p->modules, module_cmp);
     qsort(p->vcalls, p->n_vcalls, sizeof *p->vcalls, vcall_cmp);
     for (size_t i = 0; i < p->n_phases; i++)
@@ -1590,9 +1676,12 @@ static void implementation_verdict(struct analysis_state *st)
         cause = "a trace is truncated or malformed: launches after its last record are not known";
     else if (st->health_problem)
         cause = "tool health: the evidence may be incomplete (see the findings)";
+    else if (unattributed_selected && st->python_off)
+        cause = "forbidden-class work ran that cannot be attributed to the candidate or the reference (no phase "
+                "marks around it, and Python-side provenance was off): absence of delegation is not established";
     else if (unattributed_selected)
         cause = "forbidden-class work ran that cannot be attributed to the candidate or the reference (no phase "
-                "marks around it): absence of delegation is not established";
+                "marks or party frames around it): absence of delegation is not established";
     else if (!st->candidate_kernels_any && !a->phases_seen && !st->candidate_modules)
         cause = "R-A: no work can be attributed to the candidate (no phase marks, no candidate process or module)";
     else if (!st->candidate_kernels_any)
@@ -1750,6 +1839,8 @@ static void proc_free(struct ka_proc *p)
     }
     free(p->vcalls);
     free(p->phases);
+    free(p->phase_order);
+    free(p->python_status);
     for (size_t i = 0; i < p->n_modules; i++)
         free(p->modules[i].loader);
     free(p->modules);
@@ -1771,6 +1862,30 @@ static void proc_free(struct ka_proc *p)
         free(p->libs[i].soname);
     free(p->libs);
     free(p->low_precision_example);
+}
+
+/* What the Python side said, for a process that runs Python. */
+static void python_provenance_finding(struct analysis_state *st, struct ka_proc *p, const char *argv0, const char *exe)
+{
+    const char *b1 = base_name(argv0), *b2 = base_name(exe);
+    int python = !strncmp(b1, "python", 6) || !strncmp(b2, "python", 6) || p->python_status;
+    if (!python)
+        return;
+    if (!p->python_status) {
+        st->python_off++;
+        add_finding(st, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance-missing", p->file, 0,
+                    "Python process %u never reported Python-side provenance (kaudit run --no-python, python -S "
+                    "or -I, or a PYTHONPATH the program replaced): its framework work can only be attributed by "
+                    "phase marks",
+                    p->pid);
+    } else if (!strncmp(p->python_status, "on", 2)) {
+        add_finding(st, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance", p->file, 0, "%s",
+                    p->python_status);
+    } else {
+        st->python_off++;
+        add_finding(st, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance-off", p->file, 0,
+                    "Python-side provenance in process %u: %s", p->pid, p->python_status);
+    }
 }
 
 static void analyze_trace(struct analysis_state *st, const char *path, const char *file)
@@ -1806,6 +1921,7 @@ static void analyze_trace(struct analysis_state *st, const char *path, const cha
             st->candidate_modules++;
     }
     p.build_tool = is_build_tool(argv0, exe);
+    python_provenance_finding(st, &p, argv0, exe);
     if (st->opt->on_process)
         st->opt->on_process(st->opt->sink_arg, p.pid, p.argv ? p.argv : file);
     finish_index(st, &p, timing, n_timing, events, n_events);

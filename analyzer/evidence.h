@@ -48,7 +48,9 @@ struct ka_vcall {
 struct ka_phase {
     uint32_t tid;               /* 0: a process-wide range (NVTX start/end) */
     uint8_t party;              /* enum ka_party */
-    uint64_t start_ns, end_ns;
+    uint8_t python;             /* from the Python side (domain kaudit.python) */
+    int32_t parent;             /* the enclosing phase of the same thread, -1 if none */
+    uint64_t start_ns, end_ns;  /* end UINT64_MAX: still open at the end of the trace */
 };
 
 struct ka_module {
@@ -105,9 +107,12 @@ struct ka_proc {
     struct ka_u32map ext;               /* correlation -> index into vcalls (+1) */
     struct ka_vcall *vcalls;
     size_t n_vcalls, cap_vcalls;
-    struct ka_phase *phases;            /* sorted by (tid, start) */
+    struct ka_phase *phases;            /* in push order; parents point into it */
     size_t n_phases, cap_phases;
+    uint32_t *phase_order;              /* indices into phases, sorted by (tid, start) */
     int phase_marks;                    /* phase ranges seen */
+    int python_frames;                  /* of those: from the Python side */
+    char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
     struct ka_module *modules;          /* sorted by time */
     size_t n_modules, cap_modules;
     struct ka_window *windows;          /* sorted by host_start */

@@ -188,3 +188,11 @@ target_link_libraries(standin_chain PRIVATE ${CMAKE_DL_LIBS})
 standin_program(prog_audit_chain standin_chain standin_cublas standin_cudart ${CMAKE_DL_LIBS})
 add_dependencies(test_run_audit prog_audit_local prog_audit_chain kaudit_audit)
 target_compile_definitions(test_run_audit PRIVATE KAUDIT_AUDIT_LIB="$<TARGET_FILE:kaudit_audit>")
+
+# ---- test_run_provenance: Python-side provenance judged by the analyzer -----------
+if(TARGET kaudit_analyzer)
+  target_link_libraries(test_run_provenance PRIVATE kaudit_analyzer)
+else()
+  set_target_properties(test_run_provenance PROPERTIES EXCLUDE_FROM_ALL ON)
+  set_tests_properties(test_run_provenance PROPERTIES DISABLED ON)
+endif()

@@ -33,7 +33,8 @@ extern char **environ;
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: kaudit run [-d DIR] [--overwrite] [--cupti LIB] [-v] -- CMD [ARGS...]\n"
+            "usage: kaudit run [-d DIR] [--overwrite] [--cupti LIB] [--python-watch NAMES]\n"
+            "                  [--no-python] [-v] -- CMD [ARGS...]\n"
             "\n"
             "Run CMD unmodified under the KernelAudit preload library and CUPTI and record\n"
             "one trace per process in the session directory DIR (default: kaudit.session).\n"
@@ -41,6 +42,10 @@ static void usage(FILE *out)
             "  -d, --dir DIR     session directory to create\n"
             "      --overwrite   replace an existing session in DIR\n"
             "      --cupti LIB   libcupti to use when the program has not loaded one\n"
+            "      --python-watch NAMES  comma-separated class or function names whose frames\n"
+            "                    Python processes report (default ModelNew,Model; see\n"
+            "                    docs/python-provenance.md)\n"
+            "      --no-python   do not put kaudit's sitecustomize on PYTHONPATH\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -200,12 +205,12 @@ static int locate_command(const char *cmd, char *found, size_t size)
 
 /* The child's environment: ours plus the tool's variables. */
 static char **child_environment(const char *session, const char *preload, const char *cupti,
-                                const char *audit)
+                                const char *audit, const char *python_dir, const char *python_watch)
 {
     size_t n = 0;
     while (environ[n])
         n++;
-    char **env = calloc(n + 11, sizeof(char *));
+    char **env = calloc(n + 13, sizeof(char *));
     if (!env)
         return NULL;
     size_t k = 0;
@@ -216,7 +221,8 @@ static char **child_environment(const char *session, const char *preload, const 
                                             "NVTX_INJECTION64_PATH=", KAT_ENV_SESSION "=",
                                             KAT_ENV_PRELOAD "=", KAT_ENV_CUPTI "=",
                                             KAT_ENV_REINJECTED "=", "LD_AUDIT=",
-                                            KAT_ENV_AUDIT "=", NULL };
+                                            KAT_ENV_AUDIT "=", "PYTHONPATH=", "KAUDIT_PYTHON_WATCH=",
+                                            NULL };
     for (size_t i = 0; i < n; i++) {
         int skip = 0;
         for (const char *const *r = replaced; *r; r++)
@@ -239,6 +245,16 @@ static char **child_environment(const char *session, const char *preload, const 
         return NULL;
     if (cupti && asprintf(&env[k++], "%s=%s", KAT_ENV_CUPTI, cupti) < 0)
         return NULL;
+    const char *old_pythonpath = getenv("PYTHONPATH");
+    if (python_dir) {
+        /* First, so that our sitecustomize runs (it then runs the one it shadows). */
+        if (asprintf(&env[k++], "PYTHONPATH=%s%s%s", python_dir, old_pythonpath && *old_pythonpath ? ":" : "",
+                     old_pythonpath ? old_pythonpath : "") < 0
+            || asprintf(&env[k++], "KAUDIT_PYTHON_WATCH=%s", python_watch) < 0)
+            return NULL;
+    } else if (old_pythonpath && asprintf(&env[k++], "PYTHONPATH=%s", old_pythonpath) < 0) {
+        return NULL;
+    }
     /* Ours first; a module listed twice would be loaded twice. */
     int keep_old = old_audit && old_audit[0] && !(audit && listed(old_audit, audit));
     if (audit && (asprintf(&env[k++], "LD_AUDIT=%s%s%s", audit, keep_old ? ":" : "",
@@ -271,12 +287,17 @@ int cmd_run(int argc, char **argv)
 {
     const char *dir = "kaudit.session";
     const char *cupti = getenv(KAT_ENV_CUPTI);
-    int overwrite = 0, verbose = 0;
+    int overwrite = 0, verbose = 0, no_python = 0;
+    const char *python_watch = getenv("KAUDIT_PYTHON_WATCH");
+    if (!python_watch || !python_watch[0])
+        python_watch = "ModelNew,Model";
     static const struct option options[] = {
         { "dir", required_argument, NULL, 'd' },
         { "overwrite", no_argument, NULL, 'O' },
         { "cupti", required_argument, NULL, 'C' },
         { "verbose", no_argument, NULL, 'v' },
+        { "python-watch", required_argument, NULL, 'W' },
+        { "no-python", no_argument, NULL, 'N' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -290,6 +311,8 @@ int cmd_run(int argc, char **argv)
         case 'O': overwrite = 1; break;
         case 'C': cupti = optarg; break;
         case 'v': verbose = 1; break;
+        case 'W': python_watch = optarg; break;
+        case 'N': no_python = 1; break;
         case 'h': usage(stdout); return 0;
         case ':':
             say("error", "option '%s' needs an argument", argv[optind - 1]);
@@ -350,6 +373,23 @@ int cmd_run(int argc, char **argv)
     struct kat_session_info info;
     kat_session_info_init(&info, session, command, preload, cupti);
     kat_session_info_set(&info, "audit_lib", "%s", audit ? audit : "(none)");
+    /* kaudit's sitecustomize, beside the preload library (preload/python/). */
+    char python_dir[PATH_MAX + 32];
+    const char *python = NULL;
+    if (!no_python) {
+        snprintf(python_dir, sizeof(python_dir), "%s", preload);
+        char *slash = strrchr(python_dir, '/');
+        if (slash) {
+            strcpy(slash, "/kaudit-python");
+            char probe[PATH_MAX + 64];
+            snprintf(probe, sizeof(probe), "%s/sitecustomize.py", python_dir);
+            if (file_readable(probe))
+                python = python_dir;
+        }
+    }
+    kat_session_info_set(&info, "python_provenance", "%s",
+                         python ? python_dir : no_python ? "(off: --no-python)" : "(off: kaudit-python not found)");
+
     if (kat_session_info_write(&info) != 0) {
         say("error", "cannot write '%s/%s': %s", session, KAT_SESSION_INFO_FILE, strerror(errno));
         return 1;
@@ -365,7 +405,7 @@ int cmd_run(int argc, char **argv)
         return locate_error == ENOENT ? 127 : 126;
     }
 
-    char **env = child_environment(session, preload, cupti, audit);
+    char **env = child_environment(session, preload, cupti, audit, python, python_watch);
     if (!env) {
         say("error", "out of memory");
         kat_session_info_not_started(&info, "out of memory");

@@ -1,0 +1,111 @@
+/*
+ * test_run_provenance.c - Python-side provenance (docs/python-provenance.md)
+ * end to end on the stand-ins: a harness that exec's the reference and the
+ * candidate from strings in one process and marks nothing
+ * (tests/python/py_exec_harness.py) runs under `kaudit run`, and the analyzer
+ * must attribute each cuBLAS call and kernel to the party whose frame was on
+ * the stack.  Python 3.12+ uses sys.monitoring, 3.10 and 3.11 class wrapping;
+ * CI has 3.11.  Skipped without python3.
+ */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "contract.h"
+#include "run_helpers.h"
+
+static const char contract_text[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/exec\","
+    " \"reference\": {\"symbols\": [\"Model\"]}, \"candidate\": {\"symbols\": [\"ModelNew\"]},"
+    " \"implementation\": {\"self_implemented\": true},"
+    " \"reference_work\": {\"dominant_class\": \"gemm\", \"amount\": 8192},"
+    " \"timing\": {\"window\": \"none\"}}";
+
+struct outcome {
+    enum ka_verdict implementation;
+    uint64_t vendor_candidate, vendor_reference, vendor_harness;
+    uint64_t own_candidate;
+    char python_status[256];
+};
+
+static void run_case(const char *which, struct outcome *o)
+{
+    if (!PYTHON3[0])
+        cr_skip_test("python3 was not found when the build was configured");
+    struct rh_case p;
+    rh_case_init(&p, which);
+    char *argv[] = { PYTHON3, PYTHON_DIR "/py_exec_harness.py", STANDIN_DIR, (char *)which, p.log, NULL };
+    char *plain[] = { PYTHON3, PYTHON_DIR "/py_exec_harness.py", STANDIN_DIR, (char *)which, NULL };
+    rh_case_run(&p, argv, plain, NULL);
+    cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
+    /* nothing the harness prints changes */
+    cr_expect_str_eq(p.run.out, p.plain.out);
+    cr_expect_str_eq(p.run.err, p.plain.err);
+
+    struct ka_contract *c;
+    char err[1024];
+    cr_assert_eq(ka_contract_parse(contract_text, strlen(contract_text), "exec.json", &c, err, sizeof err), 0, "%s",
+                 err);
+    struct ka_analysis *a;
+    cr_assert_eq(ka_analyze(p.session, c, NULL, &a, err, sizeof err), 0, "%s", err);
+    o->implementation = a->axis[KA_AXIS_IMPLEMENTATION].verdict;
+    o->vendor_candidate = a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE];
+    o->vendor_reference = a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_REFERENCE];
+    o->vendor_harness = a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_HARNESS];
+    o->own_candidate = a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE];
+    o->python_status[0] = 0;
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "python-provenance"))
+            snprintf(o->python_status, sizeof o->python_status, "%s", a->findings[i].text);
+    ka_analysis_free(a);
+    ka_contract_free(c);
+    rh_case_free(&p);
+}
+
+Test(provenance, delegation_from_exec_source_is_the_candidates, .timeout = 120)
+{
+    struct outcome o;
+    run_case("delegates", &o);
+    cr_expect(strstr(o.python_status, "on:") != NULL, "python side: '%s'", o.python_status);
+    cr_expect_gt(o.vendor_candidate, 0, "the candidate's cublasSgemm kernels were not attributed to it");
+    cr_expect_gt(o.vendor_reference, 0, "the reference's cublasSgemm kernels were not attributed to it");
+    cr_expect_gt(o.vendor_harness, 0, "the harness's own cublasSgemm is not the harness's");
+    cr_expect_eq(o.implementation, KA_FAIL);
+}
+
+Test(provenance, own_kernel_passes, .timeout = 120)
+{
+    struct outcome o;
+    run_case("own_kernel", &o);
+    cr_expect_gt(o.own_candidate, 0);
+    cr_expect_eq(o.vendor_candidate, 0);
+    cr_expect_eq(o.implementation, KA_PASS, "%s", ka_verdict_name(o.implementation));
+}
+
+Test(provenance, work_on_a_thread_the_candidate_started, .timeout = 120)
+{
+    struct outcome o;
+    run_case("thread", &o);
+    cr_expect_gt(o.vendor_candidate, 0, "the worker thread's cublasSgemm is not the candidate's");
+    cr_expect_eq(o.implementation, KA_FAIL);
+}
+
+Test(provenance, candidate_frame_anywhere_on_the_stack_wins, .timeout = 120)
+{
+    struct outcome o;
+    run_case("via_reference", &o);
+    /* the candidate's call through Model.forward is the candidate's, the reference's own call the reference's */
+    cr_expect_gt(o.vendor_candidate, 0);
+    cr_expect_gt(o.vendor_reference, 0);
+    cr_expect_eq(o.implementation, KA_FAIL);
+}
+
+Test(provenance, class_defined_in_a_function, .timeout = 120)
+{
+    struct outcome o;
+    run_case("local_class", &o);
+    cr_expect_gt(o.vendor_candidate, 0);
+    cr_expect_eq(o.implementation, KA_FAIL);
+}
