@@ -907,6 +907,15 @@ static enum ka_party phase_at(const struct ka_proc *p, uint32_t tid, uint64_t t)
     return cand ? KA_PARTY_CANDIDATE : ref ? KA_PARTY_REFERENCE : KA_PARTY_UNKNOWN;
 }
 
+/* The creation record of thread tid, NULL when it was not created by a traced pthread_create. */
+static const struct ka_thread_origin *thread_origin(const struct ka_proc *p, uint32_t tid)
+{
+    for (size_t i = 0; i < p->n_threads; i++)
+        if (p->threads[i].tid == tid && tid != 0)
+            return &p->threads[i];
+    return NULL;
+}
+
 /*
  * The party of work launched by thread tid at time t: its phase, or else the
  * phase its creator was in when it created the thread (a worker thread the
@@ -923,12 +932,7 @@ static enum ka_party party_of_launch(const struct ka_proc *p, uint32_t tid, uint
         return party;
     uint32_t cur = tid;
     for (int depth = 0; depth < 8; depth++) {
-        const struct ka_thread_origin *o = NULL;
-        for (size_t i = 0; i < p->n_threads; i++)
-            if (p->threads[i].tid == cur && p->threads[i].tid != 0) {
-                o = &p->threads[i];
-                break;
-            }
+        const struct ka_thread_origin *o = thread_origin(p, cur);
         if (!o)
             break;
         party = phase_at(p, o->creator_tid, o->create_ns);
@@ -1309,9 +1313,22 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
             a->reference_work.items[cls]++;
         }
 
-        /* Measurement: work of a timed iteration must finish before its stop event. */
+        /*
+         * Measurement: work of a timed iteration must finish before its stop
+         * event.  Work launched from a thread created inside a window belongs
+         * to that window, whenever the thread launched it.
+         */
+        struct ka_window *w = NULL;
+        if (api && !via_thread) {
+            const struct ka_thread_origin *o = thread_origin(p, api->tid);
+            if (o && window_at(p, o->create_ns)) {
+                via_thread = 1;
+                thread_created = o->create_ns;
+            }
+        }
         uint64_t belongs_ns = via_thread ? thread_created : launch_ns;
-        struct ka_window *w = belongs_ns ? window_at(p, belongs_ns) : NULL;
+        if (belongs_ns)
+            w = window_at(p, belongs_ns);
         if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN)) {
             if (party == KA_PARTY_CANDIDATE)
                 w->candidate_kernels++;

@@ -22,6 +22,9 @@
 #   BENCH_MARGINAL=1      two extra kaudit runs (launch loop, N and 3N iterations)
 #                         for the marginal trace bytes per launch; 0 skips them
 #   BENCH_ARGS="..."      extra arguments for overhead_loops.py (e.g. --launch-iters 3000)
+#   BENCH_KAUDIT_ENV="A=1 B=2"  more environment for the kaudit runs (Python-side provenance:
+#                         KAUDIT_PYTHON_WATCH=Linear reports every nn.Linear.forward frame;
+#                         KAUDIT_NO_PYTHON=1 turns it off)
 #   KAUDIT_GPU_CUPTI_HINT=1  export KAUDIT_CUPTI_LIB (PyTorch's libcupti) for the kaudit runs
 #   PYTHON                python with torch (default python3)
 set -u
@@ -125,6 +128,12 @@ for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     echo "KAUDIT_CUPTI_LIB for the kaudit runs: ${CUPTI:-(not set)}"
     KENV=()
     [ -n "$CUPTI" ] && KENV=(KAUDIT_CUPTI_LIB="$CUPTI")
+    # More environment for the kaudit runs only, e.g. KAUDIT_PYTHON_WATCH=Linear
+    # (Python-side provenance reports every nn.Linear.forward) or KAUDIT_NO_PYTHON=1.
+    local extra_kenv=()
+    read -r -a extra_kenv <<<"${BENCH_KAUDIT_ENV:-}"
+    KENV+=("${extra_kenv[@]}")
+    echo "extra environment for the kaudit runs: ${BENCH_KAUDIT_ENV:-(none)}"
 
     local modes=(bare kaudit profiler) r i done_rounds=0
     for ((r = 0; r < ROUNDS; r++)); do

@@ -45,7 +45,8 @@ static void usage(FILE *out)
             "      --python-watch NAMES  comma-separated class or function names whose frames\n"
             "                    Python processes report (default ModelNew,Model; see\n"
             "                    docs/python-provenance.md)\n"
-            "      --no-python   do not put kaudit's sitecustomize on PYTHONPATH\n"
+            "      --no-python   do not put kaudit's sitecustomize on PYTHONPATH (also\n"
+            "                    KAUDIT_NO_PYTHON=1)\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -287,7 +288,9 @@ int cmd_run(int argc, char **argv)
 {
     const char *dir = "kaudit.session";
     const char *cupti = getenv(KAT_ENV_CUPTI);
-    int overwrite = 0, verbose = 0, no_python = 0;
+    int overwrite = 0, verbose = 0;
+    const char *no_python_env = getenv("KAUDIT_NO_PYTHON");
+    int no_python = no_python_env && no_python_env[0] && strcmp(no_python_env, "0") != 0;
     const char *python_watch = getenv("KAUDIT_PYTHON_WATCH");
     if (!python_watch || !python_watch[0])
         python_watch = "ModelNew,Model";

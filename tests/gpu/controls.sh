@@ -32,6 +32,9 @@
 #
 # Environment:
 #   KAUDIT_CONTROLS_ONLY="a b"       run only these controls
+#   KAUDIT_CONTROLS_LIST=FILE        the list to run (default tests/gpu/controls/controls.txt;
+#                                    tests/gpu/controls/unmarked.txt: the issue-5 harness runs)
+#   KAUDIT_CONTROLS_HARNESS_ARGS=".." more harness arguments (--unmarked: KernelBench's way)
 #   KAUDIT_CONTROLS_DEADLINE_S=480   start no control after this many seconds
 #   KAUDIT_CONTROLS_TIMEOUT_S=180    limit for one control's run (shortened near the deadline)
 #   KAUDIT_CONTROLS_ITERS=3          timed candidate iterations per control
@@ -57,7 +60,8 @@ export PATH="$CUDA_HOME/bin:$PATH"
 if [ -d /opt/gcc/bin ]; then export PATH="$PATH:/opt/gcc/bin"; fi
 
 CONTROLS=tests/gpu/controls
-LIST=$ROOT/$CONTROLS/controls.txt
+LIST=$ROOT/${KAUDIT_CONTROLS_LIST:-$CONTROLS/controls.txt}
+read -r -a HARNESS_ARGS <<<"${KAUDIT_CONTROLS_HARNESS_ARGS:-}"
 MAX_TAR=15500000        # the device tool brings back files of at most 16 MiB
 KAUDIT_OK=0
 RAN=0
@@ -162,7 +166,7 @@ run_control() {
     rm -rf "${s:?}/$name"
     rm -f "$s/$name.weak" "$s/$name.stdout" "$s/$name.stderr" "$s/$name.rc"
     local cmd=("$KAUDIT" run -d "$s/$name" -- "$PY" "$CONTROLS/harness.py" --task "$taskf"
-        --candidate "$candf" --iters "$ITERS" --decision-file "$s/$name.weak")
+        --candidate "$candf" --iters "$ITERS" --decision-file "$s/$name.weak" "${HARNESS_ARGS[@]}")
     printf '%q ' "${cmd[@]}" >"$s/$name.command"
     echo >>"$s/$name.command"
 
