@@ -501,24 +501,46 @@ static int listed(const char *name, size_t len, char *const *list, size_t n)
  * as a candidate or reference symbol (KernelBench's ModelNew and Model when it
  * names none).
  */
-static enum ka_party python_party(const struct ka_contract *c, const char *qualname)
+static int path_is(const char *file, size_t len, const char *path)
 {
+    /* the contract's path matches the frame's file by its trailing components */
+    size_t n = path ? strlen(path) : 0;
+    if (!n || n > len || memcmp(file + len - n, path, n))
+        return 0;
+    return n == len || file[len - n - 1] == '/' || path[0] == '/';
+}
+
+static enum ka_party python_party(const struct ka_contract *c, const char *message)
+{
+    /* message: "qualname (file)" */
+    const char *open = strstr(message, " (");
+    size_t qual_len = open ? (size_t)(open - message) : strlen(message);
+    const char *file = open ? open + 2 : "";
+    size_t file_len = strlen(file);
+    if (file_len && file[file_len - 1] == ')')
+        file_len--;
     static char *const default_candidate[] = { "ModelNew" };
     static char *const default_reference[] = { "Model" };
     char *const *cand = c->candidate.n_symbols ? c->candidate.symbols : default_candidate;
     size_t n_cand = c->candidate.n_symbols ? c->candidate.n_symbols : 1;
     char *const *ref = c->reference.n_symbols ? c->reference.symbols : default_reference;
     size_t n_ref = c->reference.n_symbols ? c->reference.n_symbols : 1;
-    for (const char *p = qualname; *p;) {
+    for (const char *p = message, *end = message + qual_len; p < end;) {
         size_t len = strcspn(p, ".");
+        if (p + len > end)
+            len = (size_t)(end - p);
         if (listed(p, len, cand, n_cand))
             return KA_PARTY_CANDIDATE;
         if (listed(p, len, ref, n_ref))
             return KA_PARTY_REFERENCE;
         p += len;
-        if (*p == '.')
+        if (p < end && *p == '.')
             p++;
     }
+    if (path_is(file, file_len, c->candidate.path))
+        return KA_PARTY_CANDIDATE;
+    if (path_is(file, file_len, c->reference.path))
+        return KA_PARTY_REFERENCE;
     return KA_PARTY_UNKNOWN;
 }
 

@@ -28,17 +28,35 @@ struct outcome {
     uint64_t vendor_candidate, vendor_reference, vendor_harness;
     uint64_t own_candidate;
     char python_status[256];
+    int missing;
 };
 
+static void run_case_with(const char *which, const char *python_flag, const char *const extra[],
+                          const char *contract, struct outcome *o);
+
 static void run_case(const char *which, struct outcome *o)
+{
+    run_case_with(which, NULL, NULL, contract_text, o);
+}
+
+static void run_case_with(const char *which, const char *python_flag, const char *const extra[],
+                          const char *contract, struct outcome *o)
 {
     if (!PYTHON3[0])
         cr_skip_test("python3 was not found when the build was configured");
     struct rh_case p;
     rh_case_init(&p, which);
-    char *argv[] = { PYTHON3, PYTHON_DIR "/py_exec_harness.py", STANDIN_DIR, (char *)which, p.log, NULL };
-    char *plain[] = { PYTHON3, PYTHON_DIR "/py_exec_harness.py", STANDIN_DIR, (char *)which, NULL };
-    rh_case_run(&p, argv, plain, NULL);
+    char *argv[7], *plain[6];
+    int k = 0, j = 0;
+    argv[k++] = plain[j++] = PYTHON3;
+    if (python_flag)
+        argv[k++] = plain[j++] = (char *)python_flag;
+    argv[k++] = plain[j++] = PYTHON_DIR "/py_exec_harness.py";
+    argv[k++] = plain[j++] = STANDIN_DIR;
+    argv[k++] = plain[j++] = (char *)which;
+    argv[k++] = p.log;
+    argv[k] = plain[j] = NULL;
+    rh_case_run(&p, argv, plain, extra);
     cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
     /* nothing the harness prints changes */
     cr_expect_str_eq(p.run.out, p.plain.out);
@@ -46,8 +64,7 @@ static void run_case(const char *which, struct outcome *o)
 
     struct ka_contract *c;
     char err[1024];
-    cr_assert_eq(ka_contract_parse(contract_text, strlen(contract_text), "exec.json", &c, err, sizeof err), 0, "%s",
-                 err);
+    cr_assert_eq(ka_contract_parse(contract, strlen(contract), "exec.json", &c, err, sizeof err), 0, "%s", err);
     struct ka_analysis *a;
     cr_assert_eq(ka_analyze(p.session, c, NULL, &a, err, sizeof err), 0, "%s", err);
     o->implementation = a->axis[KA_AXIS_IMPLEMENTATION].verdict;
@@ -56,9 +73,13 @@ static void run_case(const char *which, struct outcome *o)
     o->vendor_harness = a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_HARNESS];
     o->own_candidate = a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE];
     o->python_status[0] = 0;
-    for (size_t i = 0; i < a->n_findings; i++)
+    o->missing = 0;
+    for (size_t i = 0; i < a->n_findings; i++) {
         if (!strcmp(a->findings[i].code, "python-provenance"))
             snprintf(o->python_status, sizeof o->python_status, "%s", a->findings[i].text);
+        if (!strcmp(a->findings[i].code, "python-provenance-missing"))
+            o->missing++;
+    }
     ka_analysis_free(a);
     ka_contract_free(c);
     rh_case_free(&p);
@@ -108,4 +129,30 @@ Test(provenance, class_defined_in_a_function, .timeout = 120)
     run_case("local_class", &o);
     cr_expect_gt(o.vendor_candidate, 0);
     cr_expect_eq(o.implementation, KA_FAIL);
+}
+
+Test(provenance, candidate_watched_by_file, .timeout = 120)
+{
+    static const char by_file[] =
+        "{\"kaudit_contract\": 1, \"task_id\": \"t/file\","
+        " \"candidate\": {\"path\": \"tests/python/cand_file.py\"},"
+        " \"implementation\": {\"self_implemented\": true},"
+        " \"reference_work\": {\"dominant_class\": \"gemm\", \"amount\": 8192},"
+        " \"timing\": {\"window\": \"none\"}}";
+    const char *extra[] = { "KAUDIT_PYTHON_WATCH=Model,cand_file.py", NULL };
+    struct outcome o;
+    run_case_with("file", NULL, extra, by_file, &o);
+    cr_expect_gt(o.vendor_candidate, 0, "the file's frames were not attributed to the candidate");
+    cr_expect_gt(o.vendor_reference, 0);
+    cr_expect_eq(o.implementation, KA_FAIL);
+}
+
+Test(provenance, python_without_provenance_is_inconclusive, .timeout = 120)
+{
+    /* -E: Python ignores PYTHONPATH, so kaudit's sitecustomize never runs */
+    struct outcome o;
+    run_case_with("delegates", "-E", NULL, contract_text, &o);
+    cr_expect_eq(o.missing, 1, "no python-provenance-missing finding");
+    cr_expect_eq(o.vendor_candidate, 0);
+    cr_expect_eq(o.implementation, KA_INCONCLUSIVE, "%s", ka_verdict_name(o.implementation));
 }

@@ -54,16 +54,22 @@ def _kaudit_install():
         except Exception:
             pass
 
-    watch = frozenset(
-        w.strip() for w in os.environ.get("KAUDIT_PYTHON_WATCH", "ModelNew,Model").split(",") if w.strip()
-    )
+    entries = [w.strip() for w in os.environ.get("KAUDIT_PYTHON_WATCH", "ModelNew,Model").split(",") if w.strip()]
+    # Entries with a '/' or ending in .py name source files; the rest, class or function names.
+    watch_files = tuple(w for w in entries if "/" in w or w.endswith(".py"))
+    watch = frozenset(w for w in entries if w not in watch_files)
     version = "%d.%d.%d" % sys.version_info[:3]
 
-    def watched(qualname):
+    def watched(qualname, filename):
         for part in qualname.split("."):
             if part in watch:
                 return True
-        return False
+        return bool(watch_files) and filename.endswith(watch_files)
+
+    def label(qualname, filename):
+        # "qualname (file)": the analyzer maps qualname components to the contract's
+        # symbols and the file to the parties' paths
+        return ("%s (%s)" % (qualname, filename)).encode("utf-8", "replace")
 
     gil_check = getattr(sys, "_is_gil_enabled", None)
     if gil_check is not None and not gil_check():
@@ -95,10 +101,9 @@ def _kaudit_install():
         def on_start(code, offset):
             name = names.get(code)
             if name is None:
-                qual = code.co_qualname
-                if not watched(qual):
+                if not watched(code.co_qualname, code.co_filename):
                     return DISABLE
-                name = names[code] = qual.encode("utf-8", "replace")
+                name = names[code] = label(code.co_qualname, code.co_filename)
             push(name)
             return None
 
@@ -119,7 +124,7 @@ def _kaudit_install():
         mon.register_callback(tool, events.PY_UNWIND, on_unwind)
         mon.set_events(tool, events.PY_START | events.PY_RETURN | events.PY_UNWIND)
         say("on: sys.monitoring tool %d, Python %s, watching %s%s"
-            % (tool, version, ",".join(sorted(watch)), subinterp_note))
+            % (tool, version, ",".join(sorted(watch) + list(watch_files)), subinterp_note))
         return True
 
     if sys.version_info >= (3, 10):
@@ -128,8 +133,9 @@ def _kaudit_install():
 
         original_build_class = builtins.__build_class__
 
-        def wrap(fn, qualname):
-            name = qualname.encode("utf-8", "replace")
+        def wrap(fn):
+            code = getattr(fn, "__code__", None)
+            name = label(fn.__qualname__, code.co_filename if code else "?")
 
             @functools.wraps(fn)
             def kaudit_party_frame(*args, **kwargs):
@@ -144,17 +150,18 @@ def _kaudit_install():
         def build_class(func, name, *bases, **kwds):
             cls = original_build_class(func, name, *bases, **kwds)
             try:
-                if isinstance(cls, type) and watched(getattr(cls, "__qualname__", name)):
+                body_file = func.__code__.co_filename if hasattr(func, "__code__") else ""
+                if isinstance(cls, type) and watched(getattr(cls, "__qualname__", name), body_file):
                     for attr, value in list(vars(cls).items()):
-                        if type(value).__name__ == "function" and not attr.startswith("__class"):
-                            setattr(cls, attr, wrap(value, value.__qualname__))
+                        if type(value).__name__ == "function":
+                            setattr(cls, attr, wrap(value))
             except Exception as exc:
                 say("error: could not wrap class %s: %s" % (name, exc))
             return cls
 
         builtins.__build_class__ = build_class
         say("on: class wrapping (__build_class__), Python %s, watching %s%s"
-            % (version, ",".join(sorted(watch)), subinterp_note))
+            % (version, ",".join(sorted(watch) + list(watch_files)), subinterp_note))
         return True
 
     say("off: Python %s is older than 3.10" % version)

@@ -11,6 +11,7 @@ CASE picks the candidate:
   thread          ModelNew.forward runs its cublasSgemm on a thread it starts
   via_reference   ModelNew.forward calls the reference's Model.forward
   local_class     ModelNew is defined inside a function (qualname with <locals>)
+  file            the candidate is a file (cand_file.py, class Solution) imported normally
 """
 import sys
 
@@ -66,9 +67,13 @@ ModelNew = build()
 cuda = standin_cuda.Cuda(sys.argv[1], sys.argv[3] if len(sys.argv) > 3 else None)
 namespace = {}
 exec(compile(REFERENCE, "<string>", "exec"), namespace)
-exec(compile(CANDIDATES[sys.argv[2]], "<string>", "exec"), namespace)
 reference = namespace["Model"]().forward(cuda)
-candidate = namespace["ModelNew"]().forward(cuda)
+if sys.argv[2] == "file":
+    import cand_file  # noqa: E402
+    candidate = cand_file.Solution().run(cuda)
+else:
+    exec(compile(CANDIDATES[sys.argv[2]], "<string>", "exec"), namespace)
+    candidate = namespace["ModelNew"]().forward(cuda)
 harness_own = cuda.sgemm(8, 8, 8)   # the harness's own work: nobody's candidate work
 cuda.sync()
 print("reference", standin_cuda.checksum(reference))
