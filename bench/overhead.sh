@@ -22,6 +22,9 @@
 #   BENCH_MARGINAL=1      two extra kaudit runs (launch loop, N and 3N iterations)
 #                         for the marginal trace bytes per launch; 0 skips them
 #   BENCH_ARGS="..."      extra arguments for overhead_loops.py (e.g. --launch-iters 3000)
+#   BENCH_MODES="bare kaudit"  the modes to run (default: bare kaudit profiler; also
+#                         kaudit_b: kaudit with BENCH_KAUDIT_B_ENV added)
+#   BENCH_KAUDIT_B_ENV="A=1"  environment of the kaudit_b runs
 #   BENCH_KAUDIT_ENV="A=1 B=2"  more environment for the kaudit runs (Python-side provenance:
 #                         KAUDIT_PYTHON_WATCH=Linear reports every nn.Linear.forward frame;
 #                         KAUDIT_NO_PYTHON=1 turns it off)
@@ -57,6 +60,13 @@ run_one() {
         out=$(cd "$ROOT" && timeout -k 10 180 env "${KENV[@]}" \
             "$KAUDIT" run -d "$W/sess-$round" -- "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" \
             2>"$W/err-$round-$mode")
+        ;;
+    kaudit_b)
+        rm -rf "$W/sessb-$round"
+        out=$(cd "$ROOT" && timeout -k 10 180 env "${KENV[@]}" "${KENV_B[@]}" \
+            "$KAUDIT" run -d "$W/sessb-$round" -- "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" \
+            2>"$W/err-$round-$mode")
+        rm -rf "$W/sessb-$round"
         ;;
     esac
     rc=$?
@@ -133,17 +143,21 @@ for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     local extra_kenv=()
     read -r -a extra_kenv <<<"${BENCH_KAUDIT_ENV:-}"
     KENV+=("${extra_kenv[@]}")
+    # Mode kaudit_b: kaudit with BENCH_KAUDIT_B_ENV as well (an A/B of two settings).
+    KENV_B=()
+    read -r -a KENV_B <<<"${BENCH_KAUDIT_B_ENV:-}"
     echo "extra environment for the kaudit runs: ${BENCH_KAUDIT_ENV:-(none)}"
 
-    local modes=(bare kaudit profiler) r i done_rounds=0
+    local modes r i done_rounds=0
+    read -r -a modes <<<"${BENCH_MODES:-bare kaudit profiler}"
     for ((r = 0; r < ROUNDS; r++)); do
         if [ "$r" -ge 3 ] && [ "$SECONDS" -gt "$BUDGET" ]; then
             echo "budget of ${BUDGET}s reached after $r rounds"
             break
         fi
         echo "round $r ($SECONDS s)"
-        for ((i = 0; i < 3; i++)); do
-            run_one "$r" "${modes[$(((r + i) % 3))]}"
+        for ((i = 0; i < ${#modes[@]}; i++)); do
+            run_one "$r" "${modes[$(((r + i) % ${#modes[@]}))]}"
         done
         # Keep the first kaudit session for the size figures; drop the others.
         [ "$r" -gt 0 ] && rm -rf "$W/sess-$r"

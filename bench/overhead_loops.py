@@ -141,7 +141,7 @@ def summarize(args):
     hdr = (f"{'loop':<7} {'mode':<9} {'runs':>4} {'median s':>10} {'us/iter':>10} "
            f"{'ratio vs bare (median, min..max)':>34}  target")
     procs = {}
-    for mode in ("bare", "kaudit", "profiler"):
+    for mode in ("bare", "kaudit", "kaudit_b", "profiler"):
         w = [r["process_wall_s"] for r in ok_rows if r["mode"] == mode and "process_wall_s" in r]
         if w:
             procs[mode] = statistics.median(w)
@@ -150,7 +150,7 @@ def summarize(args):
     for loop in ("launch", "gpu"):
         key = f"{loop}_s"
         out["loops"][loop] = {}
-        for mode in ("bare", "kaudit", "profiler"):
+        for mode in ("bare", "kaudit", "kaudit_b", "profiler"):
             times = [r[key] for r in ok_rows if r["mode"] == mode and key in r]
             if not times:
                 continue
