@@ -156,3 +156,45 @@ Test(provenance, python_without_provenance_is_inconclusive, .timeout = 120)
     cr_expect_eq(o.vendor_candidate, 0);
     cr_expect_eq(o.implementation, KA_INCONCLUSIVE, "%s", ka_verdict_name(o.implementation));
 }
+
+/* Unsupported interpreters: provenance is off, the trace says why, nothing breaks. */
+static void degrade(const char *mode, const char *expect)
+{
+    if (!PYTHON3[0])
+        cr_skip_test("python3 was not found when the build was configured");
+    char site[4096];
+    snprintf(site, sizeof site, "%s", KAUDIT_PRELOAD_LIB);
+    *strrchr(site, '/') = 0;
+    strcat(site, "/kaudit-python/sitecustomize.py");
+    struct rh_case p;
+    rh_case_init(&p, mode);
+    char *argv[] = { PYTHON3, PYTHON_DIR "/py_degrade.py", site, (char *)mode, NULL };
+    const char *extra[] = { "KAUDIT_NO_PYTHON=1", NULL };
+    rh_case_run(&p, argv, argv, extra);
+    cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
+    cr_expect_str_eq(p.run.out, p.plain.out);
+    cr_expect_str_eq(p.run.err, "");
+    struct ka_contract *c;
+    char err[1024];
+    cr_assert_eq(ka_contract_parse(contract_text, strlen(contract_text), "exec.json", &c, err, sizeof err), 0, "%s", err);
+    struct ka_analysis *a;
+    cr_assert_eq(ka_analyze(p.session, c, NULL, &a, err, sizeof err), 0, "%s", err);
+    int found = 0;
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "python-provenance-off") && strstr(a->findings[i].text, expect))
+            found = 1;
+    cr_expect(found, "no python-provenance-off finding saying '%s'", expect);
+    ka_analysis_free(a);
+    ka_contract_free(c);
+    rh_case_free(&p);
+}
+
+Test(provenance, free_threaded_build_is_off, .timeout = 120)
+{
+    degrade("free_threaded", "free-threaded");
+}
+
+Test(provenance, old_python_is_off, .timeout = 120)
+{
+    degrade("old_python", "older than 3.10");
+}
