@@ -88,7 +88,7 @@ Test(contract, manifest_pins_the_digest)
     /* four levels down, so that the lookup (the contract's directory and three
        above it) never reaches a manifest.json outside the test's directory */
     char *top = tb_tempdir();
-    char dir[4096], path[4096], manifest[4096], err[2048];
+    char dir[2048], path[4096], manifest[4096], err[2048];
     snprintf(dir, sizeof dir, "%s/a/b/c/d", top);
     char mk[4200];
     snprintf(mk, sizeof mk, "mkdir -p '%s'", dir);
