@@ -996,9 +996,13 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
         p->n_phases = 0;
     for (size_t i = 0; i < p->n_phases; i++)
         p->phase_order[i] = (uint32_t)i;
-    qsort_r(p->phase_order, p->n_phases, sizeof *p->phase_order, phase_cmp, p->phases);
-    qsort(p->modules, p->n_modules, sizeof *p->modules, module_cmp);
-    qsort(p->vcalls, p->n_vcalls, sizeof *p->vcalls, vcall_cmp);
+    /* (qsort with an empty, NULL array is undefined: sort only what is there) */
+    if (p->n_phases)
+        qsort_r(p->phase_order, p->n_phases, sizeof *p->phase_order, phase_cmp, p->phases);
+    if (p->n_modules)
+        qsort(p->modules, p->n_modules, sizeof *p->modules, module_cmp);
+    if (p->n_vcalls)
+        qsort(p->vcalls, p->n_vcalls, sizeof *p->vcalls, vcall_cmp);
     for (size_t i = 0; i < p->n_phases; i++)
         if (p->phases[i].party == KA_PARTY_CANDIDATE && !GROW(st->cand_phases, st->n_cand_phases, st->cap_cand_phases)) {
             st->cand_phases[st->n_cand_phases].start = p->phases[i].start_ns;
@@ -1086,7 +1090,8 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
             }
         }
     }
-    qsort(p->windows, p->n_windows, sizeof *p->windows, window_cmp);
+    if (p->n_windows)
+        qsort(p->windows, p->n_windows, sizeof *p->windows, window_cmp);
     for (size_t w = 0; w < p->n_windows; w++) {
         p->windows[w].index = (unsigned)w + 1;
         if (st->opt->on_window)
