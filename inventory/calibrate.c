@@ -699,8 +699,9 @@ static int add_metadata(struct run *run, struct kat_session *const *sessions, co
     qsort(meta, n, sizeof(*meta), meta_cmp);
     for (size_t i = 1; i < n; i++)
         if (!strcmp(meta[i - 1].key, meta[i].key)) {
+            const char *repeated = meta[i].key; /* in the arena: outlives meta */
             free(meta);
-            return kinv_error(err, "metadata key '%s' would repeat", meta[i].key);
+            return kinv_error(err, "metadata key '%s' would repeat", repeated);
         }
     free(inv->meta);
     inv->meta = meta;
