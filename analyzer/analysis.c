@@ -1148,9 +1148,17 @@ static const struct ka_module *module_loaded_during(const struct ka_proc *p, uin
 
 /* ---- pass 2: stream the kernels --------------------------------------- */
 
-struct name_origin {            /* per kernel name string id: the module its first launch loaded */
-    uint32_t name;
-    int32_t module;             /* index, -1 none known */
+/*
+ * What a kernel's name says, worked out once per name (name string id) and
+ * cached: names repeat millions of times, and the classification reads the
+ * whole name several times.
+ */
+struct name_info {
+    int32_t module;             /* the module its launch loaded (index), -1 none known yet */
+    int8_t cls;                 /* enum ka_class from the name */
+    uint8_t framework;          /* PyTorch's own code by its name */
+    uint8_t low_precision;
+    uint8_t name_match;         /* the inventory knows the name */
 };
 
 static int library_pinned(const struct analysis_state *st, const struct ka_proc *p, uint32_t library)
@@ -1199,7 +1207,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
     struct ka_analysis *a = st->a;
     const struct ka_contract *c = st->c;
     const struct kinv_inventory *inv = st->opt->inventory;
-    struct name_origin *names = NULL;
+    struct name_info *names = NULL;
     size_t n_names = 0, cap_names = 0;
     struct ka_u32map name_index = { 0 };
     int fp32_task = c->timing_dtype && (!strcmp(c->timing_dtype, "float32") || !strcmp(c->timing_dtype, "fp32"));
@@ -1240,36 +1248,47 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
             launch_ns = 0;
             st->kernels_without_api++;
         }
-        /* Module of the kernel's function, when its launch loaded it */
-        const struct ka_module *mod = NULL;
+        /* What the name says (cached per name) */
         uint32_t slot;
+        struct name_info *ni = NULL;
         if (ka_u32map_get(&name_index, k->name_string, &slot)) {
-            if (names[slot].module >= 0)
-                mod = &p->modules[names[slot].module];
-        }
-        if (!mod && api) {
-            mod = module_loaded_during(p, api->tid, api->start_ns, api->end_ns);
-            if (mod && !GROW(names, n_names, cap_names)) {
-                names[n_names] = (struct name_origin){ k->name_string, (int32_t)(mod - p->modules) };
-                ka_u32map_put(&name_index, k->name_string, (uint32_t)n_names);
-                n_names++;
+            ni = &names[slot];
+        } else if (!GROW(names, n_names, cap_names)) {
+            ni = &names[n_names];
+            ni->module = -1;
+            ni->cls = (int8_t)class_of_kernel_name(name);
+            ni->framework = (uint8_t)is_framework_kernel_name(name);
+            ni->low_precision = (uint8_t)is_low_precision_name(name);
+            ni->name_match = 0;
+            if (inv) {
+                struct kinv_match m;
+                kinv_match(inv, name, strlen(name), &m);
+                ni->name_match = m.strength != KINV_MATCH_NONE;
             }
+            if (ka_u32map_put(&name_index, k->name_string, (uint32_t)n_names) == 0)
+                n_names++;
+            else
+                ni = NULL;
+        }
+        /* Module of the kernel's function, when its (first) launch loaded it */
+        const struct ka_module *mod = NULL;
+        if (ni && ni->module >= 0)
+            mod = &p->modules[ni->module];
+        if (!mod && api && p->n_modules) {
+            mod = module_loaded_during(p, api->tid, api->start_ns, api->end_ns);
+            if (mod && ni)
+                ni->module = (int32_t)(mod - p->modules);
         }
         /* Origin (docs/inventory.md, "Name collisions", extended to framework code) */
         enum ka_origin origin;
-        int name_match = 0, impersonation = 0, digest_vendor = 0;
-        if (inv) {
-            struct kinv_match m;
-            kinv_match(inv, name, strlen(name), &m);
-            name_match = m.strength != KINV_MATCH_NONE;
-            if (mod) {
-                uint8_t d[16];
-                const struct kinv_module *first;
-                kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, d);
-                digest_vendor = kinv_lookup_module(inv, d, &first) > 0;
-            }
+        int name_match = ni ? ni->name_match : 0, impersonation = 0, digest_vendor = 0;
+        if (inv && mod) {
+            uint8_t d[16];
+            const struct kinv_module *first;
+            kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, d);
+            digest_vendor = kinv_lookup_module(inv, d, &first) > 0;
         }
-        int cls = vc ? vc->cls : class_of_kernel_name(name);
+        int cls = vc ? vc->cls : ni ? ni->cls : class_of_kernel_name(name);
         if (vc) {
             origin = KA_ORIGIN_VENDOR;
         } else if (digest_vendor || (mod && mod->loader_kind == KA_LOADER_VENDOR)) {
@@ -1280,7 +1299,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
             /* A function of a module the candidate's object loaded is the candidate's launch. */
             if (party == KA_PARTY_UNKNOWN || party == KA_PARTY_HARNESS)
                 party = KA_PARTY_CANDIDATE;
-        } else if ((mod && mod->loader_kind == KA_LOADER_FRAMEWORK) || is_framework_kernel_name(name)) {
+        } else if ((mod && mod->loader_kind == KA_LOADER_FRAMEWORK) || (ni ? ni->framework : is_framework_kernel_name(name))) {
             origin = KA_ORIGIN_FRAMEWORK;
         } else if (party == KA_PARTY_CANDIDATE) {
             origin = KA_ORIGIN_CANDIDATE;
@@ -1323,7 +1342,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                          "(module %s)",
                          name, digest_vendor ? "digest is a vendor cubin" : "loaded by a vendor library");
             }
-            if (fp32_task && is_low_precision_name(name)) {
+            if (fp32_task && (ni ? ni->low_precision : is_low_precision_name(name))) {
                 p->low_precision_kernels++;
                 if (!p->low_precision_example)
                     p->low_precision_example = strdup(name);

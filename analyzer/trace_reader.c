@@ -51,7 +51,30 @@ struct kat_trace {
      * not change `complete`, which describes the furthest point read.
      */
     uint64_t read_to;
+    /* Pages before this offset were handed back (see release_behind). */
+    uint64_t released;
 };
+
+/*
+ * Reading streams: the pages of a large trace already passed are handed back
+ * to the kernel, so the resident set stays near RELEASE_WINDOW however large
+ * the file.  The mapping is private and read-only, so a later touch (a
+ * pointer the caller kept, a string, a second pass) reads the file again.
+ */
+#define RELEASE_WINDOW (32ull << 20)
+
+static void release_behind(struct kat_trace *t)
+{
+    if (t->pos < t->released + 2 * RELEASE_WINDOW)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    uint64_t pagesz = page > 0 ? (uint64_t)page : 4096;
+    uint64_t end = (t->pos - RELEASE_WINDOW) / pagesz * pagesz;
+    uint64_t start = t->released / pagesz * pagesz;
+    if (end > start)
+        (void)madvise((void *)(t->map + start), (size_t)(end - start), MADV_DONTNEED);
+    t->released = end;
+}
 
 /* ---- record type table ---------------------------------------------------- */
 
@@ -295,6 +318,7 @@ const char *kat_trace_error(const struct kat_trace *t)
 void kat_trace_rewind(struct kat_trace *t)
 {
     t->pos = t->first_record;
+    t->released = 0;
     t->state = READ_OK;
     t->error[0] = '\0';
 }
@@ -422,6 +446,7 @@ int kat_trace_next(struct kat_trace *t, struct kat_record *rec, char *err, size_
     if (t->state == READ_END)
         return 0;
 
+    release_behind(t);
     for (;;) {
         uint64_t off = t->pos;
         uint64_t left = t->size - off;
