@@ -2005,7 +2005,8 @@ static void analyze_trace(struct analysis_state *st, const char *path, const cha
     vendor_call_items(st, &p);
     timing_integrity(st, &p);
     signals(st, &p);
-    kat_trace_close(t);
+    uint64_t header_start_ns = h->start_realtime_ns;
+    kat_trace_close(t); /* h pointed into the mapping: not used from here on */
 
     if (!GROW(st->procs, st->n_procs, st->cap_procs)) {
         struct proc_summary *s = &st->procs[st->n_procs++];
@@ -2014,7 +2015,7 @@ static void analyze_trace(struct analysis_state *st, const char *path, const cha
         s->ppid = p.ppid;
         s->argv0 = strdup(argv0);
         s->file = strdup(file);
-        s->start_ns = p.start_ns ? p.start_ns : h->start_realtime_ns;
+        s->start_ns = p.start_ns ? p.start_ns : header_start_ns;
         s->build_tool = p.build_tool;
         s->status_known = p.end_known && p.status_known;
         s->status = p.status;
