@@ -727,9 +727,10 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
             const struct kat_api_rec *ap = r.body;
             if (GROW(p->apis, p->n_apis, p->cap_apis))
                 break;
-            p->apis[p->n_apis] = (struct ka_api){ .tid = ap->thread_id, .start_ns = ap->start_ns, .end_ns = ap->end_ns };
-            if (ka_u32map_put(&p->api_index, ap->correlation_id, (uint32_t)p->n_apis) == 0)
-                p->n_apis++;
+            if (!ap->correlation_id)
+                break;
+            p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
+                                                    .start_ns = ap->start_ns, .end_ns = ap->end_ns };
             st->a->api_records++;
             break;
         }
@@ -738,7 +739,9 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
             if (x->external_kind != KAT_VENDOR_CORRELATION_KIND || x->external_id > UINT32_MAX)
                 break;
             /* Stored as the call id; resolved to an index after the pass. */
-            ka_u32map_put(&p->ext, x->correlation_id, (uint32_t)x->external_id);
+            if (ka_u32map_put(&p->ext, x->correlation_id, (uint32_t)x->external_id) == 0 &&
+                x->correlation_id > p->max_ext_correlation)
+                p->max_ext_correlation = x->correlation_id;
             break;
         }
         case KAT_REC_VENDOR_CALL: {
@@ -987,6 +990,37 @@ static long vcall_find(const struct ka_proc *p, uint64_t id)
     return lo < p->n_vcalls && p->vcalls[lo].rec.call_id == id ? (long)lo : -1;
 }
 
+/* correlation id -> API record: a direct table when the ids are dense (they are, from CUPTI). */
+static void index_apis(struct ka_proc *p)
+{
+    uint32_t max = 0;
+    for (size_t i = 0; i < p->n_apis; i++)
+        if (p->apis[i].correlation_id > max)
+            max = p->apis[i].correlation_id;
+    if (p->n_apis && (uint64_t)max <= 4 * (uint64_t)p->n_apis + (1u << 20) && max < UINT32_MAX - 1) {
+        p->api_direct = calloc((size_t)max + 1, sizeof *p->api_direct);
+        if (p->api_direct) {
+            p->api_direct_size = max + 1;
+            for (size_t i = 0; i < p->n_apis; i++)
+                p->api_direct[p->apis[i].correlation_id] = (uint32_t)i + 1;
+            return;
+        }
+    }
+    for (size_t i = 0; i < p->n_apis; i++)
+        ka_u32map_put(&p->api_index, p->apis[i].correlation_id, (uint32_t)i);
+}
+
+static const struct ka_api *api_of(const struct ka_proc *p, uint32_t correlation_id)
+{
+    if (p->api_direct) {
+        if (correlation_id < p->api_direct_size && p->api_direct[correlation_id])
+            return &p->apis[p->api_direct[correlation_id] - 1];
+        return NULL;
+    }
+    uint32_t idx;
+    return ka_u32map_get(&p->api_index, correlation_id, &idx) ? &p->apis[idx] : NULL;
+}
+
 /* After pass 1: sort, resolve outer calls, parties, timed windows. */
 static void finish_index(struct analysis_state *st, struct ka_proc *p, struct timing_rec *timing, size_t n_timing,
                          struct event_rec *events, size_t n_events)
@@ -996,6 +1030,7 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
         p->n_phases = 0;
     for (size_t i = 0; i < p->n_phases; i++)
         p->phase_order[i] = (uint32_t)i;
+    index_apis(p);
     /* (qsort with an empty, NULL array is undefined: sort only what is there) */
     if (p->n_phases)
         qsort_r(p->phase_order, p->n_phases, sizeof *p->phase_order, phase_cmp, p->phases);
@@ -1221,11 +1256,10 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
         const char *name = kat_trace_string(t, k->name_string);
         a->kernels++;
         p->kernels++;
-        uint32_t api_idx;
-        const struct ka_api *api = ka_u32map_get(&p->api_index, k->correlation_id, &api_idx) ? &p->apis[api_idx] : NULL;
+        const struct ka_api *api = api_of(p, k->correlation_id);
         uint32_t call_id = 0;
         const struct ka_vcall *vc = NULL;
-        if (ka_u32map_get(&p->ext, k->correlation_id, &call_id)) {
+        if (k->correlation_id <= p->max_ext_correlation && ka_u32map_get(&p->ext, k->correlation_id, &call_id)) {
             long idx = vcall_find(p, call_id);
             if (idx >= 0) {
                 p->vcalls[idx].kernels++;
@@ -1894,6 +1928,7 @@ static void proc_free(struct ka_proc *p)
     free(p->argv0);
     free(p->argv);
     ka_u32map_free(&p->api_index);
+    free(p->api_direct);
     ka_u32map_free(&p->ext);
     free(p->apis);
     for (size_t i = 0; i < p->n_vcalls; i++) {

@@ -29,7 +29,7 @@ void ka_u32map_free(struct ka_u32map *m);
 
 struct ka_api {                 /* one launch-capable API call */
     uint32_t tid;
-    uint32_t reserved;
+    uint32_t correlation_id;
     uint64_t start_ns, end_ns;
 };
 
@@ -101,7 +101,16 @@ struct ka_proc {
     int candidate_process;      /* the contract names this process as the candidate's */
     int build_tool;             /* nvcc, ninja, a compiler, a linker... */
 
-    struct ka_u32map api_index;         /* correlation -> index into apis */
+    /*
+     * correlation id -> index into apis + 1 (0: none).  CUPTI's ids are dense
+     * small integers, so a direct table (4 bytes an id) is used when the
+     * largest id is within a few times the number of records; a hostile or
+     * odd trace falls back to the hash map.
+     */
+    uint32_t *api_direct;
+    uint32_t api_direct_size;
+    struct ka_u32map api_index;
+    uint32_t max_ext_correlation;       /* no external correlation above this id */
     struct ka_api *apis;
     size_t n_apis, cap_apis;
     struct ka_u32map ext;               /* correlation -> index into vcalls (+1) */
