@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "evidence.h"
 #include "inventory.h"
@@ -184,6 +185,8 @@ struct analysis_state {
         uint32_t end_kind;
     } *procs;
     size_t n_procs, cap_procs;
+    struct { uint32_t pid; int32_t wait_status; } *child_exits;   /* from every trace */
+    size_t n_child_exits, cap_child_exits;
     uint64_t candidate_modules;         /* modules loaded by candidate objects */
     uint64_t candidate_kernels_own;     /* candidate-party kernels of candidate origin */
     uint64_t candidate_kernels_any;
@@ -569,7 +572,7 @@ static int32_t open_phase(struct ka_proc *p, uint32_t tid, enum ka_party party, 
     return (int32_t)p->n_phases++;
 }
 
-static void note_mark(struct analysis_state *st, struct ka_proc *p, const char *msg, uint64_t t, int python)
+static void note_mark(struct ka_proc *p, const char *msg, int python)
 {
     if (python) {
         free(p->python_status);
@@ -586,8 +589,6 @@ static void note_mark(struct analysis_state *st, struct ka_proc *p, const char *
     } else if (!strncmp(msg, guard, sizeof guard - 1)) {
         if (!GROW(p->guard_changed, p->n_guard, p->cap_guard))
             p->guard_changed[p->n_guard++] = strdup(msg + sizeof guard - 1);
-        (void)st;
-        (void)t;
     }
 }
 
@@ -678,19 +679,12 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
             }
             break;
         }
-        case KAT_REC_FORK: {
-            const struct kat_fork_rec *f = r.body;
-            if (!GROW(p->forks, p->n_forks, p->cap_forks)) {
-                p->forks[p->n_forks].child = f->child_pid;
-                p->forks[p->n_forks++].time_ns = f->time_ns;
-            }
-            break;
-        }
         case KAT_REC_CHILD_EXIT: {
+            /* what a parent's wait() saw: the status of a child whose own trace may lack it */
             const struct kat_child_exit_rec *x = r.body;
-            if (!GROW(p->child_exits, p->n_child_exits, p->cap_child_exits)) {
-                p->child_exits[p->n_child_exits].child = x->child_pid;
-                p->child_exits[p->n_child_exits++].status = x->wait_status;
+            if (!GROW(st->child_exits, st->n_child_exits, st->cap_child_exits)) {
+                st->child_exits[st->n_child_exits].pid = x->child_pid;
+                st->child_exits[st->n_child_exits++].wait_status = x->wait_status;
             }
             break;
         }
@@ -813,7 +807,7 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
                 memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
                 n_open--;
             } else if (nv->kind == KAT_NVTX_MARK) {
-                note_mark(st, p, kat_trace_string(t, nv->message_string), nv->time_ns, python);
+                note_mark(p, kat_trace_string(t, nv->message_string), python);
             }
             break;
         }
@@ -1139,7 +1133,6 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
         for (size_t w = 0; w < p->n_windows; w++)
             if (p->threads[i].create_ns >= p->windows[w].host_start_ns &&
                 p->threads[i].create_ns <= p->windows[w].host_end_ns) {
-                p->threads_in_windows++;
                 add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "thread-in-timed-window", p->file,
                             p->threads[i].create_ns, "thread %u created by thread %u inside timed window #%u",
                             p->threads[i].tid, p->threads[i].creator_tid, p->windows[w].index);
@@ -1575,6 +1568,14 @@ static void build_failures(struct analysis_state *st)
         if (s->status_known && s->end_kind != KAT_END_EXEC) {
             status = s->status;
             known = 1;
+        } else {
+            /* killed or cut short: the parent's wait() may still have seen how it ended */
+            for (size_t j = 0; j < st->n_child_exits; j++)
+                if (st->child_exits[j].pid == s->pid) {
+                    int ws = st->child_exits[j].wait_status;
+                    status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 0;
+                    known = 1;
+                }
         }
         if (!known || status == 0)
             continue;
@@ -1783,8 +1784,6 @@ static void implementation_verdict(struct analysis_state *st)
         cause = "R-A: no work can be attributed to the candidate (no phase marks, no candidate process or module)";
     else if (!st->candidate_kernels_any)
         cause = "R-A: no positive evidence that the candidate did any work";
-    else if (!c->self_implemented)
-        cause = NULL;
     if (cause) {
         ax->root_cause = strdup(cause);
         return;
@@ -1954,8 +1953,6 @@ static void proc_free(struct ka_proc *p)
     for (size_t i = 0; i < p->n_guard; i++)
         free(p->guard_changed[i]);
     free(p->guard_changed);
-    free(p->forks);
-    free(p->child_exits);
     for (size_t i = 0; i < p->n_libs; i++)
         free(p->libs[i].soname);
     free(p->libs);
@@ -2132,6 +2129,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         free(st.procs[i].file);
     }
     free(st.procs);
+    free(st.child_exits);
     free(st.cand_phases);
     free(st.codes);
     *out = a;

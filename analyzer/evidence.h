@@ -136,13 +136,8 @@ struct ka_proc {
     size_t n_elapsed, cap_elapsed;
     char **guard_changed;
     size_t n_guard, cap_guard;
-    struct { uint32_t child; uint64_t time_ns; } *forks;
-    size_t n_forks, cap_forks;
-    struct { uint32_t child; int32_t status; } *child_exits;
-    size_t n_child_exits, cap_child_exits;
     struct { char *soname; uint64_t lo, hi; } *libs;
     size_t n_libs, cap_libs;
-    uint64_t threads_in_windows;
     uint64_t kernels;
     uint64_t graph_kernels, low_precision_kernels;
     char *low_precision_example;

@@ -144,16 +144,15 @@ static void finish(struct scene *s, int end)
     tb_free(&s->b);
 }
 
-/* A second process in the same session (a build tool child). */
+/* A second process in the same session (a build tool child); status < 0: its trace has no end. */
 static void child_process(struct scene *s, uint32_t pid, const char *argv0, uint64_t start, int status)
 {
     struct tb c;
     tb_init(&c, pid, PID, KAT_ORIGIN_EXEC, start);
     const char *argv[] = { argv0, "-v", NULL };
     tb_process_start(&c, argv, argv0, "/tmp");
-    struct kat_process_start_rec *ps = NULL;
-    (void)ps;
-    tb_process_end(&c, KAT_END_EXIT, status, 1);
+    if (status >= 0)
+        tb_process_end(&c, KAT_END_EXIT, status, 1);
     char path[4096];
     snprintf(path, sizeof path, "%s/p%u-%llu.kat", s->dir, pid, (unsigned long long)start);
     cr_assert_eq(tb_write(&c, path), 0);
@@ -412,6 +411,22 @@ Test(implementation, failed_build_then_fallback_delegation_fails)
     struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
     cr_expect_eq(IMPL(a), KA_FAIL);
     cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "fallback") != NULL);
+    done(&s, a);
+}
+
+Test(implementation, killed_build_tool_is_known_from_its_parent)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+    /* the parent's wait() saw ninja killed by SIGKILL; ninja's own trace has no end */
+    struct kat_child_exit_rec x = { .child_pid = 200, .wait_status = 9, .time_ns = T0 + 12 * MS };
+    tb_record(&s.b, KAT_REC_CHILD_EXIT, &x, sizeof x, NULL, 0);
+    finish(&s, 1);
+    child_process(&s, 200, "ninja", T0 + 11 * MS, -1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->build_failures, 1);
+    cr_expect(has_finding(a, "candidate-build-failed"));
     done(&s, a);
 }
 
