@@ -927,6 +927,11 @@ int ka_manifest_pin(const char *manifest, const char *const *contracts, size_t n
             goto out;
         }
         const char *rel = real + strlen(mdir) + 1;
+        for (const char *q = rel; *q; q++)
+            if (*q == '"' || *q == '\\' || (unsigned char)*q < 0x20) {
+                snprintf(err, n, "contract '%s': its path has a character a manifest entry cannot hold", contracts[i]);
+                goto out;
+            }
         size_t j;
         for (j = 0; j < m.n; j++)
             if (!strcmp(m.entries[j].path, rel))
