@@ -1230,6 +1230,13 @@ static void add_item(struct analysis_state *st, int cls, double work, int kind, 
     va_end(ap);
 }
 
+/* The element proxy of a framework kernel's work: threads launched (grid x block). */
+static double threads_launched(const struct kat_kernel_rec *k)
+{
+    double threads = (double)k->grid[0] * k->grid[1] * k->grid[2] * (double)k->block[0] * k->block[1] * k->block[2];
+    return threads > 0 ? threads : 0;
+}
+
 static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struct ka_proc *p)
 {
     struct ka_analysis *a = st->a;
@@ -1351,10 +1358,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                             "candidate's: counted as candidate work, flagged",
                             name);
             if (origin == KA_ORIGIN_FRAMEWORK) {
-                double threads = (double)k->grid[0] * k->grid[1] * k->grid[2] * (double)k->block[0] * k->block[1] *
-                                 k->block[2];
-                if (threads < 0)
-                    threads = 0;
+                double threads = threads_launched(k);
                 st->fw_work[cls] += threads;
                 st->fw_count[cls]++;
                 if (threads > st->fw_max[cls])
@@ -1375,14 +1379,10 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                     p->low_precision_example = strdup(name);
             }
         } else if (party == KA_PARTY_UNKNOWN && origin == KA_ORIGIN_FRAMEWORK) {
-            double threads = (double)k->grid[0] * k->grid[1] * k->grid[2] * (double)k->block[0] * k->block[1] *
-                             k->block[2];
-            st->unk_fw_work[cls] += threads > 0 ? threads : 0;
+            st->unk_fw_work[cls] += threads_launched(k);
             st->unk_fw_count[cls]++;
         } else if (party == KA_PARTY_REFERENCE && origin == KA_ORIGIN_FRAMEWORK) {
-            double threads = (double)k->grid[0] * k->grid[1] * k->grid[2] * (double)k->block[0] * k->block[1] *
-                             k->block[2];
-            a->reference_work.amount[cls] += threads > 0 ? threads : 0;
+            a->reference_work.amount[cls] += threads_launched(k);
             a->reference_work.items[cls]++;
         }
 
