@@ -217,6 +217,11 @@ struct analysis_state {
     char *fw_process[KA_CLASS_COUNT];
     double unk_fw_work[KA_CLASS_COUNT];
     uint64_t unk_fw_count[KA_CLASS_COUNT];
+    /* vendor kernels the candidate launched outside any library call, per class */
+    uint64_t nm_count[KA_CLASS_COUNT];
+    char *nm_example[KA_CLASS_COUNT];
+    char *nm_process[KA_CLASS_COUNT];
+    uint64_t nm_time[KA_CLASS_COUNT];
 };
 
 enum item_kind { ITEM_VENDOR_CALL = 1, ITEM_FRAMEWORK_KERNELS, ITEM_VENDOR_KERNEL };
@@ -1015,6 +1020,37 @@ static const struct ka_api *api_of(const struct ka_proc *p, uint32_t correlation
     return ka_u32map_get(&p->api_index, correlation_id, &idx) ? &p->apis[idx] : NULL;
 }
 
+/* A cudaEventRecord call, for finding the last record of an event before a query. */
+struct event_record {
+    uint64_t event, enter_ns;
+    const struct kat_timing_call_rec *rec;
+};
+
+static int event_record_cmp(const void *x, const void *y)
+{
+    const struct event_record *a = x, *b = y;
+    if (a->event != b->event)
+        return a->event < b->event ? -1 : 1;
+    return a->enter_ns < b->enter_ns ? -1 : a->enter_ns > b->enter_ns;
+}
+
+static struct ka_window *window_at(struct ka_proc *p, uint64_t t);
+
+/* The last successful record of event at or before t, in recs sorted by (event, time). */
+static const struct kat_timing_call_rec *last_record_before(const struct event_record *recs, size_t n,
+                                                            uint64_t event, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (recs[mid].event < event || (recs[mid].event == event && recs[mid].enter_ns <= t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && recs[lo - 1].event == event ? recs[lo - 1].rec : NULL;
+}
+
 /* After pass 1: sort, resolve outer calls, parties, timed windows. */
 static void finish_index(struct analysis_state *st, struct ka_proc *p, struct timing_rec *timing, size_t n_timing,
                          struct event_rec *events, size_t n_events)
@@ -1079,27 +1115,34 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
      * join their CUDA_EVENT activity records by correlation id, which give the
      * stream and the GPU timestamp.
      */
+    /* Event records sorted by (event, time), CUDA_EVENT records by correlation id:
+       a session that times every iteration has as many windows as iterations. */
+    struct event_record *recs = NULL;
+    size_t n_recs = 0;
+    for (size_t i = 0; i < n_timing; i++)
+        if (timing[i].r.api == KAT_TIMING_EVENT_RECORD && timing[i].r.status == 0)
+            n_recs++;
+    recs = n_recs ? malloc(n_recs * sizeof *recs) : NULL;
+    if (!recs)
+        n_recs = 0;
+    for (size_t i = 0, k = 0; i < n_timing && k < n_recs; i++)
+        if (timing[i].r.api == KAT_TIMING_EVENT_RECORD && timing[i].r.status == 0)
+            recs[k++] = (struct event_record){ timing[i].r.event, timing[i].r.enter_ns, &timing[i].r };
+    if (n_recs)
+        qsort(recs, n_recs, sizeof *recs, event_record_cmp);
+    struct ka_u32map event_by_corr = { 0 };
+    for (size_t k = 0; k < n_events; k++)
+        ka_u32map_put(&event_by_corr, events[k].correlation_id, (uint32_t)k);
+
     for (size_t i = 0; i < n_timing; i++) {
         const struct kat_timing_call_rec *q = &timing[i].r;
         if (q->api != KAT_TIMING_EVENT_ELAPSED || q->status != 0)
             continue;
-        const struct kat_timing_call_rec *rec_s = NULL, *rec_e = NULL;
-        for (size_t j = 0; j < n_timing; j++) {
-            const struct kat_timing_call_rec *x = &timing[j].r;
-            if (x->api != KAT_TIMING_EVENT_RECORD || x->enter_ns > q->enter_ns || x->status != 0)
-                continue;
-            if (x->event == q->event && (!rec_s || x->enter_ns >= rec_s->enter_ns))
-                rec_s = x;
-            if (x->event == q->event2 && (!rec_e || x->enter_ns >= rec_e->enter_ns))
-                rec_e = x;
-        }
+        const struct kat_timing_call_rec *rec_s = last_record_before(recs, n_recs, q->event, q->enter_ns);
+        const struct kat_timing_call_rec *rec_e = last_record_before(recs, n_recs, q->event2, q->enter_ns);
         if (!rec_s || !rec_e || rec_e->enter_ns < rec_s->enter_ns)
             continue;
-        int dup = 0;
-        for (size_t w = 0; w < p->n_windows; w++)
-            if (p->windows[w].host_start_ns == rec_s->enter_ns && p->windows[w].host_end_ns == rec_e->enter_ns)
-                dup = 1;
-        if (dup || GROW(p->windows, p->n_windows, p->cap_windows))
+        if (GROW(p->windows, p->n_windows, p->cap_windows))
             continue;
         struct ka_window *w = &p->windows[p->n_windows++];
         memset(w, 0, sizeof *w);
@@ -1108,19 +1151,31 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
         w->host_end_ns = rec_e->enter_ns;
         w->elapsed_ms = q->elapsed_ms;
         w->start_stream = w->end_stream = UINT32_MAX;
-        for (size_t k = 0; k < n_events; k++) {
-            if (events[k].correlation_id == rec_s->correlation_id && rec_s->correlation_id) {
-                w->gpu_start_ns = events[k].device_ts;
-                w->start_stream = events[k].stream_id;
-            }
-            if (events[k].correlation_id == rec_e->correlation_id && rec_e->correlation_id) {
-                w->gpu_end_ns = events[k].device_ts;
-                w->end_stream = events[k].stream_id;
-            }
+        uint32_t k;
+        if (ka_u32map_get(&event_by_corr, rec_s->correlation_id, &k)) {
+            w->gpu_start_ns = events[k].device_ts;
+            w->start_stream = events[k].stream_id;
+        }
+        if (ka_u32map_get(&event_by_corr, rec_e->correlation_id, &k)) {
+            w->gpu_end_ns = events[k].device_ts;
+            w->end_stream = events[k].stream_id;
         }
     }
+    free(recs);
+    ka_u32map_free(&event_by_corr);
     if (p->n_windows)
         qsort(p->windows, p->n_windows, sizeof *p->windows, window_cmp);
+    /* The same pair of records queried twice is one window. */
+    size_t kept = 0;
+    for (size_t w = 0; w < p->n_windows; w++) {
+        int dup = 0;
+        for (size_t v = kept; v-- > 0 && p->windows[v].host_start_ns == p->windows[w].host_start_ns;)
+            if (p->windows[v].host_end_ns == p->windows[w].host_end_ns)
+                dup = 1;
+        if (!dup)
+            p->windows[kept++] = p->windows[w];
+    }
+    p->n_windows = kept;
     for (size_t w = 0; w < p->n_windows; w++) {
         p->windows[w].index = (unsigned)w + 1;
         if (st->opt->on_window)
@@ -1129,14 +1184,13 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
     }
     st->a->timed_windows += (unsigned)p->n_windows;
     /* Threads created inside a timed window: recorded, never gating. */
-    for (size_t i = 0; i < p->n_threads; i++)
-        for (size_t w = 0; w < p->n_windows; w++)
-            if (p->threads[i].create_ns >= p->windows[w].host_start_ns &&
-                p->threads[i].create_ns <= p->windows[w].host_end_ns) {
-                add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "thread-in-timed-window", p->file,
-                            p->threads[i].create_ns, "thread %u created by thread %u inside timed window #%u",
-                            p->threads[i].tid, p->threads[i].creator_tid, p->windows[w].index);
-            }
+    for (size_t i = 0; i < p->n_threads; i++) {
+        const struct ka_window *w = window_at(p, p->threads[i].create_ns);
+        if (w)
+            add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "thread-in-timed-window", p->file,
+                        p->threads[i].create_ns, "thread %u created by thread %u inside timed window #%u",
+                        p->threads[i].tid, p->threads[i].creator_tid, w->index);
+    }
 }
 
 /* The window a launch at host time t belongs to (its start record <= t < its end record). */
@@ -1368,10 +1422,14 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                     st->fw_process[cls] = strdup(p->file);
                 }
             } else if (origin == KA_ORIGIN_VENDOR && !vc) {
-                add_item(st, cls, 0, ITEM_VENDOR_KERNEL, p->file, k->start_ns,
-                         "vendor kernel '%.160s' launched by the candidate outside any intercepted library call "
-                         "(module %s)",
-                         name, digest_vendor ? "digest is a vendor cubin" : "loaded by a vendor library");
+                /* summed per class, like framework kernels: one finding, not one per launch */
+                if (!st->nm_count[cls]++) {
+                    if (asprintf(&st->nm_example[cls], "'%.160s' (module %s)", name,
+                                 digest_vendor ? "digest is a vendor cubin" : "loaded by a vendor library") < 0)
+                        st->nm_example[cls] = NULL;
+                    st->nm_process[cls] = strdup(p->file);
+                    st->nm_time[cls] = k->start_ns;
+                }
             }
             if (fp32_task && (ni ? ni->low_precision : is_low_precision_name(name))) {
                 p->low_precision_kernels++;
@@ -1616,6 +1674,13 @@ static void implementation_verdict(struct analysis_state *st)
                      (unsigned long long)st->fw_count[cls], st->fw_count[cls] == 1 ? "" : "s", ka_class_name(cls),
                      st->fw_example[cls], st->fw_work[cls]);
 
+    for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
+        if (st->nm_count[cls])
+            add_item(st, cls, 0, ITEM_VENDOR_KERNEL, st->nm_process[cls], st->nm_time[cls],
+                     "%llu vendor kernel%s of class %s launched by the candidate outside any intercepted library "
+                     "call, e.g. %s",
+                     (unsigned long long)st->nm_count[cls], st->nm_count[cls] == 1 ? "" : "s", ka_class_name(cls),
+                     st->nm_example[cls] ? st->nm_example[cls] : "?");
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (st->unk_fw_count[cls]) {
             add_item(st, cls, st->unk_fw_work[cls], ITEM_FRAMEWORK_KERNELS, NULL, 0,
@@ -2123,6 +2188,8 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     for (int i = 0; i < KA_CLASS_COUNT; i++) {
         free(st.fw_example[i]);
         free(st.fw_process[i]);
+        free(st.nm_example[i]);
+        free(st.nm_process[i]);
     }
     for (size_t i = 0; i < st.n_procs; i++) {
         free(st.procs[i].argv0);

@@ -632,6 +632,27 @@ Test(measurement, timing_function_changing_convicts)
     done(&s, a);
 }
 
+Test(measurement, every_iteration_timed_and_queried_twice)
+{
+    /* 5,000 timed iterations, each queried twice (as harnesses do when they
+       log and then sum): 5,000 windows, each candidate kernel inside its own */
+    struct scene s;
+    scene_init(&s);
+    for (int i = 0; i < 5000; i++) {
+        uint64_t base = T0 + (uint64_t)i * 10 * MS;
+        phase(&s, "kaudit:candidate", PID, base + 1 * MS, base + 2 * MS);
+        uint32_t c = launch(&s, PID, base + 1 * MS + 100);
+        kernel(&s, c, "my_add_kernel", 7, base + 3 * MS, base + 4 * MS, 4096, 256);
+        window(&s, base, base + 2 * MS, base + 2 * MS, base + 5 * MS, 3.0f, base + 6 * MS);
+        timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, base + 7 * MS, s.next_corr++, 3.0f);
+    }
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->timed_windows, 5000);
+    cr_expect_eq(MEAS(a), KA_PASS, "%s", a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    done(&s, a);
+}
+
 Test(measurement, no_window_is_inconclusive)
 {
     struct scene s;
