@@ -212,7 +212,6 @@ struct analysis_state {
     /* framework kernels of the candidate, summed per class (proxy: threads launched) */
     double fw_work[KA_CLASS_COUNT];
     uint64_t fw_count[KA_CLASS_COUNT];
-    double fw_max[KA_CLASS_COUNT];
     char *fw_example[KA_CLASS_COUNT];
     char *fw_process[KA_CLASS_COUNT];
     double unk_fw_work[KA_CLASS_COUNT];
@@ -572,8 +571,6 @@ static int32_t open_phase(struct ka_proc *p, uint32_t tid, enum ka_party party, 
     p->phases[p->n_phases] = (struct ka_phase){ .tid = tid, .party = (uint8_t)party, .python = (uint8_t)python,
                                                 .parent = parent, .start_ns = s, .end_ns = UINT64_MAX };
     p->phase_marks = 1;
-    if (python)
-        p->python_frames = 1;
     return (int32_t)p->n_phases++;
 }
 
@@ -628,7 +625,6 @@ static void note_health(struct analysis_state *st, struct ka_proc *p, const stru
     }
     if (!problem)
         return;
-    p->health_problem = 1;
     st->health_problem = 1;
     add_finding(st, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "tool-health", p->file, h->time_ns,
                 "tool health: %s (value %lld%s%s): evidence in this process may be incomplete",
@@ -675,9 +671,7 @@ static int index_trace(struct analysis_state *st, struct kat_trace *t, struct ka
             p->end_kind = e->kind;
             p->status = e->status;
             p->status_known = (e->flags & KAT_END_FLAG_STATUS_KNOWN) != 0;
-            p->end_ns = e->time_ns;
             if (e->records_lost) {
-                p->health_problem = 1;
                 st->health_problem = 1;
                 add_finding(st, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "records-lost", p->file, e->time_ns,
                             "the trace writer lost %llu records (no space)", (unsigned long long)e->records_lost);
@@ -1146,7 +1140,6 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
             continue;
         struct ka_window *w = &p->windows[p->n_windows++];
         memset(w, 0, sizeof *w);
-        w->tid = rec_s->thread_id;
         w->host_start_ns = rec_s->enter_ns;
         w->host_end_ns = rec_e->enter_ns;
         w->elapsed_ms = q->elapsed_ms;
@@ -1415,8 +1408,6 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                 double threads = threads_launched(k);
                 st->fw_work[cls] += threads;
                 st->fw_count[cls]++;
-                if (threads > st->fw_max[cls])
-                    st->fw_max[cls] = threads;
                 if (!st->fw_example[cls]) {
                     st->fw_example[cls] = strdup(name);
                     st->fw_process[cls] = strdup(p->file);
@@ -1461,10 +1452,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
         if (belongs_ns)
             w = window_at(p, belongs_ns);
         if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN)) {
-            if (party == KA_PARTY_CANDIDATE)
-                w->candidate_kernels++;
             if (w->gpu_end_ns && k->end_ns > w->gpu_end_ns + 1000) {
-                w->escaped++;
                 if (party == KA_PARTY_CANDIDATE) {
                     const char *how = via_thread ? "launched from a thread the candidate created in the window"
                                       : (w->end_stream != UINT32_MAX && k->stream_id != w->end_stream)
@@ -2142,8 +2130,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     a->session_dir = strdup(dir);
     a->contract_file = strdup(c->file);
     a->task_id = strdup(c->task_id);
-    for (int i = 0; i < 16; i++)
-        sprintf(a->contract_digest + 2 * i, "%02x", c->digest[i]);
+    kinv_digest_hex(c->digest, a->contract_digest);
     a->dominant_class = -1;
     if (opt->inventory) {
         a->inventory_file = strdup(opt->inventory_path ? opt->inventory_path : "");

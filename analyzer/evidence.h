@@ -66,12 +66,10 @@ enum ka_loader_kind { KA_LOADER_UNKNOWN = 0, KA_LOADER_CANDIDATE, KA_LOADER_VEND
 
 struct ka_window {
     unsigned index;             /* 1-based, in host order over the process */
-    uint32_t tid;
     uint64_t host_start_ns, host_end_ns;    /* the two record calls */
     uint64_t gpu_start_ns, gpu_end_ns;      /* 0 when CUPTI gave no event timestamp */
     uint32_t start_stream, end_stream;      /* CUPTI stream ids, UINT32_MAX if unknown */
     float elapsed_ms;
-    uint64_t candidate_kernels, escaped;
 };
 
 struct ka_thread_origin {       /* a thread and who created it */
@@ -91,7 +89,7 @@ struct ka_proc {
     char *file;                 /* trace file name */
     uint32_t pid, ppid;
     char *exe, *argv0, *argv;   /* argv: space-joined, for messages */
-    uint64_t start_ns, end_ns;
+    uint64_t start_ns;
     int complete;               /* a PROCESS_END was the last record */
     int read_error;             /* the trace stopped at a malformed record */
     int end_known;
@@ -120,7 +118,6 @@ struct ka_proc {
     size_t n_phases, cap_phases;
     uint32_t *phase_order;              /* indices into phases, sorted by (tid, start) */
     int phase_marks;                    /* phase ranges seen */
-    int python_frames;                  /* of those: from the Python side */
     char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
     struct ka_module *modules;          /* sorted by time */
     size_t n_modules, cap_modules;
@@ -141,7 +138,6 @@ struct ka_proc {
     uint64_t kernels;
     uint64_t graph_kernels, low_precision_kernels;
     char *low_precision_example;
-    int health_problem;                 /* any tool-health record that limits the evidence */
 };
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "contract.h"
+#include "inventory.h"
 
 static const char contract_usage[] =
     "usage: kaudit contract check [MANIFEST]\n"
@@ -31,8 +32,7 @@ static void print_problem(const char *msg, void *arg)
 static void show(const struct ka_contract *c)
 {
     char hex[33];
-    for (int i = 0; i < 16; i++)
-        sprintf(hex + 2 * i, "%02x", c->digest[i]);
+    kinv_digest_hex(c->digest, hex);
     printf("task %s (%s, digest %s)\n", c->task_id, c->file, hex);
     if (c->description)
         printf("  %s\n", c->description);
