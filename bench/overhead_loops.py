@@ -11,6 +11,7 @@ Each loop is warmed up first, then timed on the host clock from a
 synchronized start to a torch.cuda.synchronize() after the last iteration.
 
   overhead_loops.py [--mode bare|profiler] [--loop launch|gpu|both]
+                    [--launch-segments K] [--json]
 
 --mode profiler runs each loop (warm-up and timed part) inside
 torch.profiler with CPU and CUDA activities; the profiler's own processing at
@@ -18,8 +19,12 @@ exit is outside the timed part.  Under `kaudit run` use --mode bare: the
 tracing is outside the script.
 
 Output (stdout): with --loop launch or gpu, one number (seconds of the timed
-part); with --loop both (the default), one JSON line with both numbers and
-the iteration counts.  Nothing else goes to stdout.
+part); with --loop both (the default) or --json, one JSON line with the
+numbers and the iteration counts.  Nothing else goes to stdout.
+
+--launch-segments K times the launch loop in K equal parts (each from a
+synchronized start to a synchronize) and reports the median part times K, so
+one part hit by a preemption or a tracer's buffer flush does not move it.
 
   overhead_loops.py --summarize RUNS.jsonl --out BENCH.json [--meta META.json]
 
@@ -33,24 +38,34 @@ import sys
 import time
 
 
-def launch_loop(torch, iters, warmup, profiler):
+def launch_loop(torch, iters, warmup, profiler, segments=1):
+    """Seconds for ITERS iterations.  With SEGMENTS > 1 the iterations run in
+    that many equal parts, each timed from a synchronized start to a
+    synchronize, and the result is the median part's time times SEGMENTS:
+    a part that a preemption or a tracer's buffer flush hit does not move it.
+    Returns (seconds, [seconds of each part])."""
     import torch.nn as nn
     torch.manual_seed(0)
     lin1 = nn.Linear(512, 512).cuda()
     lin2 = nn.Linear(512, 512).cuda()
     x = torch.randn(64, 512, device="cuda")
+    per_part = max(1, iters // segments)
+    parts = []
     with torch.inference_mode(), profiler():
         for _ in range(warmup):
             y = lin2(torch.relu(lin1(x)))
         torch.cuda.synchronize()
-        t0 = time.perf_counter()
-        for _ in range(iters):
-            y = lin2(torch.relu(lin1(x)))
-        torch.cuda.synchronize()
-        elapsed = time.perf_counter() - t0
+        for _ in range(segments):
+            t0 = time.perf_counter()
+            for _ in range(per_part):
+                y = lin2(torch.relu(lin1(x)))
+            torch.cuda.synchronize()
+            parts.append(time.perf_counter() - t0)
     if not torch.isfinite(y).all():
         raise RuntimeError("launch loop produced non-finite values")
-    return elapsed
+    if segments == 1:
+        return parts[0], parts
+    return statistics.median(parts) * iters / per_part, parts
 
 
 def gpu_loop(torch, size, iters, warmup, profiler):
@@ -92,14 +107,19 @@ def run(args):
     torch.empty(1, device="cuda")        # CUDA context outside every timed part
     result = {"mode": args.mode}
     if args.loop in ("launch", "both"):
-        result["launch_s"] = launch_loop(torch, args.launch_iters, args.launch_warmup, profiler)
+        result["launch_s"], parts = launch_loop(torch, args.launch_iters, args.launch_warmup,
+                                                profiler, args.launch_segments)
         result["launch_iters"] = args.launch_iters
+        if args.launch_segments > 1:
+            result["launch_segments_s"] = [round(p, 6) for p in parts]
     if args.loop in ("gpu", "both"):
         result["gpu_s"] = gpu_loop(torch, args.gpu_size, args.gpu_iters, args.gpu_warmup, profiler)
         result["gpu_iters"] = args.gpu_iters
         result["gpu_size"] = args.gpu_size
         result["gpu_tflops"] = 2.0 * args.gpu_size ** 3 * args.gpu_iters / result["gpu_s"] / 1e12
-    if args.loop == "launch":
+    if args.json:
+        print(json.dumps(result))
+    elif args.loop == "launch":
         print(f"{result['launch_s']:.6f}")
     elif args.loop == "gpu":
         print(f"{result['gpu_s']:.6f}")
@@ -213,6 +233,10 @@ def main():
     ap.add_argument("--loop", choices=("launch", "gpu", "both"), default="both")
     ap.add_argument("--launch-iters", type=int, default=5000)
     ap.add_argument("--launch-warmup", type=int, default=300)
+    ap.add_argument("--launch-segments", type=int, default=1,
+                    help="time the launch loop in this many parts and report the median part")
+    ap.add_argument("--json", action="store_true",
+                    help="print the JSON line even for a single loop")
     ap.add_argument("--gpu-size", type=int, default=8192)
     ap.add_argument("--gpu-iters", type=int, default=800)
     ap.add_argument("--gpu-warmup", type=int, default=20)
