@@ -612,6 +612,13 @@ static void note_health(struct analysis_state *st, struct ka_proc *p, const stru
     case KAT_HEALTH_CUPTI_SUBSCRIBE:
         problem = h->value != 0;
         break;
+    case KAT_HEALTH_API_RECORD_POLICY:
+        problem = h->value < 0;         /* no API records: no vendor windows */
+        break;
+    case KAT_HEALTH_ACTIVITY_KINDS:
+    case KAT_HEALTH_BENCH_CONTROL:      /* recording may have been paused */
+        problem = h->value > 0;
+        break;
     case KAT_HEALTH_CUPTI_DROPPED:
     case KAT_HEALTH_BUFFER_LOST:
     case KAT_HEALTH_WRITER_FULL:

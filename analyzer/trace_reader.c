@@ -157,6 +157,8 @@ const char *kat_health_code_name(uint32_t code)
         [KAT_HEALTH_CALLBACK_OVERRIDDEN] = "callback_overridden",
         [KAT_HEALTH_API_RECORD_POLICY] = "api_record_policy",
         [KAT_HEALTH_AUDIT_MODULE] = "audit_module",
+        [KAT_HEALTH_ACTIVITY_KINDS] = "activity_kinds",
+        [KAT_HEALTH_BENCH_CONTROL] = "bench_control",
     };
     if (code < sizeof(names) / sizeof(names[0]))
         return names[code];

@@ -56,7 +56,9 @@
     X(cuptiActivityRegisterTimestampCallback, CUptiResult, (CUpti_TimestampCallbackFunc))  \
     X(cuptiSetThreadIdType, CUptiResult, (CUpti_ActivityThreadIdType))                     \
     X(cuptiGetTimestamp, CUptiResult, (uint64_t *))                                        \
-    X(cuptiActivityEnableCudaEventDeviceTimestamps, CUptiResult, (uint8_t))
+    X(cuptiActivityEnableCudaEventDeviceTimestamps, CUptiResult, (uint8_t))                \
+    X(cuptiActivitySetAttribute, CUptiResult, (CUpti_ActivityAttribute, size_t *, void *))  \
+    X(cuptiActivityDisable, CUptiResult, (CUpti_ActivityKind))
 
 #define DECLARE_POINTER(name, ret, args) static ret(*real_##name) args;
 CUPTI_FUNCTIONS(DECLARE_POINTER)
@@ -202,16 +204,84 @@ static int load_cupti_functions(char *missing, size_t missing_size)
 /* KAUDIT_CUPTI_BUFFER_MB overrides the size (for measuring its effect). */
 static size_t activity_buffer_bytes = ACTIVITY_BUFFER_BYTES;
 
+/*
+ * Zeroed buffers, recycled.  CUPTI asks for a buffer on the thread that makes
+ * the CUDA call (buffers are per thread), and unless told that the buffers
+ * it gets are zeroed it clears each one there, before the launch that asked
+ * returns: 8 MiB of memset and first-touch page faults on the program's own
+ * launch path, after every periodic flush.  So we tell it
+ * (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER) and keep that promise:
+ * a new buffer comes from calloc (fresh pages, zero without a memset), and a
+ * completed one is cleared on CUPTI's worker thread, where its records were
+ * read, and kept for the next request.  Only the bytes CUPTI filled (plus a
+ * margin) need clearing; the rest were never written.
+ * KAUDIT_CUPTI_BUFFER_POOL=0 goes back to plain buffers that CUPTI clears.
+ */
+#define BUFFER_POOL_SLOTS 4
+#define BUFFER_CLEAR_MARGIN (64u << 10)
+
+static int buffer_pool_on;
+static pthread_mutex_t buffer_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint8_t *buffer_pool[BUFFER_POOL_SLOTS];
+static int buffer_pool_count;
+
+static uint8_t *take_pooled_buffer(void)
+{
+    uint8_t *buffer = NULL;
+    pthread_mutex_lock(&buffer_pool_lock);
+    if (buffer_pool_count > 0)
+        buffer = buffer_pool[--buffer_pool_count];
+    pthread_mutex_unlock(&buffer_pool_lock);
+    return buffer;
+}
+
+/* Clears and keeps BUFFER; frees it when the pool is full. */
+static void return_buffer(uint8_t *buffer, size_t valid_size)
+{
+    if (!buffer_pool_on) {
+        free(buffer);
+        return;
+    }
+    size_t dirty = valid_size + BUFFER_CLEAR_MARGIN;
+    memset(buffer, 0, dirty < activity_buffer_bytes ? dirty : activity_buffer_bytes);
+    pthread_mutex_lock(&buffer_pool_lock);
+    if (buffer_pool_count < BUFFER_POOL_SLOTS) {
+        buffer_pool[buffer_pool_count++] = buffer;
+        buffer = NULL;
+    }
+    pthread_mutex_unlock(&buffer_pool_lock);
+    free(buffer);
+}
+
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     void *memory = NULL;
-    if (posix_memalign(&memory, 8, activity_buffer_bytes) != 0)
+    if (buffer_pool_on) {
+        memory = take_pooled_buffer();
+        if (!memory)
+            memory = calloc(1, activity_buffer_bytes);
+    } else if (posix_memalign(&memory, 8, activity_buffer_bytes) != 0) {
         memory = NULL;
+    }
     if (!memory)
         atomic_fetch_add(&buffers_lost, 1);
     *buffer = memory;
     *size = memory ? activity_buffer_bytes : 0;
     *max_records = 0;
+}
+
+/* Before the buffer callbacks are registered: CUPTI reads the attribute
+ * when it takes a buffer. */
+static void setup_buffer_pool(void)
+{
+    const char *pool = getenv("KAUDIT_CUPTI_BUFFER_POOL");
+    if (pool && strcmp(pool, "0") == 0)
+        return;
+    uint8_t zeroed = 1;
+    size_t value_size = sizeof zeroed;
+    buffer_pool_on = real_cuptiActivitySetAttribute
+                     && real_cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER,
+                                                       &value_size, &zeroed) == CUPTI_SUCCESS;
 }
 
 static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
@@ -340,7 +410,8 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
         atomic_fetch_add(&records_dropped, (long long)dropped);
         kat_health(KAT_HEALTH_CUPTI_DROPPED, "activity buffer", (int64_t)dropped);
     }
-    free(buffer);
+    if (buffer)
+        return_buffer(buffer, valid_size);
 }
 
 /* ---- module loads ------------------------------------------------------------ */
@@ -583,9 +654,121 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
     kat_emit(KAT_REC_TIMING_CALL, &out, sizeof(out));
 }
 
+/* ---- launches, recorded by callback ------------------------------------------ */
+
+/*
+ * Every kernel launch needs its API record (the thread and host time that
+ * attribute the kernel) and, inside a vendor call, the external correlation
+ * record that puts the kernel in that call's window.  CUPTI's activity
+ * records cost a launch several times what a callback does: on the H200,
+ * inside one process (bench/kaudit_ab.py, docs/overhead.md), runtime and
+ * driver API activity added 8-15% to a launch-bound PyTorch loop, and a
+ * launch callback that stores the same facts well under 1%.  So the launch
+ * APIs are left out of API activity and recorded here instead, in the same
+ * record types: the API record from the callback's enter and exit, and the
+ * external correlation from the innermost vendor call open on this thread,
+ * which is what CUPTI's external correlation stack holds too.
+ *
+ * Only when our subscription holds: if the program subscribed first (a
+ * profiler), launches keep their activity records.
+ */
+static uint8_t launch_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static uint8_t launch_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static _Atomic uint32_t launch_name_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static _Atomic uint32_t launch_name_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static int launches_by_callback;
+
+static int is_launch_api(const char *name)
+{
+    static const char *const prefixes[] = { "cudaLaunch", "cudaGraphLaunch", "cuLaunch",
+                                            "cuGraphLaunch", NULL };
+    for (const char *const *p = prefixes; *p; p++)
+        if (strncmp(name, *p, strlen(*p)) == 0)
+            return 1;
+    return 0;
+}
+
+static void find_launch_apis(void)
+{
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++) {
+        const char *name = NULL;
+        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS
+            && name && is_launch_api(name))
+            launch_runtime[cbid] = 1;
+    }
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
+        const char *name = NULL;
+        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS
+            && name && is_launch_api(name))
+            launch_driver[cbid] = 1;
+    }
+}
+
+/* The interned name of a launch API, looked up once per callback id. */
+static uint32_t launch_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    _Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &launch_name_runtime[cbid]
+                                                                   : &launch_name_driver[cbid];
+    uint32_t id = atomic_load_explicit(slot, memory_order_relaxed);
+    if (id == 0) {
+        id = callback_name(domain, cbid);
+        atomic_store_explicit(slot, id, memory_order_relaxed);
+    }
+    return id;
+}
+
+static void launch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                            const CUpti_CallbackData *data)
+{
+    if (data->callbackSite == CUPTI_API_ENTER) {
+        if (data->correlationData)
+            *data->correlationData = kat_now_ns();
+        return;
+    }
+    struct kat_api_rec out = {
+        .start_ns = data->correlationData ? *data->correlationData : 0,
+        .end_ns = kat_now_ns(),
+        .domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? KAT_API_RUNTIME : KAT_API_DRIVER,
+        .cbid = cbid,
+        .thread_id = kat_tid(),
+        .correlation_id = data->correlationId,
+        .return_value = data->functionReturnValue ? *(const uint32_t *)data->functionReturnValue : 0,
+        .name_string = launch_name(domain, cbid),
+    };
+    kat_emit(KAT_REC_API, &out, sizeof(out));
+    uint64_t call = kat_vendor_current_call();
+    if (call) {
+        struct kat_external_correlation_rec window = {
+            .external_kind = KAT_VENDOR_CORRELATION_KIND,
+            .correlation_id = data->correlationId,
+            .external_id = call,
+        };
+        kat_emit(KAT_REC_EXTERNAL_CORRELATION, &window, sizeof(window));
+    }
+}
+
+static int set_launch_callbacks(int on)
+{
+    int rc = 0;
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+        if (launch_runtime[cbid])
+            rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid)
+                  != CUPTI_SUCCESS;
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+        if (launch_driver[cbid])
+            rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid)
+                  != CUPTI_SUCCESS;
+    return rc ? -1 : 0;
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void *cbdata)
 {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && launch_runtime[cbid]
+        : domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && launch_driver[cbid]) {
+        launch_callback(domain, cbid, cbdata);
+        return;
+    }
     switch (domain) {
     case CUPTI_CB_DOMAIN_RESOURCE:
         if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
@@ -616,9 +799,71 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
 
 /* ---- setup -------------------------------------------------------------------- */
 
+static int set_timing_callbacks(int on)
+{
+    int rc = 0;
+    for (size_t i = 0; i < TABLE_SIZE(runtime_timing); i++)
+        rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API,
+                                       runtime_timing[i].cbid) != CUPTI_SUCCESS;
+    for (size_t i = 0; i < TABLE_SIZE(driver_timing); i++)
+        rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                       driver_timing[i].cbid) != CUPTI_SUCCESS;
+    return rc ? -1 : 0;
+}
+
+int kat_cupti_timing_callbacks(int on)
+{
+    if (!kat_cupti_active())
+        return -1;
+    int rc = set_timing_callbacks(on);
+    if (launches_by_callback)
+        rc |= set_launch_callbacks(on);
+    return rc;
+}
+
 static uint64_t CUPTIAPI realtime_clock(void)
 {
     return kat_now_ns();
+}
+
+/*
+ * The activity kinds we enable, by the names KAUDIT_CUPTI_KINDS uses.
+ * KAUDIT_CUPTI_KINDS=kernel,runtime (say) enables only those: it exists to
+ * measure what each kind costs the program (bench/launch_probe.sh).  A trace
+ * made so lacks evidence; an ACTIVITY_KINDS health record says which kinds
+ * were left out, and the analyzer will not PASS it.
+ */
+static const struct activity_kind_name {
+    CUpti_ActivityKind kind;
+    const char *name;
+} activity_kinds[] = {
+    { CUPTI_ACTIVITY_KIND_DEVICE, "device" },
+    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel" },
+    /* Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
+     * records (measured on the H200), and those are our vendor windows. */
+    { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" },
+    { CUPTI_ACTIVITY_KIND_DRIVER, "driver" },
+    { CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external" },
+    { CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy" },
+    { CUPTI_ACTIVITY_KIND_MEMSET, "memset" },
+    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync" },
+    { CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event" },
+};
+
+/* Is NAME an element of the comma-separated LIST? */
+static int list_has(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return 0;
 }
 
 static void enable_activity(CUpti_ActivityKind kind, const char *name)
@@ -654,7 +899,8 @@ static const char *const query_prefixes[] = {
     "cuDriverGetVersion", "cuCtxGetStreamPriorityRange", "cuStreamIsCapturing",
     "cuKernelGetAttribute", "cuGetExportTable", "cuCtxGetFlags", "cuCtxGetId", "cuStreamGetId",
     "cuStreamGetCtx", "cuGetErrorString", "cuGetErrorName", "cuThreadExchangeStreamCaptureMode",
-    "cuFuncGetName", "cuKernelGetName", "cuLibraryGetKernel", "cuStreamGetPriority",
+    "cuFuncGetName", "cuKernelGetName", "cuLibraryGetKernel", "cuKernelGetFunction",
+    "cuStreamGetPriority",
     "cuStreamGetFlags", "cuCtxGetApiVersion", "cuCtxGetLimit", "cuCtxGetCacheConfig",
     NULL,
 };
@@ -680,34 +926,122 @@ static int disable_queries(CUpti_CallbackDomain domain, uint32_t count,
     return disabled;
 }
 
-static void apply_api_record_policy(void)
+/* KAUDIT_API_RECORDS, read once. */
+enum api_policy { API_EVIDENCE, API_ALL, API_NONE };
+
+static enum api_policy api_policy(void)
 {
     const char *policy = getenv("KAUDIT_API_RECORDS");
-    if (policy && strcmp(policy, "all") == 0) {
+    if (policy && strcmp(policy, "all") == 0)
+        return API_ALL;
+    if (policy && strcmp(policy, "none") == 0)
+        return API_NONE;
+    return API_EVIDENCE;
+}
+
+static CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
+static CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
+
+static void resolve_api_filters(void)
+{
+    enable_runtime_api = (CUptiResult(*)(CUpti_CallbackId, uint8_t))dlsym(cupti_handle,
+                                                                           "cuptiActivityEnableRuntimeApi");
+    enable_driver_api = (CUptiResult(*)(CUpti_CallbackId, uint8_t))dlsym(cupti_handle,
+                                                                          "cuptiActivityEnableDriverApi");
+}
+
+/* Leave the launch APIs out of API activity: the launch callback records them. */
+static int exclude_launch_activity(void)
+{
+    int left_out = 0;
+    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
+        left_out += launch_runtime[cbid] && enable_runtime_api(cbid, 0) == CUPTI_SUCCESS;
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+        left_out += launch_driver[cbid] && enable_driver_api(cbid, 0) == CUPTI_SUCCESS;
+    return left_out;
+}
+
+static void apply_api_record_policy(void)
+{
+    enum api_policy policy = api_policy();
+    if (policy == API_ALL) {
         kat_health(KAT_HEALTH_API_RECORD_POLICY, "all", 0);
         return;
     }
-    if (policy && strcmp(policy, "none") == 0) {
-        CUptiResult (*disable)(CUpti_ActivityKind) =
-            (CUptiResult(*)(CUpti_ActivityKind))dlsym(cupti_handle, "cuptiActivityDisable");
-        if (disable) {
-            disable(CUPTI_ACTIVITY_KIND_RUNTIME);
-            disable(CUPTI_ACTIVITY_KIND_DRIVER);
+    if (policy == API_NONE) {
+        if (real_cuptiActivityDisable) {
+            real_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+            real_cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
         }
         kat_health(KAT_HEALTH_API_RECORD_POLICY, "none: no API records, no vendor windows", -1);
         return;
     }
-    CUptiResult (*runtime)(CUpti_CallbackId, uint8_t) =
-        (CUptiResult(*)(CUpti_CallbackId, uint8_t))dlsym(cupti_handle, "cuptiActivityEnableRuntimeApi");
-    CUptiResult (*driver)(CUpti_CallbackId, uint8_t) =
-        (CUptiResult(*)(CUpti_CallbackId, uint8_t))dlsym(cupti_handle, "cuptiActivityEnableDriverApi");
-    if (!runtime || !driver) {
+    resolve_api_filters();
+    if (!enable_runtime_api || !enable_driver_api) {
         kat_health(KAT_HEALTH_API_RECORD_POLICY, "all (this CUPTI cannot filter API records)", 0);
         return;
     }
-    int left_out = disable_queries(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, runtime)
-                   + disable_queries(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, driver);
-    kat_health(KAT_HEALTH_API_RECORD_POLICY, "evidence: query APIs not recorded", left_out);
+    int left_out = disable_queries(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable_runtime_api)
+                   + disable_queries(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, enable_driver_api);
+    if (launches_by_callback)
+        left_out += exclude_launch_activity();
+    kat_health(KAT_HEALTH_API_RECORD_POLICY,
+               launches_by_callback ? "evidence: query APIs not recorded, launch APIs recorded by callback"
+                                    : "evidence: query APIs not recorded",
+               left_out);
+}
+
+/* Which of activity_kinds[] are enabled now. */
+static uint8_t kind_enabled[TABLE_SIZE(activity_kinds)];
+
+static void enable_activity_kinds(void)
+{
+    const char *only = getenv("KAUDIT_CUPTI_KINDS");
+    char left_out[160] = "";
+    int n_left_out = 0, api_kinds = 0;
+    for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
+        const struct activity_kind_name *k = &activity_kinds[i];
+        if (only && !list_has(only, k->name)) {
+            size_t used = strlen(left_out);
+            snprintf(left_out + used, sizeof left_out - used, "%s%s", used ? "," : "", k->name);
+            n_left_out++;
+            continue;
+        }
+        enable_activity(k->kind, k->name);
+        kind_enabled[i] = 1;
+        if (k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+            api_kinds++;
+    }
+    /* The per-call filter only applies on top of an enabled API kind. */
+    if (api_kinds)
+        apply_api_record_policy();
+    if (n_left_out)
+        kat_health(KAT_HEALTH_ACTIVITY_KINDS, left_out, n_left_out);
+}
+
+int kat_cupti_select_kinds(const char *only)
+{
+    if (!kat_cupti_active() || !real_cuptiActivityDisable)
+        return -1;
+    int rc = 0, api_switched_on = 0;
+    for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
+        const struct activity_kind_name *k = &activity_kinds[i];
+        uint8_t want = only == NULL || list_has(only, k->name);
+        if (want == kind_enabled[i])
+            continue;
+        CUptiResult r = want ? real_cuptiActivityEnable(k->kind) : real_cuptiActivityDisable(k->kind);
+        if (r != CUPTI_SUCCESS) {
+            rc = -1;
+            continue;
+        }
+        kind_enabled[i] = want;
+        if (want && (k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER))
+            api_switched_on = 1;
+    }
+    /* Enabling an API kind undoes the per-call filter: apply it again. */
+    if (api_switched_on)
+        apply_api_record_policy();
+    return rc;
 }
 
 static void record_versions(uint32_t cupti_version)
@@ -756,6 +1090,25 @@ void kat_cupti_flush(const char *where)
     if (lost)
         kat_health(KAT_HEALTH_BUFFER_LOST, "activity buffer allocation failed", lost);
     kat_health(KAT_HEALTH_CUPTI_FLUSHED, where, 1);
+}
+
+/*
+ * After our subscription holds: launches get callbacks, and (under the
+ * default policy, with API activity on) lose their activity records.  All or
+ * nothing: if any launch callback cannot be enabled, launches keep their
+ * activity records.
+ */
+static void route_launches_to_callbacks(void)
+{
+    resolve_api_filters();
+    if (api_policy() != API_EVIDENCE || !enable_runtime_api || !enable_driver_api)
+        return;
+    find_launch_apis();
+    if (set_launch_callbacks(1) != 0) {
+        set_launch_callbacks(0);
+        return;
+    }
+    launches_by_callback = 1;
 }
 
 static int start_cupti(void)
@@ -807,28 +1160,14 @@ static int start_cupti(void)
     kat_health(KAT_HEALTH_CUPTI_CLOCK, clock_ok ? "CLOCK_REALTIME" : "CUPTI default clock", clock_ok);
     record_clock_sync();
 
+    setup_buffer_pool();
     CUptiResult rc = real_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (rc != CUPTI_SUCCESS) {
         kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, result_text(rc), 0);
         return -1;
     }
-    enable_activity(CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE");
-    enable_activity(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL");
-    /* Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
-     * records (measured on the H200), and those are our vendor windows. */
-    enable_activity(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
-    enable_activity(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER");
-    apply_api_record_policy();
-    enable_activity(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION");
-    enable_activity(CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY");
-    enable_activity(CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET");
-    enable_activity(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION");
-    enable_activity(CUPTI_ACTIVITY_KIND_CUDA_EVENT, "CUDA_EVENT");
-    if (real_cuptiActivityEnableCudaEventDeviceTimestamps)
-        real_cuptiActivityEnableCudaEventDeviceTimestamps(1);
-    if (real_cuptiActivityFlushPeriod)
-        real_cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
-
+    /* Subscribe first: whether launches can be recorded by callback decides
+     * which API activity records the policy leaves out. */
     rc = real_cuptiSubscribe(&subscriber, (CUpti_CallbackFunc)on_callback, NULL);
     kat_health(KAT_HEALTH_CUPTI_SUBSCRIBE, rc == CUPTI_SUCCESS ? "subscribed" : result_text(rc), rc);
     if (rc == CUPTI_SUCCESS) {
@@ -836,11 +1175,14 @@ static int start_cupti(void)
         real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
         real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
-        for (size_t i = 0; i < TABLE_SIZE(runtime_timing); i++)
-            real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_timing[i].cbid);
-        for (size_t i = 0; i < TABLE_SIZE(driver_timing); i++)
-            real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_timing[i].cbid);
+        set_timing_callbacks(1);
+        route_launches_to_callbacks();
     }
+    enable_activity_kinds();
+    if (real_cuptiActivityEnableCudaEventDeviceTimestamps)
+        real_cuptiActivityEnableCudaEventDeviceTimestamps(1);
+    if (real_cuptiActivityFlushPeriod)
+        real_cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
     atomic_store_explicit(&cupti_recording, 1, memory_order_release);
     atexit(flush_at_exit);
     return 0;

@@ -50,6 +50,8 @@ uint32_t kat_intern(const char *s);
 uint32_t kat_intern_n(const char *s, size_t n);
 /* Tracing is on for this process (a session directory was given). */
 int kat_tracing_enabled(void);
+/* Benchmark control only (bench_control.c): pause or resume all recording. */
+void kat_tracing_pause(int paused);
 /* Write the end record and close the file (exit paths); idempotent. */
 void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags);
 /* Called in a fork child: forget the parent's file, open our own lazily. */
@@ -112,6 +114,11 @@ void kat_cupti_pop_external(void);
 void kat_cupti_flush(const char *where);
 /* The real libcupti function `name`, NULL if CUPTI is not loaded. */
 void *kat_cupti_symbol(const char *name);
+/* Benchmark control only: enable exactly the activity kinds named in the
+ * comma-separated ONLY (NULL: every kind we normally enable), and switch the
+ * timing-call callbacks on or off.  Return 0 when CUPTI accepted all. */
+int kat_cupti_select_kinds(const char *only);
+int kat_cupti_timing_callbacks(int on);
 
 /* ---- process.c: lifetime, children, exits ------------------------------ */
 

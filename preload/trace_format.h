@@ -176,6 +176,8 @@ enum kat_health_code {
     KAT_HEALTH_CALLBACK_OVERRIDDEN = 19,  /* the workload replaced our activity callbacks */
     KAT_HEALTH_API_RECORD_POLICY = 20,    /* detail: policy; value: API kinds not recorded */
     KAT_HEALTH_AUDIT_MODULE = 21,         /* value 1: the rtld-audit module is loaded (detail: path) */
+    KAT_HEALTH_ACTIVITY_KINDS = 22,       /* value: activity kinds left out (KAUDIT_CUPTI_KINDS); detail: which */
+    KAT_HEALTH_BENCH_CONTROL = 23,        /* value 1: benchmark control on (detail: setting applied) */
 };
 
 /* KAT_REC_HEALTH: tool health, never evidence about the candidate. */

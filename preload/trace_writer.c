@@ -99,11 +99,22 @@ static const char *session_dir(void)
     return writer.session_dir[0] ? writer.session_dir : NULL;
 }
 
+/* Set only by the benchmark control (bench_control.c): while paused, the
+ * wrappers pass straight through. */
+static atomic_int tracing_paused;
+
+void kat_tracing_pause(int paused)
+{
+    atomic_store_explicit(&tracing_paused, paused, memory_order_release);
+}
+
 /* Asked on every vendor call: an atomic, not the writer lock.
  * tracing_state: 0 unknown, 1 enabled, 2 disabled (no session, or the
  * trace failed). */
 int kat_tracing_enabled(void)
 {
+    if (atomic_load_explicit(&tracing_paused, memory_order_relaxed))
+        return 0;
     int state = atomic_load_explicit(&tracing_state, memory_order_acquire);
     if (state == 0) {
         pthread_mutex_lock(&writer.lock);

@@ -564,13 +564,20 @@ static inline void *kat_vendor_real(void *_Atomic *slot, uint32_t library, const
     return fn;
 }
 
-/* Fill what every vendor record has and close the window. */
+/* Fill what every vendor record has and close the window.  API_ID caches
+ * the interned name per call site (interning takes the writer lock; ids
+ * survive fork, and exec starts afresh). */
 static inline void kat_vendor_finish(struct kat_vendor_scope *scope,
                                      struct kat_vendor_call_rec *rec, uint32_t library,
-                                     const char *api, int32_t status, const void *handle,
-                                     const void *return_address)
+                                     const char *api, _Atomic uint32_t *api_id, int32_t status,
+                                     const void *handle, const void *return_address)
 {
-    rec->api_string = kat_intern(api);
+    uint32_t id = atomic_load_explicit(api_id, memory_order_relaxed);
+    if (id == 0) {
+        id = kat_intern(api);
+        atomic_store_explicit(api_id, id, memory_order_relaxed);
+    }
+    rec->api_string = id;
     rec->library = library;
     rec->status = status;
     rec->handle = (uint64_t)(uintptr_t)handle;

@@ -230,8 +230,9 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
 
 /*
  * `before` describes the call from its arguments (rec_ is the record), `after`
- * may complete it once the real function returned status_; both run only
- * while tracing.  No lock is held and nothing is allocated here.
+ * may complete it once the real function returned status_.  When nothing is
+ * being recorded (no session, or paused by the benchmark control) the call
+ * goes straight through.  No lock is held and nothing is allocated here.
  */
 #define KAT_CUBLAS_BODY(name, before, after, args)                                      \
     {                                                                                   \
@@ -240,18 +241,16 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
             (kat_fn_##name *)kat_vendor_real(&real_slot_, KAT_LIB_CUBLAS, #name);       \
         if (real_ == NULL)                                                              \
             return KAT_CUBLAS_STATUS_NOT_INITIALIZED;                                   \
+        if (!kat_tracing_enabled())                                                     \
+            return real_ args;                                                          \
         struct kat_vendor_call_rec rec_ = {0};                                          \
-        int summarize_ = kat_tracing_enabled();                                         \
-        if (summarize_) {                                                               \
-            before;                                                                     \
-        }                                                                               \
+        before;                                                                         \
         struct kat_vendor_scope scope_;                                                 \
         kat_vendor_begin(&scope_);                                                      \
         kat_cublasStatus_t status_ = real_ args;                                        \
-        if (summarize_) {                                                               \
-            after;                                                                      \
-        }                                                                               \
-        kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUBLAS, #name, status_, handle,       \
+        after;                                                                          \
+        static _Atomic uint32_t api_id_;                                                \
+        kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUBLAS, #name, &api_id_, status_, handle, \
                           __builtin_return_address(0));                                 \
         return status_;                                                                 \
     }

@@ -148,16 +148,19 @@ KAT_EXPORT KAT_PROTO_cublasLtMatmul(cublasLtMatmul)
     if (real == NULL)
         return KAT_CUBLAS_STATUS_NOT_INITIALIZED;
 
+    if (!kat_tracing_enabled())
+        return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
+                    algo, workspace, workspaceSizeInBytes, stream);
     struct kat_vendor_call_rec rec = {0};
-    if (kat_tracing_enabled())
-        matmul_summary(&rec, computeDesc, Adesc, Bdesc, Ddesc, D);
+    matmul_summary(&rec, computeDesc, Adesc, Bdesc, Ddesc, D);
 
     struct kat_vendor_scope scope;
     kat_vendor_begin(&scope);
     kat_cublasStatus_t status = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
                                      C, Cdesc, D, Ddesc, algo, workspace,
                                      workspaceSizeInBytes, stream);
-    kat_vendor_finish(&scope, &rec, KAT_LIB_CUBLASLT, "cublasLtMatmul", status, lightHandle,
+    static _Atomic uint32_t api_id;
+    kat_vendor_finish(&scope, &rec, KAT_LIB_CUBLASLT, "cublasLtMatmul", &api_id, status, lightHandle,
                       __builtin_return_address(0));
     return status;
 }

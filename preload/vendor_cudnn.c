@@ -275,20 +275,22 @@ static void filter_output(struct kat_vendor_call_rec *rec, kat_cudnnFilterDescri
         rec->output_bytes = bytes;
 }
 
-/* `before` describes the call (rec_ is the record) while tracing. */
+/* `before` describes the call (rec_ is the record); untraced calls go straight through. */
 #define KAT_CUDNN_BODY(name, record_handle, before, args)                                 \
     {                                                                                     \
         kat_fn_##name *real_ = real_##name();                                             \
         if (real_ == NULL)                                                                \
             return KAT_CUDNN_STATUS_NOT_INITIALIZED;                                      \
+        if (!kat_tracing_enabled())                                                       \
+            return real_ args;                                                            \
         struct kat_vendor_call_rec rec_ = {0};                                            \
-        if (kat_tracing_enabled()) {                                                      \
-            before;                                                                       \
-        }                                                                                 \
+        before;                                                                           \
         struct kat_vendor_scope scope_;                                                   \
         kat_vendor_begin(&scope_);                                                        \
         kat_cudnnStatus_t status_ = real_ args;                                           \
-        kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUDNN, #name, status_, record_handle,   \
+        static _Atomic uint32_t api_id_;                                                  \
+        kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUDNN, #name, &api_id_, status_,        \
+                          record_handle,                                                  \
                           __builtin_return_address(0));                                   \
         return status_;                                                                   \
     }

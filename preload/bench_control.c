@@ -1,0 +1,79 @@
+/*
+ * bench_control.c - switching recording on and off inside one process, for
+ * the overhead benchmark (bench/kaudit_ab.py) and nothing else.
+ *
+ * On the GPU machine the host's launch cost moves between plateaus from one
+ * process to the next (by up to 1.6x; docs/overhead.md), so a comparison of
+ * a process under kaudit with a bare one needs many runs to resolve a few
+ * percent.  With this control the benchmark compares kaudit recording with
+ * kaudit paused in alternating segments of one process, on one machine
+ * state.
+ *
+ * The control exists only when KAUDIT_BENCH_CONTROL=1 was in the
+ * environment when the process started, so code that runs later in the
+ * process (a candidate) cannot switch it on.  Whenever it exists the trace
+ * says so (a BENCH_CONTROL health record), and every setting applied is
+ * recorded as another, so a trace made with it is never taken as complete
+ * evidence.
+ *
+ *   kaudit_bench_control("pause")          wrappers pass through, every
+ *                                          activity kind and callback off
+ *   kaudit_bench_control("resume")         everything as at start
+ *   kaudit_bench_control("kinds=A,B")      recording on, with exactly the
+ *                                          activity kinds A,B (the names of
+ *                                          KAUDIT_CUPTI_KINDS; "kinds=" for none)
+ * Returns 0, or -1 when the control is off, the setting unknown, or CUPTI
+ * refused a change.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "preload_internal.h"
+
+static atomic_int control_state;        /* 0 not read yet, 1 on, 2 off */
+
+static int control_on(void)
+{
+    int state = atomic_load(&control_state);
+    if (state == 0) {
+        const char *env = getenv("KAUDIT_BENCH_CONTROL");
+        state = env && strcmp(env, "1") == 0 ? 1 : 2;
+        int expected = 0;
+        if (atomic_compare_exchange_strong(&control_state, &expected, state) && state == 1)
+            kat_health(KAT_HEALTH_BENCH_CONTROL, "enabled: recording may be paused", 1);
+        state = atomic_load(&control_state);
+    }
+    return state == 1;
+}
+
+/* Read at load time, before any code of the program runs. */
+__attribute__((constructor)) static void bench_control_init(void)
+{
+    kat_process_init();
+    if (kat_tracing_enabled())
+        control_on();
+}
+
+KAT_EXPORT int kaudit_bench_control(const char *setting)
+{
+    if (!setting || atomic_load(&control_state) != 1)
+        return -1;
+    int rc;
+    if (strcmp(setting, "pause") == 0) {
+        kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
+        rc = kat_cupti_select_kinds("") | kat_cupti_timing_callbacks(0);
+        kat_tracing_pause(1);
+    } else if (strcmp(setting, "resume") == 0) {
+        kat_tracing_pause(0);
+        rc = kat_cupti_select_kinds(getenv("KAUDIT_CUPTI_KINDS")) | kat_cupti_timing_callbacks(1);
+        kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
+    } else if (strncmp(setting, "kinds=", 6) == 0) {
+        kat_tracing_pause(0);
+        rc = kat_cupti_select_kinds(setting + 6) | kat_cupti_timing_callbacks(1);
+        kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
+    } else {
+        return -1;
+    }
+    return rc ? -1 : 0;
+}
