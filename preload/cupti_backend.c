@@ -735,7 +735,7 @@ static void launch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         .return_value = data->functionReturnValue ? *(const uint32_t *)data->functionReturnValue : 0,
         .name_string = launch_name(domain, cbid),
     };
-    kat_emit(KAT_REC_API, &out, sizeof(out));
+    kat_emit_staged(KAT_REC_API, &out, sizeof(out));
     uint64_t call = kat_vendor_current_call();
     if (call) {
         struct kat_external_correlation_rec window = {
@@ -743,7 +743,7 @@ static void launch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
             .correlation_id = data->correlationId,
             .external_id = call,
         };
-        kat_emit(KAT_REC_EXTERNAL_CORRELATION, &window, sizeof(window));
+        kat_emit_staged(KAT_REC_EXTERNAL_CORRELATION, &window, sizeof(window));
     }
 }
 
@@ -1086,6 +1086,7 @@ void kat_cupti_flush(const char *where)
     if (!kat_cupti_active())
         return;
     real_cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    kat_stage_flush_all();
     long long lost = atomic_exchange(&buffers_lost, 0);
     if (lost)
         kat_health(KAT_HEALTH_BUFFER_LOST, "activity buffer allocation failed", lost);

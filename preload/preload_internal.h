@@ -50,6 +50,14 @@ uint32_t kat_intern(const char *s);
 uint32_t kat_intern_n(const char *s, size_t n);
 /* Tracing is on for this process (a session directory was given). */
 int kat_tracing_enabled(void);
+/* Records of the launch path, staged per thread (trace_stage.c). */
+void kat_emit_staged(uint16_t type, const void *body, uint32_t size);
+void kat_stage_flush_all(void);
+void kat_stage_after_fork_child(void);
+/* Many records under one writer lock: store only while kat_emit_lock() gave 0. */
+int kat_emit_lock(void);
+void kat_emit_locked(uint16_t type, const void *body, uint32_t size);
+void kat_emit_unlock(void);
 /* Benchmark control only (bench_control.c): pause or resume all recording. */
 void kat_tracing_pause(int paused);
 /* Write the end record and close the file (exit paths); idempotent. */

@@ -136,8 +136,11 @@ static int map_segment(uint64_t offset)
     }
     if (rc != 0)
         return -1;
-    void *map = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, writer.fd,
-                     (off_t)offset);
+    /* Populated at once: page by page, the first touches were faults on
+     * whatever thread stored a record (KAUDIT_TRACE_POPULATE=0 to compare). */
+    const char *populate = getenv("KAUDIT_TRACE_POPULATE");
+    int flags = MAP_SHARED | (populate && strcmp(populate, "0") == 0 ? 0 : MAP_POPULATE);
+    void *map = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, flags, writer.fd, (off_t)offset);
     if (map == MAP_FAILED)
         return -1;
     writer.map = map;
@@ -447,6 +450,24 @@ void kat_emit(uint16_t type, const void *body, uint32_t body_size)
     kat_emit_tail(type, body, body_size, NULL, 0);
 }
 
+/* Many records under one lock (trace_stage.c): lock, then store while the
+ * lock returned 0, then unlock in any case. */
+int kat_emit_lock(void)
+{
+    pthread_mutex_lock(&writer.lock);
+    return session_dir() && ensure_open() == 0 ? 0 : -1;
+}
+
+void kat_emit_locked(uint16_t type, const void *body, uint32_t body_size)
+{
+    store_record(type, body, body_size, NULL, 0);
+}
+
+void kat_emit_unlock(void)
+{
+    pthread_mutex_unlock(&writer.lock);
+}
+
 static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
 {
     if (writer.lost) {
@@ -478,6 +499,7 @@ static void trim_locked(void)
 
 void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags)
 {
+    kat_stage_flush_all();
     pthread_mutex_lock(&writer.lock);
     if (writer.state == WRITER_OPEN && writer.owner_pid == getpid()) {
         write_end_locked(end_kind, status, flags);
@@ -525,6 +547,7 @@ void kat_writer_resume(void)
 /* pthread_atfork: keep the lock consistent across fork. */
 void kat_writer_before_fork(void)
 {
+    kat_stage_flush_all();
     pthread_mutex_lock(&writer.lock);
 }
 
@@ -552,6 +575,7 @@ void kat_writer_after_fork_child(void)
     if (writer.state != WRITER_FAILED)
         writer.state = WRITER_UNOPENED;
     pthread_mutex_init(&writer.lock, NULL);
+    kat_stage_after_fork_child();
 }
 
 int kat_writer_owned_by_this_process(void)
