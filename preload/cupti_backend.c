@@ -70,6 +70,7 @@ static atomic_int injection_done;
 static atomic_llong buffers_lost;
 static atomic_llong records_dropped;
 static CUpti_SubscriberHandle subscriber;
+static int api_by_callback;             /* API records made by callback (see api_callback) */
 
 int kat_cupti_active(void)
 {
@@ -83,7 +84,9 @@ void *kat_cupti_symbol(const char *name)
 
 int kat_cupti_push_external(uint64_t id)
 {
-    if (!kat_cupti_active())
+    /* With API records made by callback, the vendor window comes from our
+     * own stack of open calls (api_callback), not from CUPTI's. */
+    if (!kat_cupti_active() || api_by_callback)
         return -1;
     return real_cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id)
                    == CUPTI_SUCCESS ? 0 : -1;
@@ -654,61 +657,68 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
     kat_emit(KAT_REC_TIMING_CALL, &out, sizeof(out));
 }
 
-/* ---- launches, recorded by callback ------------------------------------------ */
+/* ---- API records, made by callback ---------------------------------------------- */
 
 /*
  * Every kernel launch needs its API record (the thread and host time that
  * attribute the kernel) and, inside a vendor call, the external correlation
- * record that puts the kernel in that call's window.  CUPTI's activity
- * records cost a launch several times what a callback does: on the H200,
- * inside one process (bench/kaudit_ab.py, docs/overhead.md), runtime and
- * driver API activity added 8-15% to a launch-bound PyTorch loop, and a
- * launch callback that stores the same facts well under 1%.  So the launch
- * APIs are left out of API activity and recorded here instead, in the same
- * record types: the API record from the callback's enter and exit, and the
- * external correlation from the innermost vendor call open on this thread,
- * which is what CUPTI's external correlation stack holds too.
+ * record that puts the kernel in that call's window.  We make both from
+ * CUPTI callbacks rather than from RUNTIME/DRIVER activity: measured on the
+ * H200 inside one process (bench/kaudit_ab.py, docs/overhead.md), having
+ * API activity enabled cost a launch-bound PyTorch loop 7 to 15% even with
+ * the launch APIs filtered out of it, while a callback on every recorded API
+ * costs a few percent.  The records are the same types: the API record from
+ * the callback's enter and exit, and the external correlation from the
+ * innermost vendor call open on this thread (the same stack CUPTI's external
+ * correlation keeps; so no id is pushed into CUPTI then).
  *
- * Only when our subscription holds: if the program subscribed first (a
- * profiler), launches keep their activity records.
+ * The APIs recorded are those of the default policy: all but the pure
+ * queries (is_query).  Only when our subscription holds and every callback
+ * could be enabled; otherwise (a profiler subscribed first) API activity
+ * records them, as before.
  */
-static uint8_t launch_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-static uint8_t launch_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-static _Atomic uint32_t launch_name_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
-static _Atomic uint32_t launch_name_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
-static int launches_by_callback;
+static uint8_t recorded_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static uint8_t recorded_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static _Atomic uint32_t api_name_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static _Atomic uint32_t api_name_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static int n_recorded_apis, n_query_apis;
 
-static int is_launch_api(const char *name)
-{
-    static const char *const prefixes[] = { "cudaLaunch", "cudaGraphLaunch", "cuLaunch",
-                                            "cuGraphLaunch", NULL };
-    for (const char *const *p = prefixes; *p; p++)
-        if (strncmp(name, *p, strlen(*p)) == 0)
-            return 1;
-    return 0;
-}
+static int is_query(const char *name);
 
-static void find_launch_apis(void)
+static void find_recorded_apis(void)
 {
+    n_recorded_apis = n_query_apis = 0;
     for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++) {
         const char *name = NULL;
-        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS
-            && name && is_launch_api(name))
-            launch_runtime[cbid] = 1;
+        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name)
+            continue;
+        recorded_runtime[cbid] = !is_query(name);
+        n_recorded_apis += recorded_runtime[cbid];
+        n_query_apis += !recorded_runtime[cbid];
     }
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
         const char *name = NULL;
-        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS
-            && name && is_launch_api(name))
-            launch_driver[cbid] = 1;
+        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+            continue;
+        recorded_driver[cbid] = !is_query(name);
+        n_recorded_apis += recorded_driver[cbid];
+        n_query_apis += !recorded_driver[cbid];
     }
 }
 
-/* The interned name of a launch API, looked up once per callback id. */
-static uint32_t launch_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+static int is_recorded_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    _Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &launch_name_runtime[cbid]
-                                                                   : &launch_name_driver[cbid];
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && recorded_runtime[cbid];
+    return domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE
+           && recorded_driver[cbid];
+}
+
+/* The interned name of an API, looked up once per callback id. */
+static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    _Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &api_name_runtime[cbid]
+                                                                   : &api_name_driver[cbid];
     uint32_t id = atomic_load_explicit(slot, memory_order_relaxed);
     if (id == 0) {
         id = callback_name(domain, cbid);
@@ -717,8 +727,8 @@ static uint32_t launch_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
     return id;
 }
 
-static void launch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                            const CUpti_CallbackData *data)
+static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                         const CUpti_CallbackData *data)
 {
     if (data->callbackSite == CUPTI_API_ENTER) {
         if (data->correlationData)
@@ -733,7 +743,7 @@ static void launch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         .thread_id = kat_tid(),
         .correlation_id = data->correlationId,
         .return_value = data->functionReturnValue ? *(const uint32_t *)data->functionReturnValue : 0,
-        .name_string = launch_name(domain, cbid),
+        .name_string = api_name(domain, cbid),
     };
     kat_emit_staged(KAT_REC_API, &out, sizeof(out));
     uint64_t call = kat_vendor_current_call();
@@ -747,15 +757,15 @@ static void launch_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     }
 }
 
-static int set_launch_callbacks(int on)
+static int set_api_callbacks(int on)
 {
     int rc = 0;
     for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
-        if (launch_runtime[cbid])
+        if (recorded_runtime[cbid])
             rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid)
                   != CUPTI_SUCCESS;
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-        if (launch_driver[cbid])
+        if (recorded_driver[cbid])
             rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid)
                   != CUPTI_SUCCESS;
     return rc ? -1 : 0;
@@ -764,11 +774,8 @@ static int set_launch_callbacks(int on)
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void *cbdata)
 {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API ? cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && launch_runtime[cbid]
-        : domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && launch_driver[cbid]) {
-        launch_callback(domain, cbid, cbdata);
-        return;
-    }
+    if (api_by_callback && is_recorded_api(domain, cbid))
+        api_callback(domain, cbid, cbdata);
     switch (domain) {
     case CUPTI_CB_DOMAIN_RESOURCE:
         if (cbid == CUPTI_CBID_RESOURCE_MODULE_LOADED) {
@@ -816,8 +823,8 @@ int kat_cupti_timing_callbacks(int on)
     if (!kat_cupti_active())
         return -1;
     int rc = set_timing_callbacks(on);
-    if (launches_by_callback)
-        rc |= set_launch_callbacks(on);
+    if (api_by_callback)
+        rc |= set_api_callbacks(on);
     return rc;
 }
 
@@ -950,17 +957,6 @@ static void resolve_api_filters(void)
                                                                           "cuptiActivityEnableDriverApi");
 }
 
-/* Leave the launch APIs out of API activity: the launch callback records them. */
-static int exclude_launch_activity(void)
-{
-    int left_out = 0;
-    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
-        left_out += launch_runtime[cbid] && enable_runtime_api(cbid, 0) == CUPTI_SUCCESS;
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-        left_out += launch_driver[cbid] && enable_driver_api(cbid, 0) == CUPTI_SUCCESS;
-    return left_out;
-}
-
 static void apply_api_record_policy(void)
 {
     enum api_policy policy = api_policy();
@@ -983,12 +979,7 @@ static void apply_api_record_policy(void)
     }
     int left_out = disable_queries(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, enable_runtime_api)
                    + disable_queries(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, enable_driver_api);
-    if (launches_by_callback)
-        left_out += exclude_launch_activity();
-    kat_health(KAT_HEALTH_API_RECORD_POLICY,
-               launches_by_callback ? "evidence: query APIs not recorded, launch APIs recorded by callback"
-                                    : "evidence: query APIs not recorded",
-               left_out);
+    kat_health(KAT_HEALTH_API_RECORD_POLICY, "evidence: query APIs not recorded", left_out);
 }
 
 /* Which of activity_kinds[] are enabled now. */
@@ -1007,10 +998,12 @@ static void enable_activity_kinds(void)
             n_left_out++;
             continue;
         }
+        int api_kind = k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        if (api_kind && api_by_callback)
+            continue;           /* the callbacks make these records */
         enable_activity(k->kind, k->name);
         kind_enabled[i] = 1;
-        if (k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER)
-            api_kinds++;
+        api_kinds += api_kind;
     }
     /* The per-call filter only applies on top of an enabled API kind. */
     if (api_kinds)
@@ -1027,6 +1020,9 @@ int kat_cupti_select_kinds(const char *only)
     for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
         const struct activity_kind_name *k = &activity_kinds[i];
         uint8_t want = only == NULL || list_has(only, k->name);
+        /* With API records made by callback, API activity would record them twice. */
+        if (api_by_callback && (k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER))
+            want = 0;
         if (want == kind_enabled[i])
             continue;
         CUptiResult r = want ? real_cuptiActivityEnable(k->kind) : real_cuptiActivityDisable(k->kind);
@@ -1094,22 +1090,24 @@ void kat_cupti_flush(const char *where)
 }
 
 /*
- * After our subscription holds: launches get callbacks, and (under the
- * default policy, with API activity on) lose their activity records.  All or
- * nothing: if any launch callback cannot be enabled, launches keep their
- * activity records.
+ * After our subscription holds, under the default policy: every recorded API
+ * gets a callback, and RUNTIME/DRIVER activity stays off (enable_activity_kinds).
+ * All or nothing: if any callback cannot be enabled, API activity records
+ * the calls instead.
  */
-static void route_launches_to_callbacks(void)
+static void record_apis_by_callback(void)
 {
-    resolve_api_filters();
-    if (api_policy() != API_EVIDENCE || !enable_runtime_api || !enable_driver_api)
+    if (api_policy() != API_EVIDENCE)
         return;
-    find_launch_apis();
-    if (set_launch_callbacks(1) != 0) {
-        set_launch_callbacks(0);
+    find_recorded_apis();
+    if (n_recorded_apis == 0 || set_api_callbacks(1) != 0) {
+        set_api_callbacks(0);
         return;
     }
-    launches_by_callback = 1;
+    api_by_callback = 1;
+    kat_health(KAT_HEALTH_API_RECORD_POLICY,
+               "evidence by callback: query APIs not recorded, the others recorded by callback, "
+               "no API activity", n_query_apis);
 }
 
 static int start_cupti(void)
@@ -1177,7 +1175,7 @@ static int start_cupti(void)
         real_cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
         set_timing_callbacks(1);
-        route_launches_to_callbacks();
+        record_apis_by_callback();
     }
     enable_activity_kinds();
     if (real_cuptiActivityEnableCudaEventDeviceTimestamps)
