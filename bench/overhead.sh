@@ -25,6 +25,9 @@
 #   BENCH_MODES="bare kaudit"  the modes to run (default: bare kaudit profiler; also
 #                         kaudit_b: kaudit with BENCH_KAUDIT_B_ENV added)
 #   BENCH_KAUDIT_B_ENV="A=1"  environment of the kaudit_b runs
+#   BENCH_VARIANTS="NAME:A=1,B=2 ..."  more kaudit modes, each named kaudit_NAME and run with
+#                         that environment added (e.g. "nokernel:KAUDIT_CUPTI_KINDS=device
+#                         pinned:KAUDIT_CUPTI_PINNED=1"); they join BENCH_MODES
 #   BENCH_KAUDIT_ENV="A=1 B=2"  more environment for the kaudit runs (Python-side provenance:
 #                         KAUDIT_PYTHON_WATCH=Linear reports every nn.Linear.forward frame;
 #                         KAUDIT_NO_PYTHON=1 turns it off)
@@ -61,9 +64,15 @@ run_one() {
             "$KAUDIT" run -d "$W/sess-$round" -- "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" \
             2>"$W/err-$round-$mode")
         ;;
-    kaudit_b)
+    kaudit_*)
+        local venv=()
+        if [ "$mode" = kaudit_b ]; then
+            venv=("${KENV_B[@]}")
+        else
+            IFS=, read -r -a venv <<<"${VARIANT_ENV[$mode]:-}"
+        fi
         rm -rf "$W/sessb-$round"
-        out=$(cd "$ROOT" && timeout -k 10 180 env "${KENV[@]}" "${KENV_B[@]}" \
+        out=$(cd "$ROOT" && timeout -k 10 180 env "${KENV[@]}" "${venv[@]}" \
             "$KAUDIT" run -d "$W/sessb-$round" -- "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" \
             2>"$W/err-$round-$mode")
         rm -rf "$W/sessb-$round"
@@ -148,8 +157,14 @@ for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     read -r -a KENV_B <<<"${BENCH_KAUDIT_B_ENV:-}"
     echo "extra environment for the kaudit runs: ${BENCH_KAUDIT_ENV:-(none)}"
 
-    local modes r i done_rounds=0
+    local modes r i done_rounds=0 v
     read -r -a modes <<<"${BENCH_MODES:-bare kaudit profiler}"
+    declare -gA VARIANT_ENV=()
+    for v in ${BENCH_VARIANTS:-}; do
+        VARIANT_ENV["kaudit_${v%%:*}"]=${v#*:}
+        modes+=("kaudit_${v%%:*}")
+    done
+    echo "modes: ${modes[*]}"
     for ((r = 0; r < ROUNDS; r++)); do
         if [ "$r" -ge 3 ] && [ "$SECONDS" -gt "$BUDGET" ]; then
             echo "budget of ${BUDGET}s reached after $r rounds"

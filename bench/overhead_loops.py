@@ -158,10 +158,15 @@ def summarize(args):
     targets = {"launch": 1.10, "gpu": 1.02}
     out = {"runs": rows, "meta": meta, "loops": {}}
     lines = []
-    hdr = (f"{'loop':<7} {'mode':<9} {'runs':>4} {'median s':>10} {'us/iter':>10} "
+    hdr = (f"{'loop':<7} {'mode':<16} {'runs':>4} {'median s':>10} {'us/iter':>10} "
            f"{'ratio vs bare (median, min..max)':>34}  target")
+    all_modes = []
+    for r in ok_rows:
+        if r["mode"] not in all_modes:
+            all_modes.append(r["mode"])
+    all_modes.sort(key=lambda m: (m != "bare", m != "kaudit", m))
     procs = {}
-    for mode in ("bare", "kaudit", "kaudit_b", "profiler"):
+    for mode in all_modes:
         w = [r["process_wall_s"] for r in ok_rows if r["mode"] == mode and "process_wall_s" in r]
         if w:
             procs[mode] = statistics.median(w)
@@ -170,7 +175,7 @@ def summarize(args):
     for loop in ("launch", "gpu"):
         key = f"{loop}_s"
         out["loops"][loop] = {}
-        for mode in ("bare", "kaudit", "kaudit_b", "profiler"):
+        for mode in all_modes:
             times = [r[key] for r in ok_rows if r["mode"] == mode and key in r]
             if not times:
                 continue
@@ -195,7 +200,7 @@ def summarize(args):
                 if tf:
                     entry["median_tflops"] = statistics.median(tf)
             out["loops"][loop][mode] = entry
-            lines.append(f"{loop:<7} {mode:<9} {len(times):>4} {med:>10.4f} "
+            lines.append(f"{loop:<7} {mode:<16} {len(times):>4} {med:>10.4f} "
                          f"{entry['median_us_per_iter']:>10.2f} {ratio_txt:>34}  {target_txt}")
     if procs:
         lines.append("whole process (python start to exit, both loops), median s: "

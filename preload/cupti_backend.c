@@ -1110,6 +1110,60 @@ static void record_apis_by_callback(void)
                "no API activity", n_query_apis);
 }
 
+/*
+ * Settings for finding where CUPTI's own cost goes (docs/overhead.md: with
+ * kernel activity on from the start, a launch-bound loop ran 1.6x slower,
+ * without it 0.99x); none changes what is recorded.  Each is recorded in a
+ * CUPTI_TUNING health record when set.
+ *   KAUDIT_CUPTI_PINNED=1            kernel timestamps in pinned host memory
+ *                                    (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED)
+ *   KAUDIT_CUPTI_DEVICE_BUFFER_MB=N  CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+ *   KAUDIT_CUPTI_FLUSH_MS=N          periodic flush (0: only when buffers fill)
+ */
+static long env_number(const char *name, long min, long max)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return -1;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    return end && *end == '\0' && n >= min && n <= max ? n : -1;
+}
+
+static unsigned flush_period_ms(void)
+{
+    long ms = env_number("KAUDIT_CUPTI_FLUSH_MS", 0, 600000);
+    return ms >= 0 ? (unsigned)ms : FLUSH_PERIOD_MS;
+}
+
+static void apply_tuning(void)
+{
+    char applied[160] = "";
+    if (!real_cuptiActivitySetAttribute)
+        return;
+    if (env_number("KAUDIT_CUPTI_PINNED", 0, 1) == 1) {
+        uint8_t pinned = 1;
+        size_t size = sizeof pinned;
+        int ok = real_cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED,
+                                                &size, &pinned) == CUPTI_SUCCESS;
+        snprintf(applied + strlen(applied), sizeof applied - strlen(applied), "pinned=%s ",
+                 ok ? "1" : "refused");
+    }
+    long mb = env_number("KAUDIT_CUPTI_DEVICE_BUFFER_MB", 1, 1024);
+    if (mb > 0) {
+        size_t bytes = (size_t)mb << 20, size = sizeof bytes;
+        int ok = real_cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes)
+                 == CUPTI_SUCCESS;
+        snprintf(applied + strlen(applied), sizeof applied - strlen(applied),
+                 "device_buffer_mb=%ld%s ", mb, ok ? "" : "(refused)");
+    }
+    if (env_number("KAUDIT_CUPTI_FLUSH_MS", 0, 600000) >= 0)
+        snprintf(applied + strlen(applied), sizeof applied - strlen(applied), "flush_ms=%u",
+                 flush_period_ms());
+    if (applied[0])
+        kat_health(KAT_HEALTH_CUPTI_TUNING, applied, 1);
+}
+
 static int start_cupti(void)
 {
     char used[1024] = "", missing[128] = "";
@@ -1160,6 +1214,7 @@ static int start_cupti(void)
     record_clock_sync();
 
     setup_buffer_pool();
+    apply_tuning();
     CUptiResult rc = real_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (rc != CUPTI_SUCCESS) {
         kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, result_text(rc), 0);
@@ -1181,7 +1236,7 @@ static int start_cupti(void)
     if (real_cuptiActivityEnableCudaEventDeviceTimestamps)
         real_cuptiActivityEnableCudaEventDeviceTimestamps(1);
     if (real_cuptiActivityFlushPeriod)
-        real_cuptiActivityFlushPeriod(FLUSH_PERIOD_MS);
+        real_cuptiActivityFlushPeriod(flush_period_ms());
     atomic_store_explicit(&cupti_recording, 1, memory_order_release);
     atexit(flush_at_exit);
     return 0;

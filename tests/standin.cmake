@@ -102,6 +102,7 @@ endfunction()
 
 standin_program(prog_mixed standin_cudart standin_cublas standin_cublaslt standin_cudnn)
 standin_program(prog_proc standin_cudart standin_cublas pthread)
+standin_program(prog_recording standin_cudart ${CMAKE_DL_LIBS})
 standin_program(prog_subscriber standin_cudart standin_cupti)
 standin_program(prog_dlopen ${CMAKE_DL_LIBS})
 # The module program talks to the driver directly, so it links libcuda.so.1.
@@ -122,7 +123,7 @@ set_target_properties(standin_probe PROPERTIES OUTPUT_NAME standin_probe PREFIX 
 target_include_directories(standin_probe PRIVATE ${STANDIN_INCLUDES})
 target_link_libraries(standin_probe PRIVATE standin_cupti)
 
-add_custom_target(standin_programs ALL DEPENDS prog_mixed prog_proc prog_subscriber prog_dlopen
+add_custom_target(standin_programs ALL DEPENDS prog_mixed prog_proc prog_recording prog_subscriber prog_dlopen
   prog_module standin_ext standin_probe)
 
 # ---- the tests --------------------------------------------------------------------

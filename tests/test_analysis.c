@@ -494,6 +494,37 @@ Test(implementation, tool_health_problem_is_inconclusive)
     done(&s, a);
 }
 
+/* Recording that left evidence out on purpose (KAUDIT_API_RECORDS=none,
+ * KAUDIT_CUPTI_KINDS, the benchmark control) never passes; the default
+ * policy record does not count against a trace. */
+Test(implementation, evidence_left_out_by_settings_is_inconclusive)
+{
+    const struct { uint32_t code; int64_t value; int problem; } cases[] = {
+        { KAT_HEALTH_API_RECORD_POLICY, -1, 1 },
+        { KAT_HEALTH_ACTIVITY_KINDS, 7, 1 },
+        { KAT_HEALTH_BENCH_CONTROL, 1, 1 },
+        { KAT_HEALTH_API_RECORD_POLICY, 113, 0 },
+        { KAT_HEALTH_CUPTI_TUNING, 1, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct scene s;
+        scene_init(&s);
+        clean_candidate(&s);
+        struct kat_health_rec h = { .code = cases[i].code, .value = cases[i].value, .time_ns = T0 + 30 * MS };
+        tb_record(&s.b, KAT_REC_HEALTH, &h, sizeof h, NULL, 0);
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, add_contract, NULL);
+        if (cases[i].problem) {
+            cr_expect_eq(IMPL(a), KA_INCONCLUSIVE, "health code %u value %lld", cases[i].code,
+                         (long long)cases[i].value);
+            cr_expect(has_finding(a, "tool-health"), "health code %u", cases[i].code);
+        } else {
+            cr_expect_eq(IMPL(a), KA_PASS, "health code %u value %lld", cases[i].code, (long long)cases[i].value);
+        }
+        done(&s, a);
+    }
+}
+
 /* ---- measurement axis ------------------------------------------------- */
 
 Test(measurement, side_stream_work_after_stop_event_fails)

@@ -34,6 +34,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@ static struct {
     uint32_t (*stream_id)(CUstream);
     int (*initialized)(void);
     uint64_t (*realtime)(void);
+    void (*log_line)(char, const char *);
 } D;
 static int g_attached;
 static pthread_once_t g_attach_once = PTHREAD_ONCE_INIT;
@@ -84,6 +86,7 @@ static void attach(void)
     D.stream_id = (uint32_t(*)(CUstream))dlsym(h, "standin_stream_id");
     D.initialized = (int (*)(void))dlsym(h, "standin_driver_initialized");
     D.realtime = (uint64_t(*)(void))dlsym(h, "standin_realtime_ns");
+    D.log_line = (void (*)(char, const char *))dlsym(h, "standin_log_line");
     if (!D.observer_set || !D.context_id || !D.stream_id || !D.initialized)
         return;
     D.observer_set(&g_observer_table);
@@ -250,6 +253,21 @@ static void emit(const void *record, size_t size)
             pthread_mutex_unlock(&g_buf_lock);
             return;
         }
+        /* A client that sets ZEROED_OUT_ACTIVITY_BUFFER promises zeroed
+         * buffers (the real CUPTI then skips clearing them); otherwise CUPTI
+         * clears them itself.  'Z' lines let tests check the promise. */
+        int promised = g_attr[CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER] != 0;
+        size_t nonzero = 0;
+        if (promised) {
+            for (size_t i = 0; i < bsize; i++)
+                nonzero += data[i] != 0;
+        } else {
+            memset(data, 0, bsize);
+        }
+        char fields[96];
+        snprintf(fields, sizeof fields, "%d\t%zu\t%zu", promised, nonzero, bsize);
+        if (D.log_line)
+            D.log_line('Z', fields);
         g_cur.data = data;
         g_cur.size = bsize;
         g_cur.used = 0;

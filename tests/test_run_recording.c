@@ -1,0 +1,222 @@
+/*
+ * test_run_recording.c - how the preload records, on the stand-ins: API
+ * records made by callback (the default) or by CUPTI activity
+ * (KAUDIT_API_RECORDS=all), the zeroed activity buffers we promise CUPTI,
+ * KAUDIT_CUPTI_KINDS, and the benchmark control.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_helpers.h"
+
+#define MIXED PROGRAMS_DIR "/prog_mixed"
+#define RECORDING PROGRAMS_DIR "/prog_recording"
+
+static int starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* The last health record of CODE in the trace (policies may be stated twice). */
+static const struct kat_health_rec *last_health(const struct rh_trace *t, uint32_t code)
+{
+    const struct kat_health_rec *found = NULL;
+    for (size_t i = 0; i < t->nrecs; i++)
+        if (t->recs[i].type == KAT_REC_HEALTH && ((const struct kat_health_rec *)t->recs[i].body)->code == code)
+            found = t->recs[i].body;
+    return found;
+}
+
+static size_t count_health(const struct rh_trace *t, uint32_t code)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < t->nrecs; i++)
+        n += t->recs[i].type == KAT_REC_HEALTH && ((const struct kat_health_rec *)t->recs[i].body)->code == code;
+    return n;
+}
+
+/* Every ground-truth kernel has exactly one API record with its correlation
+ * id, made on the thread that launched it. */
+static void expect_one_api_record_per_kernel(const struct rh_trace *t, const struct rh_truth *gt)
+{
+    cr_assert_gt(gt->nkernels, 0);
+    for (size_t k = 0; k < gt->nkernels; k++) {
+        size_t found = 0;
+        uint32_t tid = 0;
+        for (size_t i = 0; i < t->nrecs; i++) {
+            if (t->recs[i].type != KAT_REC_API)
+                continue;
+            const struct kat_api_rec *a = t->recs[i].body;
+            if (a->correlation_id == gt->kernels[k].correlation_id) {
+                found++;
+                tid = a->thread_id;
+            }
+        }
+        cr_expect_eq(found, 1, "kernel %s (correlation %u): %zu API records", gt->kernels[k].name,
+                     gt->kernels[k].correlation_id, found);
+        if (found == 1)
+            cr_expect_eq(tid, gt->kernels[k].tid, "kernel %s: API record on thread %u, launched on %u",
+                         gt->kernels[k].name, tid, gt->kernels[k].tid);
+    }
+}
+
+Test(recording, api_records_come_from_callbacks_by_default, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "api-callback");
+    char *argv[] = { MIXED, NULL };
+    rh_case_run(&c, argv, argv, NULL);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    const struct kat_health_rec *policy = last_health(t, KAT_HEALTH_API_RECORD_POLICY);
+    cr_assert_not_null(policy);
+    cr_expect(starts_with(rh_str(t, policy->detail_string), "evidence by callback"), "policy '%s'",
+              rh_str(t, policy->detail_string));
+    /* Kernels, vendor windows (our stack of open calls), no strays. */
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    expect_one_api_record_per_kernel(t, &c.gt);
+    rh_case_free(&c);
+}
+
+Test(recording, api_records_come_from_activity_with_policy_all, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "api-activity");
+    char *argv[] = { MIXED, NULL };
+    const char *extra[] = { "KAUDIT_API_RECORDS=all", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    const struct kat_health_rec *policy = last_health(t, KAT_HEALTH_API_RECORD_POLICY);
+    cr_assert_not_null(policy);
+    cr_expect_str_eq(rh_str(t, policy->detail_string), "all");
+    /* The same evidence, from CUPTI's records and its external correlation. */
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    expect_one_api_record_per_kernel(t, &c.gt);
+    rh_case_free(&c);
+}
+
+/* 'Z' lines of the stand-in: one per activity buffer it was given. */
+struct buffer_line {
+    int promised;
+    size_t nonzero, size;
+};
+
+static size_t read_buffer_lines(const char *log, struct buffer_line *out, size_t max)
+{
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f, "no ground-truth log %s", log);
+    char line[512];
+    size_t n = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned pid, tid;
+        unsigned long long ns;
+        struct buffer_line b;
+        if (line[0] == 'Z' && n < max
+            && sscanf(line, "Z\t%u\t%u\t%llu\t%d\t%zu\t%zu", &pid, &tid, &ns, &b.promised, &b.nonzero, &b.size) == 6)
+            out[n++] = b;
+    }
+    fclose(f);
+    return n;
+}
+
+Test(recording, activity_buffers_are_handed_over_zeroed_and_reused, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "buffer-pool");
+    /* 1 MiB buffers and about 3 MiB of kernel records: several buffers, so
+     * recycled ones are handed over too. */
+    char *argv[] = { RECORDING, "launches", "12000", NULL };
+    const char *extra[] = { "KAUDIT_CUPTI_BUFFER_MB=1", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    struct buffer_line lines[256];
+    size_t n = read_buffer_lines(c.log, lines, 256);
+    cr_expect_geq(n, 3, "only %zu activity buffers", n);
+    for (size_t i = 0; i < n; i++) {
+        cr_expect_eq(lines[i].promised, 1, "buffer %zu: no zeroed-buffer promise", i);
+        cr_expect_eq(lines[i].nonzero, 0, "buffer %zu: %zu bytes not zero", i, lines[i].nonzero);
+    }
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}
+
+Test(recording, buffer_pool_off_leaves_clearing_to_cupti, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "buffer-nopool");
+    char *argv[] = { RECORDING, "launches", "200", NULL };
+    const char *extra[] = { "KAUDIT_CUPTI_BUFFER_POOL=0", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    struct buffer_line lines[64];
+    size_t n = read_buffer_lines(c.log, lines, 64);
+    cr_expect_geq(n, 1);
+    for (size_t i = 0; i < n; i++)
+        cr_expect_eq(lines[i].promised, 0, "buffer %zu: promised zeroed buffers with the pool off", i);
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}
+
+Test(recording, kinds_left_out_are_said, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "kinds");
+    char *argv[] = { RECORDING, "launches", "20", NULL };
+    const char *extra[] = { "KAUDIT_CUPTI_KINDS=device,kernel", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    const struct kat_health_rec *h = rh_health(t, KAT_HEALTH_ACTIVITY_KINDS);
+    cr_assert_not_null(h, "no ACTIVITY_KINDS health record");
+    cr_expect_eq(h->value, 7, "%lld kinds left out", (long long)h->value);
+    cr_expect_not_null(strstr(rh_str(t, h->detail_string), "memcpy"), "detail '%s'", rh_str(t, h->detail_string));
+    cr_expect_eq(rh_count(t, KAT_REC_MEMCPY), 0, "MEMCPY records although the kind was left out");
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}
+
+Test(recording, bench_control_is_absent_unless_asked_for_at_start, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "control-off");
+    char *argv[] = { RECORDING, "bench-control", "5", NULL };
+    rh_case_run(&c, argv, argv, NULL);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_not_null(strstr(c.run.err, "control pause: -1"), "%s", c.run.err);
+    cr_expect_not_null(strstr(c.plain.err, "control pause: absent"), "%s", c.plain.err);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    cr_expect_null(rh_health(&c.s.traces[0], KAT_HEALTH_BENCH_CONTROL));
+    /* Nothing was paused: all 15 kernels recorded. */
+    cr_expect_eq(c.gt.nkernels, 15);
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}
+
+Test(recording, bench_control_pauses_and_says_so, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "control-on");
+    char *argv[] = { RECORDING, "bench-control", "5", NULL };
+    const char *extra[] = { "KAUDIT_BENCH_CONTROL=1", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_expect_not_null(strstr(c.run.err, "control pause: 0"), "%s", c.run.err);
+    cr_expect_not_null(strstr(c.run.err, "control resume: 0"), "%s", c.run.err);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    /* Found on at start, then once per setting. */
+    cr_expect_eq(count_health(t, KAT_HEALTH_BENCH_CONTROL), 3);
+    /* The five kernels launched while paused are not in the trace. */
+    cr_expect_eq(c.gt.nkernels, 15);
+    cr_expect_eq(rh_count(t, KAT_REC_KERNEL), 10);
+    rh_case_free(&c);
+}
