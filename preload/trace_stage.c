@@ -65,7 +65,9 @@ static void give(struct stage *s)
     atomic_store_explicit(&s->busy, 0, memory_order_release);
 }
 
-/* Stage held. */
+/* Stage held.  What cannot be written now stays staged: a vfork child
+ * shares the parent's memory but may not write the parent's trace, and must
+ * not discard what the parent staged either. */
 static void drain(struct stage *s)
 {
     if (s->used == 0)
@@ -78,7 +80,8 @@ static void drain(struct stage *s)
         at += (uint32_t)sizeof h + ((h.size + 7) & ~7u);
     }
     kat_emit_unlock();
-    s->used = 0;
+    if (writable)
+        s->used = 0;
 }
 
 static void stage_thread_exit(void *arg)
@@ -150,6 +153,13 @@ void kat_emit_staged(uint16_t type, const void *body, uint32_t size)
     take(s);
     if (s->used + need > STAGE_BYTES)
         drain(s);
+    if (s->used + need > STAGE_BYTES) {
+        /* Not writable now (and full): the record takes the ordinary path,
+         * which writes it if it can. */
+        give(s);
+        kat_emit(type, body, size);
+        return;
+    }
     struct staged_header h = { .size = size, .type = type };
     memcpy(s->data + s->used, &h, sizeof h);
     memcpy(s->data + s->used + sizeof h, body, size);
