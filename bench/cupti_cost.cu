@@ -13,6 +13,8 @@
 // Build: nvcc -O2 -cudart shared -o cupti_cost bench/cupti_cost.cu bench/cupti_toggle.c -lcupti
 #include <cuda_runtime.h>
 
+#include "launch_common.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -25,26 +27,6 @@ const char *ct_config_name(int config);
 int ct_init(void);
 int ct_apply(int config, int on);
 void ct_counts(long long out[3]);
-}
-
-__global__ void empty_kernel(int *never_written)
-{
-    if (never_written)
-        *never_written = 1;
-}
-
-static double now_us()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)

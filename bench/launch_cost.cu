@@ -20,31 +20,13 @@
 //   {"issue_us_median": 2.31, "issue_us_min": 2.20, "total_us_median": 3.10, ...}
 #include <cuda_runtime.h>
 
+#include "launch_common.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <vector>
-
-__global__ void empty_kernel(int *never_written)
-{
-    if (never_written)
-        *never_written = 1;
-}
-
-static double now_us()
-{
-    timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static double median(std::vector<double> v)
-{
-    std::sort(v.begin(), v.end());
-    size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static int check(cudaError_t rc, const char *what)
 {

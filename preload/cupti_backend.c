@@ -677,10 +677,21 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
  * could be enabled; otherwise (a profiler subscribed first) API activity
  * records them, as before.
  */
+/* Per API domain: which callback ids we record, and their interned names. */
+struct api_domain {
+    CUpti_CallbackDomain domain;
+    uint32_t size;
+    uint8_t *recorded;
+    _Atomic uint32_t *name_id;
+};
 static uint8_t recorded_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static uint8_t recorded_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static _Atomic uint32_t api_name_runtime[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static _Atomic uint32_t api_name_driver[CUPTI_DRIVER_TRACE_CBID_SIZE];
+static const struct api_domain api_domains[] = {
+    { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, recorded_runtime, api_name_runtime },
+    { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, recorded_driver, api_name_driver },
+};
 static int n_recorded_apis, n_query_apis;
 
 static int is_query(const char *name);
@@ -688,37 +699,36 @@ static int is_query(const char *name);
 static void find_recorded_apis(void)
 {
     n_recorded_apis = n_query_apis = 0;
-    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++) {
-        const char *name = NULL;
-        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name)
-            continue;
-        recorded_runtime[cbid] = !is_query(name);
-        n_recorded_apis += recorded_runtime[cbid];
-        n_query_apis += !recorded_runtime[cbid];
+    for (size_t d = 0; d < 2; d++) {
+        const struct api_domain *dom = &api_domains[d];
+        for (uint32_t cbid = 1; cbid < dom->size; cbid++) {
+            const char *name = NULL;
+            if (real_cuptiGetCallbackName(dom->domain, cbid, &name) != CUPTI_SUCCESS || !name)
+                continue;
+            dom->recorded[cbid] = !is_query(name);
+            n_recorded_apis += dom->recorded[cbid];
+            n_query_apis += !dom->recorded[cbid];
+        }
     }
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
-        const char *name = NULL;
-        if (real_cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
-            continue;
-        recorded_driver[cbid] = !is_query(name);
-        n_recorded_apis += recorded_driver[cbid];
-        n_query_apis += !recorded_driver[cbid];
-    }
+}
+
+static const struct api_domain *api_domain_of(CUpti_CallbackDomain domain)
+{
+    return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &api_domains[0]
+           : domain == CUPTI_CB_DOMAIN_DRIVER_API ? &api_domains[1]
+                                                  : NULL;
 }
 
 static int is_recorded_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
-        return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && recorded_runtime[cbid];
-    return domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE
-           && recorded_driver[cbid];
+    const struct api_domain *dom = api_domain_of(domain);
+    return dom && cbid < dom->size && dom->recorded[cbid];
 }
 
 /* The interned name of an API, looked up once per callback id. */
 static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    _Atomic uint32_t *slot = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? &api_name_runtime[cbid]
-                                                                   : &api_name_driver[cbid];
+    _Atomic uint32_t *slot = &api_domain_of(domain)->name_id[cbid];
     uint32_t id = atomic_load_explicit(slot, memory_order_relaxed);
     if (id == 0) {
         id = callback_name(domain, cbid);
@@ -760,14 +770,11 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 static int set_api_callbacks(int on)
 {
     int rc = 0;
-    for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
-        if (recorded_runtime[cbid])
-            rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid)
-                  != CUPTI_SUCCESS;
-    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-        if (recorded_driver[cbid])
-            rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid)
-                  != CUPTI_SUCCESS;
+    for (size_t d = 0; d < 2; d++)
+        for (uint32_t cbid = 1; cbid < api_domains[d].size; cbid++)
+            if (api_domains[d].recorded[cbid])
+                rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, api_domains[d].domain, cbid)
+                      != CUPTI_SUCCESS;
     return rc ? -1 : 0;
 }
 
