@@ -7,7 +7,7 @@
 # Environment: AB_PROCESSES=3 (processes with the default setup),
 # AB_SETTINGS (the settings each process alternates), AB_VARIANTS (more
 # process-wide setups, each "NAME:VAR=VALUE[,VAR=VALUE]" run once, e.g.
-# "clock:KAUDIT_CUPTI_CLOCK=default"), AB_REPEATS=20, AB_ITERS=200, PYTHON.
+# "clock:KAUDIT_CUPTI_CLOCK=default"; "+" between variables), AB_REPEATS=20, AB_ITERS=200, PYTHON.
 # Output: a table per process; the JSON lines in $OUT/kaudit-ab.jsonl.
 set -u
 set -o pipefail
@@ -48,6 +48,6 @@ for s, v in d["settings"].items():
 
 for ((p = 0; p < ${AB_PROCESSES:-3}; p++)); do one "default-$p"; done
 for v in ${AB_VARIANTS:-}; do
-    IFS=, read -r -a envs <<<"${v#*:}"
+    IFS=+ read -r -a envs <<<"${v#*:}"
     one "${v%%:*}" "${envs[@]}"
 done

@@ -25,9 +25,10 @@
 #   BENCH_MODES="bare kaudit"  the modes to run (default: bare kaudit profiler; also
 #                         kaudit_b: kaudit with BENCH_KAUDIT_B_ENV added)
 #   BENCH_KAUDIT_B_ENV="A=1"  environment of the kaudit_b runs
-#   BENCH_VARIANTS="NAME:A=1,B=2 ..."  more kaudit modes, each named kaudit_NAME and run with
-#                         that environment added (e.g. "nokernel:KAUDIT_CUPTI_KINDS=device
-#                         pinned:KAUDIT_CUPTI_PINNED=1"); they join BENCH_MODES
+#   BENCH_VARIANTS="NAME:A=1+B=2 ..."  more kaudit modes, each named kaudit_NAME and run with
+#                         that environment added ('+' between variables; values may hold
+#                         commas), e.g. "kernel:KAUDIT_CUPTI_KINDS=device,kernel
+#                         pinned:KAUDIT_CUPTI_PINNED=1"; they join BENCH_MODES
 #   BENCH_KAUDIT_ENV="A=1 B=2"  more environment for the kaudit runs (Python-side provenance:
 #                         KAUDIT_PYTHON_WATCH=Linear reports every nn.Linear.forward frame;
 #                         KAUDIT_NO_PYTHON=1 turns it off)
@@ -69,7 +70,7 @@ run_one() {
         if [ "$mode" = kaudit_b ]; then
             venv=("${KENV_B[@]}")
         else
-            IFS=, read -r -a venv <<<"${VARIANT_ENV[$mode]:-}"
+            IFS=+ read -r -a venv <<<"${VARIANT_ENV[$mode]:-}"
         fi
         rm -rf "$W/sessb-$round"
         out=$(cd "$ROOT" && timeout -k 10 180 env "${KENV[@]}" "${venv[@]}" \

@@ -1125,6 +1125,8 @@ static void record_apis_by_callback(void)
  *   KAUDIT_CUPTI_PINNED=1            kernel timestamps in pinned host memory
  *                                    (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED)
  *   KAUDIT_CUPTI_DEVICE_BUFFER_MB=N  CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE
+ *   KAUDIT_CUPTI_DEVICE_BUFFERS=N    device buffers allocated at context creation, and the
+ *                                    pool limit (..._PRE_ALLOCATE_VALUE, ..._POOL_LIMIT)
  *   KAUDIT_CUPTI_FLUSH_MS=N          periodic flush (0: only when buffers fill)
  */
 static long env_number(const char *name, long min, long max)
@@ -1163,6 +1165,16 @@ static void apply_tuning(void)
                  == CUPTI_SUCCESS;
         snprintf(applied + strlen(applied), sizeof applied - strlen(applied),
                  "device_buffer_mb=%ld%s ", mb, ok ? "" : "(refused)");
+    }
+    long buffers = env_number("KAUDIT_CUPTI_DEVICE_BUFFERS", 1, 4096);
+    if (buffers > 0) {
+        size_t n = (size_t)buffers, size = sizeof n;
+        int ok = real_cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &size, &n)
+                     == CUPTI_SUCCESS
+                 && real_cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE,
+                                                   &size, &n) == CUPTI_SUCCESS;
+        snprintf(applied + strlen(applied), sizeof applied - strlen(applied),
+                 "device_buffers=%ld%s ", buffers, ok ? "" : "(refused)");
     }
     if (env_number("KAUDIT_CUPTI_FLUSH_MS", 0, 600000) >= 0)
         snprintf(applied + strlen(applied), sizeof applied - strlen(applied), "flush_ms=%u",
