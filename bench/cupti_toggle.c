@@ -5,7 +5,7 @@
  * PyTorch loop of bench/overhead_loops.py).
  *
  * Why: on the GPU machine (a VM) the host's launch cost moves between
- * plateaus from one process to the next, by up to 1.6x, so comparing
+ * plateaus from one process to the next, by up to 1.7x, so comparing
  * processes needs many runs to resolve a microsecond.  Switching mechanisms
  * between short segments of one process puts every configuration on the same
  * machine state.  This is a CUPTI client of its own; kaudit is not involved.

@@ -3,7 +3,7 @@
  * the overhead benchmark (bench/kaudit_ab.py) and nothing else.
  *
  * On the GPU machine the host's launch cost moves between plateaus from one
- * process to the next (by up to 1.6x; docs/overhead.md), so a comparison of
+ * process to the next (by up to 1.7x; docs/overhead.md), so a comparison of
  * a process under kaudit with a bare one needs many runs to resolve a few
  * percent.  With this control the benchmark compares kaudit recording with
  * kaudit paused in alternating segments of one process, on one machine
@@ -62,15 +62,15 @@ KAT_EXPORT int kaudit_bench_control(const char *setting)
     int rc;
     if (strcmp(setting, "pause") == 0) {
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
-        rc = kat_cupti_select_kinds("") | kat_cupti_timing_callbacks(0);
+        rc = kat_cupti_select_kinds("") | kat_cupti_set_callbacks(0);
         kat_tracing_pause(1);
     } else if (strcmp(setting, "resume") == 0) {
         kat_tracing_pause(0);
-        rc = kat_cupti_select_kinds(getenv("KAUDIT_CUPTI_KINDS")) | kat_cupti_timing_callbacks(1);
+        rc = kat_cupti_select_kinds(getenv("KAUDIT_CUPTI_KINDS")) | kat_cupti_set_callbacks(1);
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
     } else if (strncmp(setting, "kinds=", 6) == 0) {
         kat_tracing_pause(0);
-        rc = kat_cupti_select_kinds(setting + 6) | kat_cupti_timing_callbacks(1);
+        rc = kat_cupti_select_kinds(setting + 6) | kat_cupti_set_callbacks(1);
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
     } else {
         return -1;

@@ -665,9 +665,9 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
  * record that puts the kernel in that call's window.  We make both from
  * CUPTI callbacks rather than from RUNTIME/DRIVER activity: measured on the
  * H200 inside one process (bench/kaudit_ab.py, docs/overhead.md), having
- * API activity enabled cost a launch-bound PyTorch loop 7 to 15% even with
- * the launch APIs filtered out of it, while a callback on every recorded API
- * costs a few percent.  The records are the same types: the API record from
+ * API activity enabled cost a launch-bound PyTorch loop about 7 to 9% even
+ * with the launch APIs filtered out of it, while a callback on every
+ * recorded API costs about 3%.  The records are the same types: the API record from
  * the callback's enter and exit, and the external correlation from the
  * innermost vendor call open on this thread (the same stack CUPTI's external
  * correlation keeps; so no id is pushed into CUPTI then).
@@ -825,7 +825,7 @@ static int set_timing_callbacks(int on)
     return rc ? -1 : 0;
 }
 
-int kat_cupti_timing_callbacks(int on)
+int kat_cupti_set_callbacks(int on)
 {
     if (!kat_cupti_active())
         return -1;
@@ -853,8 +853,9 @@ static const struct activity_kind_name {
 } activity_kinds[] = {
     { CUPTI_ACTIVITY_KIND_DEVICE, "device" },
     { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel" },
-    /* Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
-     * records (measured on the H200), and those are our vendor windows. */
+    /* Only when API records cannot come from callbacks (enable_activity_kinds).
+     * Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
+     * records (measured on the H200), and those are then our vendor windows. */
     { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" },
     { CUPTI_ACTIVITY_KIND_DRIVER, "driver" },
     { CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external" },
@@ -940,7 +941,7 @@ static int disable_queries(CUpti_CallbackDomain domain, uint32_t count,
     return disabled;
 }
 
-/* KAUDIT_API_RECORDS, read once. */
+/* KAUDIT_API_RECORDS (read at setup). */
 enum api_policy { API_EVIDENCE, API_ALL, API_NONE };
 
 static enum api_policy api_policy(void)

@@ -123,10 +123,10 @@ void kat_cupti_flush(const char *where);
 /* The real libcupti function `name`, NULL if CUPTI is not loaded. */
 void *kat_cupti_symbol(const char *name);
 /* Benchmark control only: enable exactly the activity kinds named in the
- * comma-separated ONLY (NULL: every kind we normally enable), and switch the
- * timing-call callbacks on or off.  Return 0 when CUPTI accepted all. */
+ * comma-separated ONLY (NULL: every kind we normally enable), and switch our
+ * API callbacks (timing calls, and the API records made by callback) on or off.  Return 0 when CUPTI accepted all. */
 int kat_cupti_select_kinds(const char *only);
-int kat_cupti_timing_callbacks(int on);
+int kat_cupti_set_callbacks(int on);
 
 /* ---- process.c: lifetime, children, exits ------------------------------ */
 

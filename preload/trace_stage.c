@@ -1,14 +1,15 @@
 /*
- * trace_stage.c - per-thread staging of the launch path's records.
+ * trace_stage.c - per-thread staging of the API records made by callback.
  *
- * A launch callback's records (its API record and, inside a vendor call, its
- * external correlation record) are appended to a buffer of the launching
- * thread and reach the trace in batches, one writer lock per batch.  Stored
- * one by one, each took the writer lock that CUPTI's worker thread holds
- * while it converts activity buffers, and wrote into freshly mapped trace
- * pages: on the H200 the launch callbacks then cost a launch-bound loop 4 to
- * 7% (bench/kaudit_ab.py, docs/overhead.md), where the callback alone costs
- * well under 1%.
+ * An API callback's records (its API record and, inside a vendor call, its
+ * external correlation record) are appended to a buffer of the calling
+ * thread and reach the trace in batches, one writer lock per batch, instead
+ * of two writer-lock acquisitions per launch on the launching thread (the
+ * lock CUPTI's worker thread takes for every record it converts).  On the
+ * H200 the difference in the launch-bound loop was within the noise of the
+ * in-process measurement (KAUDIT_LAUNCH_STAGING=0: 1.222 against 1.211 and
+ * 1.229; docs/overhead.md); the batches are kept because the launch path is
+ * then never the one that waits for the worker.
  *
  * Staged records are as durable as the kernel records they explain: those
  * wait in CUPTI's buffers until a flush, and every flush point flushes the
