@@ -25,18 +25,19 @@ gcc -O2 -shared -fPIC -o "$W/libcupti_toggle.so" bench/cupti_toggle.c -I"$CUDA_H
 "$CUDA_HOME/bin/nvcc" -O2 -cudart shared -o "$W/cupti_cost" bench/cupti_cost.cu "$W/libcupti_toggle.so" \
     -Xlinker -rpath -Xlinker "$CUDA_HOME/lib64:$W" || exit 1
 : >"$OUTDIR/cupti-cost.jsonl"
-show() {
-    "$PY" -c '
+# One process's table.  (A file, not -c '...': the f-strings need double quotes,
+# and Python before 3.12 refuses backslashes inside them.)
+cat >"$W/show.py" <<'EOF_SHOW'
 import json, sys
 d = json.loads(sys.stdin.read().strip().splitlines()[-1])
 base = d["configs"]["off"]["median"]
-print(f"{d[\"workload\"]}: {d[\"unit\"]}, {d[\"repeats\"]} segments of {d[\"per_segment\"]} per config")
+print(f"{d['workload']}: {d['unit']}, {d['repeats']} segments of {d['per_segment']} per config")
 for name, c in d["configs"].items():
-    print(f"  {name:<17} median {c[\"median\"]:8.3f}  min {c[\"min\"]:8.3f}  +{c[\"median\"] - base:7.3f}"
-          f"  x{c[\"median\"] / base:.3f}  records: kernel {c[\"kernel_records\"]} api {c[\"api_records\"]}"
-          f" callbacks {c[\"callbacks\"]}")
-' <<<"$1"
-}
+    print(f"  {name:<17} median {c['median']:8.3f}  min {c['min']:8.3f}  +{c['median'] - base:7.3f}"
+          f"  x{c['median'] / base:.3f}  records: kernel {c['kernel_records']} api {c['api_records']}"
+          f" callbacks {c['callbacks']}")
+EOF_SHOW
+show() { "$PY" "$W/show.py" <<<"$1"; }
 for ((p = 0; p < N; p++)); do
     out=$("$W/cupti_cost" 40 400) && { echo "$out" >>"$OUTDIR/cupti-cost.jsonl"; show "$out"; } || echo "c run $p failed"
     out=$("$PY" bench/cupti_cost.py "$W/libcupti_toggle.so" 20 200) &&

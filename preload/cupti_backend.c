@@ -865,6 +865,11 @@ static const struct activity_kind_name {
     { CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event" },
 };
 
+static int is_api_kind(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
+}
+
 /* Is NAME an element of the comma-separated LIST? */
 static int list_has(const char *list, const char *name)
 {
@@ -1006,7 +1011,7 @@ static void enable_activity_kinds(void)
             n_left_out++;
             continue;
         }
-        int api_kind = k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER;
+        int api_kind = is_api_kind(k->kind);
         if (api_kind && api_by_callback)
             continue;           /* the callbacks make these records */
         enable_activity(k->kind, k->name);
@@ -1029,7 +1034,7 @@ int kat_cupti_select_kinds(const char *only)
         const struct activity_kind_name *k = &activity_kinds[i];
         uint8_t want = only == NULL || list_has(only, k->name);
         /* With API records made by callback, API activity would record them twice. */
-        if (api_by_callback && (k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER))
+        if (api_by_callback && is_api_kind(k->kind))
             want = 0;
         if (want == kind_enabled[i])
             continue;
@@ -1039,7 +1044,7 @@ int kat_cupti_select_kinds(const char *only)
             continue;
         }
         kind_enabled[i] = want;
-        if (want && (k->kind == CUPTI_ACTIVITY_KIND_RUNTIME || k->kind == CUPTI_ACTIVITY_KIND_DRIVER))
+        if (want && is_api_kind(k->kind))
             api_switched_on = 1;
     }
     /* Enabling an API kind undoes the per-call filter: apply it again. */
