@@ -26,6 +26,16 @@ numbers and the iteration counts.  Nothing else goes to stdout.
 synchronized start to a synchronize) and reports the median part times K, so
 one part hit by a preemption or a tracer's buffer flush does not move it.
 
+--launch-split K (after the launch loop) separates the host's cost from the
+GPU's, K times: a GPU sleep kernel first, then --launch-split-iters iterations
+issued while the GPU still sleeps.  The host time of issuing them is the
+launch path alone (no waiting on the GPU); the GPU time from the sleep's end
+to the last iteration (CUDA events) is the GPU's alone, its queue full.  The
+JSON line gets the medians per iteration, launch_issue_us and
+launch_drain_us, and launch_split_valid: the parts whose issuing ended
+before the sleep did (only those count).  A tracer that adds GPU work per
+kernel shows in the drain; one that slows the launch path, in the issue.
+
   overhead_loops.py --summarize RUNS.jsonl --out BENCH.json [--meta META.json]
 
 reads the lines overhead.sh collected and prints the table (no torch needed).
@@ -33,12 +43,32 @@ reads the lines overhead.sh collected and prints the table (no torch needed).
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 
 
-def launch_loop(torch, iters, warmup, profiler, segments=1):
+def cpu_reference_us():
+    """Microseconds of a fixed pure-Python workload: how fast this process's
+    thread runs at all, to tell a slow host plateau from a tracer's cost."""
+    t0 = time.perf_counter()
+    total = 0
+    for i in range(20000):
+        total += i * i % 7
+    return (time.perf_counter() - t0) * 1e6
+
+
+def current_cpu():
+    """The CPU the calling thread last ran on (/proc, field 39), or -1."""
+    try:
+        with open("/proc/thread-self/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def launch_loop(torch, iters, warmup, profiler, segments=1, probes=None):
     """Seconds for ITERS iterations.  With SEGMENTS > 1 the iterations run in
     that many equal parts, each timed from a synchronized start to a
     synchronize, and the result is the median part's time times SEGMENTS:
@@ -56,16 +86,61 @@ def launch_loop(torch, iters, warmup, profiler, segments=1):
             y = lin2(torch.relu(lin1(x)))
         torch.cuda.synchronize()
         for _ in range(segments):
+            if probes is not None:
+                probes["cpu_ref_us"].append(cpu_reference_us())
             t0 = time.perf_counter()
             for _ in range(per_part):
                 y = lin2(torch.relu(lin1(x)))
             torch.cuda.synchronize()
             parts.append(time.perf_counter() - t0)
+            if probes is not None:
+                probes["cpus"].append(current_cpu())
     if not torch.isfinite(y).all():
         raise RuntimeError("launch loop produced non-finite values")
     if segments == 1:
         return parts[0], parts
     return statistics.median(parts) * iters / per_part, parts
+
+
+def launch_split(torch, parts, iters_per_part, sleep_cycles):
+    """Host issue time and GPU drain time per iteration of the launch loop,
+    medians over the valid parts (see --launch-split)."""
+    import torch.nn as nn
+    torch.manual_seed(0)
+    lin1 = nn.Linear(512, 512).cuda()
+    lin2 = nn.Linear(512, 512).cuda()
+    x = torch.randn(64, 512, device="cuda")
+    issue, drain, valid = [], [], 0
+    with torch.inference_mode():
+        for _ in range(50):
+            y = lin2(torch.relu(lin1(x)))
+        torch.cuda.synchronize()
+        for _ in range(parts):
+            before_sleep = torch.cuda.Event(enable_timing=True)
+            after_sleep = torch.cuda.Event(enable_timing=True)
+            done = torch.cuda.Event(enable_timing=True)
+            before_sleep.record()
+            torch.cuda._sleep(sleep_cycles)
+            after_sleep.record()
+            t0 = time.perf_counter()
+            for _ in range(iters_per_part):
+                y = lin2(torch.relu(lin1(x)))
+            issued_s = time.perf_counter() - t0
+            done.record()
+            torch.cuda.synchronize()
+            sleep_ms = before_sleep.elapsed_time(after_sleep)
+            if issued_s * 1e3 < sleep_ms:
+                valid += 1
+                issue.append(issued_s * 1e6 / iters_per_part)
+                drain.append(after_sleep.elapsed_time(done) * 1e3 / iters_per_part)
+    if not torch.isfinite(y).all():
+        raise RuntimeError("launch split produced non-finite values")
+    result = {"launch_split_valid": valid, "launch_split_parts": parts,
+              "launch_split_iters": iters_per_part}
+    if valid:
+        result["launch_issue_us"] = statistics.median(issue)
+        result["launch_drain_us"] = statistics.median(drain)
+    return result
 
 
 def gpu_loop(torch, size, iters, warmup, profiler):
@@ -106,12 +181,32 @@ def run(args):
 
     torch.empty(1, device="cuda")        # CUDA context outside every timed part
     result = {"mode": args.mode}
+    # BENCH_LOOP_CONTROL=SETTING: under `kaudit run` with KAUDIT_BENCH_CONTROL=1,
+    # hand SETTING to the preload's benchmark control once the context exists
+    # (e.g. kinds=...: activity kinds switched on after start, not before).
+    control = os.environ.get("BENCH_LOOP_CONTROL")
+    if control:
+        import ctypes
+        fn = getattr(ctypes.CDLL(None), "kaudit_bench_control", None)
+        if fn is None:
+            print("BENCH_LOOP_CONTROL set, but no kaudit_bench_control", file=sys.stderr)
+            return 2
+        fn.argtypes = [ctypes.c_char_p]
+        result["bench_control"] = control
+        result["bench_control_rc"] = fn(control.encode())
+    probes = {"cpu_ref_us": [], "cpus": []}
     if args.loop in ("launch", "both"):
         result["launch_s"], parts = launch_loop(torch, args.launch_iters, args.launch_warmup,
-                                                profiler, args.launch_segments)
+                                                profiler, args.launch_segments, probes)
+        if probes["cpu_ref_us"]:
+            result["cpu_ref_us"] = statistics.median(probes["cpu_ref_us"])
+            result["cpus"] = sorted(set(probes["cpus"]))
         result["launch_iters"] = args.launch_iters
         if args.launch_segments > 1:
             result["launch_segments_s"] = [round(p, 6) for p in parts]
+    if args.loop in ("launch", "both") and args.launch_split > 0:
+        result.update(launch_split(torch, args.launch_split, args.launch_split_iters,
+                                   args.launch_split_sleep_cycles))
     if args.loop in ("gpu", "both"):
         result["gpu_s"] = gpu_loop(torch, args.gpu_size, args.gpu_iters, args.gpu_warmup, profiler)
         result["gpu_iters"] = args.gpu_iters
@@ -155,6 +250,11 @@ def summarize(args):
         with open(args.meta) as f:
             meta = json.load(f)
     ok_rows = [r for r in rows if r.get("ok")]
+    for r in ok_rows:
+        # The launch loop in units of the process's own CPU speed: a host
+        # plateau slows both alike, a tracer only the loop.
+        if r.get("launch_s") and r.get("cpu_ref_us"):
+            r["launch_per_ref"] = r["launch_s"] / r["cpu_ref_us"] * 1e6
     targets = {"launch": 1.10, "gpu": 1.02}
     out = {"runs": rows, "meta": meta, "loops": {}}
     lines = []
@@ -202,6 +302,47 @@ def summarize(args):
             out["loops"][loop][mode] = entry
             lines.append(f"{loop:<7} {mode:<16} {len(times):>4} {med:>10.4f} "
                          f"{entry['median_us_per_iter']:>10.2f} {ratio_txt:>34}  {target_txt}")
+    # The split parts (--launch-split): host issue and GPU drain, per iteration;
+    # and the pure-Python reference (the process's plain CPU speed).
+    for key, label in (("launch_issue_us", "issue"), ("launch_drain_us", "drain"),
+                       ("cpu_ref_us", "cpu-ref"), ("launch_per_ref", "l/ref")):
+        for mode in all_modes:
+            values = [r[key] for r in ok_rows if r["mode"] == mode and key in r]
+            if not values:
+                continue
+            med = statistics.median(values)
+            entry = {"runs": len(values), "median_us_per_iter": med, "values_us": values}
+            ratio_txt = ""
+            if mode != "bare":
+                ratios = median_ratio(ok_rows, mode, key)
+                if ratios:
+                    entry.update(median_ratio=statistics.median(ratios), ratios=ratios)
+                    ratio_txt = (f"{entry['median_ratio']:.3f} "
+                                 f"({min(ratios):.3f}..{max(ratios):.3f})")
+            out["loops"].setdefault(label, {})[mode] = entry
+            lines.append(f"{label:<7} {mode:<16} {len(values):>4} {'':>10} {med:>10.2f} "
+                         f"{ratio_txt:>34}")
+    # Plateau-matched: only processes whose pure-Python reference ran within
+    # 25% of the fastest one, so a process that landed on a slow host
+    # plateau (1.5-2x slower at plain Python, measured) does not count.
+    refs = [r["cpu_ref_us"] for r in ok_rows if r.get("cpu_ref_us")]
+    if refs:
+        fast = min(refs) * 1.25
+        matched = {}
+        for mode in all_modes:
+            v = [r["launch_s"] / r["launch_iters"] * 1e6 for r in ok_rows
+                 if r["mode"] == mode and r.get("launch_s") and r.get("cpu_ref_us", fast + 1) <= fast]
+            if v:
+                matched[mode] = v
+        out["plateau_matched"] = {m: {"us_per_iter": v, "median_us_per_iter": statistics.median(v)}
+                                  for m, v in matched.items()}
+        if "bare" in matched:
+            base = statistics.median(matched["bare"])
+            for mode, v in matched.items():
+                ratio = statistics.median(v) / base
+                out["plateau_matched"][mode]["ratio"] = ratio
+                lines.append(f"matched {mode:<16} {len(v):>4} {'':>10} {statistics.median(v):>10.2f} "
+                             f"{ratio:>34.3f}  (processes on the fast plateau)")
     if procs:
         lines.append("whole process (python start to exit, both loops), median s: "
                      + ", ".join(f"{m} {v:.1f}" for m, v in procs.items()))
@@ -240,6 +381,11 @@ def main():
     ap.add_argument("--launch-warmup", type=int, default=300)
     ap.add_argument("--launch-segments", type=int, default=1,
                     help="time the launch loop in this many parts and report the median part")
+    ap.add_argument("--launch-split", type=int, default=0, metavar="K",
+                    help="K parts that time the host's issuing and the GPU's draining apart")
+    ap.add_argument("--launch-split-iters", type=int, default=100)
+    ap.add_argument("--launch-split-sleep-cycles", type=int, default=100_000_000,
+                    help="length of the GPU sleep in front of each split part (cycles)")
     ap.add_argument("--json", action="store_true",
                     help="print the JSON line even for a single loop")
     ap.add_argument("--gpu-size", type=int, default=8192)

@@ -71,6 +71,8 @@ static atomic_llong buffers_lost;
 static atomic_llong records_dropped;
 static CUpti_SubscriberHandle subscriber;
 static int api_by_callback;             /* API records made by callback (see api_callback) */
+static int thread_id_type_system;       /* KAUDIT_CUPTI_THREAD_ID (apply_tuning) */
+static int kernel_at_context;           /* KAUDIT_CUPTI_KERNEL_AT (apply_tuning) */
 
 int kat_cupti_active(void)
 {
@@ -778,6 +780,8 @@ static int set_api_callbacks(int on)
     return rc ? -1 : 0;
 }
 
+static void enable_deferred_kernel_activity(void);
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void *cbdata)
 {
@@ -789,6 +793,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
             record_module(cbdata);
         } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
             kat_libraries_poll();
+            enable_deferred_kernel_activity();
         } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
             /* The context's records must be out before it goes. */
             real_cuptiActivityFlushAll(0);
@@ -1014,6 +1019,8 @@ static void enable_activity_kinds(void)
         int api_kind = is_api_kind(k->kind);
         if (api_kind && api_by_callback)
             continue;           /* the callbacks make these records */
+        if (kernel_at_context && k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+            continue;           /* enable_deferred_kernel_activity, at context creation */
         enable_activity(k->kind, k->name);
         kind_enabled[i] = 1;
         api_kinds += api_kind;
@@ -1051,6 +1058,24 @@ int kat_cupti_select_kinds(const char *only)
     if (api_switched_on)
         apply_api_record_policy();
     return rc;
+}
+
+/* KAUDIT_CUPTI_KERNEL_AT=context: the kernel kind, enabled when the first
+ * context is created (before any kernel can run in it). */
+static void enable_deferred_kernel_activity(void)
+{
+    if (!kernel_at_context)
+        return;
+    for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
+        const struct activity_kind_name *k = &activity_kinds[i];
+        if (k->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind_enabled[i])
+            continue;
+        const char *only = getenv("KAUDIT_CUPTI_KINDS");
+        if (only && !list_has(only, k->name))
+            continue;
+        enable_activity(k->kind, k->name);
+        kind_enabled[i] = 1;
+    }
 }
 
 static void record_versions(uint32_t cupti_version)
@@ -1134,6 +1159,9 @@ static void record_apis_by_callback(void)
  *   KAUDIT_CUPTI_DEVICE_BUFFERS=N    device buffers allocated at context creation, and the
  *                                    pool limit (..._PRE_ALLOCATE_VALUE, ..._POOL_LIMIT)
  *   KAUDIT_CUPTI_FLUSH_MS=N          periodic flush (0: only when buffers fill)
+ *   KAUDIT_CUPTI_THREAD_ID=default   CUPTI's own thread ids (no cuptiSetThreadIdType)
+ *   KAUDIT_CUPTI_KERNEL_AT=context   kernel activity enabled when a context is created,
+ *                                    not at injection
  */
 static long env_number(const char *name, long min, long max)
 {
@@ -1149,6 +1177,12 @@ static unsigned flush_period_ms(void)
 {
     long ms = env_number("KAUDIT_CUPTI_FLUSH_MS", 0, 600000);
     return ms >= 0 ? (unsigned)ms : FLUSH_PERIOD_MS;
+}
+
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
 }
 
 static void apply_tuning(void)
@@ -1182,6 +1216,10 @@ static void apply_tuning(void)
         snprintf(applied + strlen(applied), sizeof applied - strlen(applied),
                  "device_buffers=%ld%s ", buffers, ok ? "" : "(refused)");
     }
+    if (!thread_id_type_system)
+        snprintf(applied + strlen(applied), sizeof applied - strlen(applied), "thread_id=default ");
+    if (kernel_at_context)
+        snprintf(applied + strlen(applied), sizeof applied - strlen(applied), "kernel_at=context ");
     if (env_number("KAUDIT_CUPTI_FLUSH_MS", 0, 600000) >= 0)
         snprintf(applied + strlen(applied), sizeof applied - strlen(applied), "flush_ms=%u",
                  flush_period_ms());
@@ -1224,7 +1262,9 @@ static int start_cupti(void)
         return -1;
     }
 
-    if (real_cuptiSetThreadIdType)
+    thread_id_type_system = !env_is("KAUDIT_CUPTI_THREAD_ID", "default");
+    kernel_at_context = env_is("KAUDIT_CUPTI_KERNEL_AT", "context");
+    if (real_cuptiSetThreadIdType && thread_id_type_system)
         real_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     const char *buffer_mb = getenv("KAUDIT_CUPTI_BUFFER_MB");
     if (buffer_mb && atoi(buffer_mb) > 0 && atoi(buffer_mb) <= 1024)
