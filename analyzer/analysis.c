@@ -194,6 +194,7 @@ struct analysis_state {
     unsigned python_off;                /* Python processes without Python-side provenance */
     uint64_t kernels_without_api;
     uint64_t escaped_unattributed;
+    uint64_t stop_time_ambiguous;       /* kernels between a stop event's bounds */
     uint64_t guard_changes, reported_mismatch, reported_total, reported_checked;
     int tamper;
     /* work items the implementation axis weighs */
@@ -1052,6 +1053,35 @@ static const struct kat_timing_call_rec *last_record_before(const struct event_r
     return lo > 0 && recs[lo - 1].event == event ? recs[lo - 1].rec : NULL;
 }
 
+/*
+ * Traces from before the timing records carried stream ids: take an event
+ * record's stream id from its CUDA_EVENT record, and a wait's or a stream
+ * synchronization's from an event record made on the same stream handle.
+ */
+static void fill_stream_ids(struct timing_rec *timing, size_t n_timing, const struct event_rec *events,
+                            const struct ka_u32map *event_by_corr)
+{
+    for (size_t i = 0; i < n_timing; i++) {
+        struct kat_timing_call_rec *r = &timing[i].r;
+        uint32_t k;
+        if (r->api == KAT_TIMING_EVENT_RECORD && !r->stream_id_plus_one &&
+            ka_u32map_get(event_by_corr, r->correlation_id, &k))
+            r->stream_id_plus_one = events[k].stream_id + 1;
+    }
+    for (size_t i = 0; i < n_timing; i++) {
+        struct kat_timing_call_rec *r = &timing[i].r;
+        if ((r->api != KAT_TIMING_STREAM_WAIT_EVENT && r->api != KAT_TIMING_STREAM_SYNCHRONIZE) ||
+            r->stream_id_plus_one)
+            continue;
+        for (size_t j = 0; j < n_timing; j++)
+            if (timing[j].r.api == KAT_TIMING_EVENT_RECORD && timing[j].r.stream == r->stream &&
+                timing[j].r.stream_id_plus_one) {
+                r->stream_id_plus_one = timing[j].r.stream_id_plus_one;
+                break;
+            }
+    }
+}
+
 /* After pass 1: sort, resolve outer calls, parties, timed windows. */
 static void finish_index(struct analysis_state *st, struct ka_proc *p, struct timing_rec *timing, size_t n_timing,
                          struct event_rec *events, size_t n_events)
@@ -1134,6 +1164,7 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
     struct ka_u32map event_by_corr = { 0 };
     for (size_t k = 0; k < n_events; k++)
         ka_u32map_put(&event_by_corr, events[k].correlation_id, (uint32_t)k);
+    fill_stream_ids(timing, n_timing, events, &event_by_corr);
 
     for (size_t i = 0; i < n_timing; i++) {
         const struct kat_timing_call_rec *q = &timing[i].r;
@@ -1149,15 +1180,21 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
         memset(w, 0, sizeof *w);
         w->host_start_ns = rec_s->enter_ns;
         w->host_end_ns = rec_e->enter_ns;
+        w->start_exit_ns = rec_s->exit_ns;
+        w->end_exit_ns = rec_e->exit_ns;
+        w->end_event = rec_e->event;
         w->elapsed_ms = q->elapsed_ms;
-        w->start_stream = w->end_stream = UINT32_MAX;
+        /* The record calls' own stream ids, then CUPTI's event records (exact GPU times). */
+        w->start_stream = rec_s->stream_id_plus_one ? rec_s->stream_id_plus_one - 1 : UINT32_MAX;
+        w->end_stream = rec_e->stream_id_plus_one ? rec_e->stream_id_plus_one - 1 : UINT32_MAX;
+        int timestamps = !st->opt->event_times_from_stream_order;
         uint32_t k;
         if (ka_u32map_get(&event_by_corr, rec_s->correlation_id, &k)) {
-            w->gpu_start_ns = events[k].device_ts;
+            w->gpu_start_ns = timestamps ? events[k].device_ts : 0;
             w->start_stream = events[k].stream_id;
         }
         if (ka_u32map_get(&event_by_corr, rec_e->correlation_id, &k)) {
-            w->gpu_end_ns = events[k].device_ts;
+            w->gpu_end_ns = timestamps ? events[k].device_ts : 0;
             w->end_stream = events[k].stream_id;
         }
     }
@@ -1191,6 +1228,180 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
                         p->threads[i].create_ns, "thread %u created by thread %u inside timed window #%u",
                         p->threads[i].tid, p->threads[i].creator_tid, w->index);
     }
+}
+
+/*
+ * Stop events without a GPU timestamp.  The default recording has no
+ * CUDA_EVENT activity (it slowed every launch, preload/cupti_backend.c), so
+ * the GPU time at which a stop event completed is bounded from stream order
+ * instead, with the stream ids the record calls carry:
+ *   at least  the GPU end of the last operation launched on the stop
+ *             event's stream before the record call (streams run in order),
+ *             of the last one on a stream it was made to wait on inside the
+ *             window, and the start event's lower bound plus the elapsed time;
+ *   at most   the GPU start of the next operation launched on that stream
+ *             after the record returned, the start event's upper bound (the
+ *             first operation after it) plus the elapsed time, and the
+ *             return of a synchronization that waited for it (host clock,
+ *             which CUPTI's timestamps share).
+ * The measurement rule then convicts only past the upper bound and calls the
+ * stretch between the bounds unresolved.
+ */
+struct stream_op {
+    uint32_t stream;
+    uint64_t api_start_ns, api_end_ns, gpu_start_ns, gpu_end_ns;
+};
+
+static int stream_op_cmp(const void *x, const void *y)
+{
+    const struct stream_op *a = x, *b = y;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    return a->api_start_ns < b->api_start_ns ? -1 : a->api_start_ns > b->api_start_ns;
+}
+
+/* First index in ops[lo..hi) of stream s with api_start_ns >= t (hi if none). */
+static size_t first_op_from(const struct stream_op *ops, size_t n, uint32_t s, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ops[mid].stream < s || (ops[mid].stream == s && ops[mid].api_start_ns < t))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* GPU end of the last op on stream s whose launch call returned by t (0: none). */
+static uint64_t last_end_before(const struct stream_op *ops, size_t n, uint32_t s, uint64_t t)
+{
+    size_t i = first_op_from(ops, n, s, t);
+    uint64_t end = 0;
+    /* Calls that began before t but returned after it are not ordered before it. */
+    while (i-- > 0 && ops[i].stream == s)
+        if (ops[i].api_end_ns <= t) {
+            end = ops[i].gpu_end_ns;
+            break;
+        }
+    return end;
+}
+
+/* GPU start of the first op on stream s launched at or after t (UINT64_MAX: none). */
+static uint64_t first_start_after(const struct stream_op *ops, size_t n, uint32_t s, uint64_t t)
+{
+    size_t i = first_op_from(ops, n, s, t);
+    return i < n && ops[i].stream == s ? ops[i].gpu_start_ns : UINT64_MAX;
+}
+
+static int stream_wanted(const uint32_t *streams, size_t n, uint32_t s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (streams[i] == s)
+            return 1;
+    return 0;
+}
+
+static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const struct timing_rec *timing,
+                              size_t n_timing)
+{
+    uint32_t *streams = NULL;
+    size_t n_streams = 0, cap_streams = 0;
+    for (size_t w = 0; w < p->n_windows; w++) {
+        const struct ka_window *win = &p->windows[w];
+        if (win->gpu_end_ns || win->end_stream == UINT32_MAX)
+            continue;
+        uint32_t pair[2] = { win->end_stream, win->start_stream };
+        for (int i = 0; i < 2; i++)
+            if (pair[i] != UINT32_MAX && !stream_wanted(streams, n_streams, pair[i]) &&
+                !GROW(streams, n_streams, cap_streams))
+                streams[n_streams++] = pair[i];
+    }
+    if (!n_streams)
+        return;
+    /* Streams the stop streams were made to wait on (cudaStreamWaitEvent). */
+    for (size_t i = 0; i < n_timing; i++) {
+        const struct kat_timing_call_rec *r = &timing[i].r;
+        if (r->api == KAT_TIMING_EVENT_RECORD && r->status == 0 && r->stream_id_plus_one &&
+            !stream_wanted(streams, n_streams, r->stream_id_plus_one - 1) && !GROW(streams, n_streams, cap_streams))
+            streams[n_streams++] = r->stream_id_plus_one - 1;
+    }
+    struct stream_op *ops = NULL;
+    size_t n_ops = 0, cap_ops = 0;
+    struct kat_record r;
+    kat_trace_rewind(t);
+    while (kat_trace_next(t, &r, NULL, 0) == 1) {
+        uint32_t stream, corr;
+        uint64_t start, end;
+        if (r.type == KAT_REC_KERNEL) {
+            const struct kat_kernel_rec *k = r.body;
+            stream = k->stream_id, corr = k->correlation_id, start = k->start_ns, end = k->end_ns;
+        } else if (r.type == KAT_REC_MEMCPY) {
+            const struct kat_memcpy_rec *m = r.body;
+            stream = m->stream_id, corr = m->correlation_id, start = m->start_ns, end = m->end_ns;
+        } else if (r.type == KAT_REC_MEMSET) {
+            const struct kat_memset_rec *m = r.body;
+            stream = m->stream_id, corr = m->correlation_id, start = m->start_ns, end = m->end_ns;
+        } else {
+            continue;
+        }
+        const struct ka_api *api = api_of(p, corr);
+        if (!api || !stream_wanted(streams, n_streams, stream) || GROW(ops, n_ops, cap_ops))
+            continue;
+        ops[n_ops++] = (struct stream_op){ stream, api->start_ns, api->end_ns, start, end };
+    }
+    if (n_ops)
+        qsort(ops, n_ops, sizeof *ops, stream_op_cmp);
+
+    for (size_t w = 0; w < p->n_windows; w++) {
+        struct ka_window *win = &p->windows[w];
+        if (win->gpu_end_ns || win->end_stream == UINT32_MAX)
+            continue;
+        uint64_t elapsed = win->elapsed_ms > 0 ? (uint64_t)((double)win->elapsed_ms * 1e6) : 0;
+        uint64_t lo = last_end_before(ops, n_ops, win->end_stream, win->host_end_ns);
+        uint64_t hi = first_start_after(ops, n_ops, win->end_stream, win->end_exit_ns);
+        if (win->start_stream != UINT32_MAX) {
+            uint64_t start_lo = last_end_before(ops, n_ops, win->start_stream, win->host_start_ns);
+            uint64_t start_hi = first_start_after(ops, n_ops, win->start_stream, win->start_exit_ns);
+            if (start_lo && start_lo + elapsed > lo)
+                lo = start_lo + elapsed;
+            if (start_hi != UINT64_MAX && start_hi + elapsed < hi)
+                hi = start_hi + elapsed;
+        }
+        for (size_t i = 0; i < n_timing; i++) {
+            const struct kat_timing_call_rec *c = &timing[i].r;
+            if (c->status != 0)
+                continue;
+            /* Joins inside the window: what the waited event followed ends before the stop event. */
+            if (c->api == KAT_TIMING_STREAM_WAIT_EVENT && c->stream_id_plus_one == win->end_stream + 1 &&
+                c->enter_ns >= win->host_start_ns && c->enter_ns < win->host_end_ns) {
+                const struct kat_timing_call_rec *rec = NULL;
+                for (size_t j = 0; j < n_timing; j++) {
+                    const struct kat_timing_call_rec *e = &timing[j].r;
+                    if (e->api == KAT_TIMING_EVENT_RECORD && e->status == 0 && e->event == c->event &&
+                        e->enter_ns <= c->enter_ns && (!rec || e->enter_ns > rec->enter_ns))
+                        rec = e;
+                }
+                if (rec && rec->stream_id_plus_one) {
+                    uint64_t joined = last_end_before(ops, n_ops, rec->stream_id_plus_one - 1, rec->enter_ns);
+                    if (joined > lo)
+                        lo = joined;
+                }
+            }
+            /* A synchronization that returned after waiting for the stop event. */
+            if (c->enter_ns >= win->end_exit_ns && c->exit_ns < hi &&
+                (c->api == KAT_TIMING_DEVICE_SYNCHRONIZE ||
+                 (c->api == KAT_TIMING_EVENT_SYNCHRONIZE && c->event == win->end_event) ||
+                 (c->api == KAT_TIMING_STREAM_SYNCHRONIZE && c->stream_id_plus_one == win->end_stream + 1)))
+                hi = c->exit_ns;
+        }
+        win->end_bounded = 1;
+        win->end_lo_ns = lo;
+        win->end_hi_ns = hi;
+    }
+    free(ops);
+    free(streams);
 }
 
 /* The window a launch at host time t belongs to (its start record <= t < its end record). */
@@ -1458,8 +1669,26 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
         uint64_t belongs_ns = via_thread ? thread_created : launch_ns;
         if (belongs_ns)
             w = window_at(p, belongs_ns);
-        if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN)) {
-            if (w->gpu_end_ns && k->end_ns > w->gpu_end_ns + 1000) {
+        /* The stop event's GPU time: exact, or (no CUDA_EVENT record) its upper bound. */
+        uint64_t stop_ns = w ? (w->gpu_end_ns ? w->gpu_end_ns
+                                : w->end_bounded && w->end_hi_ns != UINT64_MAX ? w->end_hi_ns : 0)
+                             : 0;
+        if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN) && !w->gpu_end_ns &&
+            w->end_bounded && !(stop_ns && k->end_ns > stop_ns + 1000) && k->end_ns > w->end_lo_ns + 1000) {
+            /* Between the bounds: it may have ended after the stop event, or not. */
+            st->stop_time_ambiguous++;
+            if (!w->ambiguous_reported++)
+                add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-bounded", p->file,
+                            k->start_ns,
+                            "kernel '%.120s' (stream %u) of timed window #%u ended %s; the stop event's GPU "
+                            "time is known only from stream order (no CUDA_EVENT records), so whether the "
+                            "kernel finished inside the timed window is unknown; rerun with "
+                            "KAUDIT_EXACT_EVENT_TIMES=1 for exact event times",
+                            name, k->stream_id, w->index,
+                            w->end_lo_ns ? "after the earliest time the stop event can have completed"
+                                         : "while nothing bounds the stop event's completion from below");
+        } else if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN)) {
+            if (stop_ns && k->end_ns > stop_ns + 1000) {
                 if (party == KA_PARTY_CANDIDATE) {
                     const char *how = via_thread ? "launched from a thread the candidate created in the window"
                                       : (w->end_stream != UINT32_MAX && k->stream_id != w->end_stream)
@@ -1467,9 +1696,10 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                                           : "on the stop event's stream";
                     add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS,
                                 via_thread ? "work-in-injected-thread" : "work-after-stop-event", p->file, k->start_ns,
-                                "candidate kernel '%.120s' (stream %u) of timed window #%u ended %.3f ms after the "
+                                "candidate kernel '%.120s' (stream %u) of timed window #%u ended %s%.3f ms after the "
                                 "stop event (%s); the harness reported %.4f ms",
-                                name, k->stream_id, w->index, (double)(k->end_ns - w->gpu_end_ns) / 1e6, how,
+                                name, k->stream_id, w->index, w->gpu_end_ns ? "" : "at least ",
+                                (double)(k->end_ns - stop_ns) / 1e6, how,
                                 (double)w->elapsed_ms);
                 } else {
                     st->escaped_unattributed++;
@@ -1881,6 +2111,11 @@ static void measurement_verdict(struct analysis_state *st)
         ax->root_cause = strdup("R-C: work escaped a timed window but is not attributable to the candidate");
         return;
     }
+    if (st->stop_time_ambiguous) {
+        ax->root_cause = strdup("work may have ended after a stop event whose GPU time is known only from stream "
+                                "order (no CUDA_EVENT records; KAUDIT_EXACT_EVENT_TIMES=1 records them)");
+        return;
+    }
     if (st->read_error || st->truncated) {
         ax->root_cause = strdup("a trace is truncated or malformed: kernels after its last record are not known");
         return;
@@ -2080,6 +2315,7 @@ static void analyze_trace(struct analysis_state *st, const char *path, const cha
     if (st->opt->on_process)
         st->opt->on_process(st->opt->sink_arg, p.pid, p.argv ? p.argv : file);
     finish_index(st, &p, timing, n_timing, events, n_events);
+    bound_stop_events(t, &p, timing, n_timing);
     free(timing);
     free(events);
     if (!p.complete) {

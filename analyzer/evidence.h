@@ -66,9 +66,20 @@ enum ka_loader_kind { KA_LOADER_UNKNOWN = 0, KA_LOADER_CANDIDATE, KA_LOADER_VEND
 
 struct ka_window {
     unsigned index;             /* 1-based, in host order over the process */
-    uint64_t host_start_ns, host_end_ns;    /* the two record calls */
+    uint64_t host_start_ns, host_end_ns;    /* the two record calls (entry) */
+    uint64_t start_exit_ns, end_exit_ns;    /* ... and their returns */
+    uint64_t end_event;                     /* the stop event's handle */
     uint64_t gpu_start_ns, gpu_end_ns;      /* 0 when CUPTI gave no event timestamp */
     uint32_t start_stream, end_stream;      /* CUPTI stream ids, UINT32_MAX if unknown */
+    /*
+     * Without a timestamp (no CUDA_EVENT records: the default recording),
+     * the stop event's GPU time is bounded from stream order
+     * (bound_stop_events): end_lo_ns <= it <= end_hi_ns; 0 and UINT64_MAX
+     * where nothing bounds it.  end_bounded says the bounds were computed.
+     */
+    int end_bounded;
+    uint64_t end_lo_ns, end_hi_ns;
+    unsigned ambiguous_reported;            /* kernels found between the bounds */
     float elapsed_ms;
 };
 

@@ -58,7 +58,8 @@
     X(cuptiGetTimestamp, CUptiResult, (uint64_t *))                                        \
     X(cuptiActivityEnableCudaEventDeviceTimestamps, CUptiResult, (uint8_t))                \
     X(cuptiActivitySetAttribute, CUptiResult, (CUpti_ActivityAttribute, size_t *, void *))  \
-    X(cuptiActivityDisable, CUptiResult, (CUpti_ActivityKind))
+    X(cuptiActivityDisable, CUptiResult, (CUpti_ActivityKind))                             \
+    X(cuptiGetStreamIdEx, CUptiResult, (CUcontext, CUstream, uint8_t, uint32_t *))
 
 #define DECLARE_POINTER(name, ret, args) static ret(*real_##name) args;
 CUPTI_FUNCTIONS(DECLARE_POINTER)
@@ -626,6 +627,29 @@ static void fill_timing_params(struct kat_timing_call_rec *out, uint32_t layout,
     }
 }
 
+/*
+ * CUPTI's id of the stream a call acts on, plus one (0: unknown).  With
+ * CUDA_EVENT activity off (enable_activity_kinds says why) this is what
+ * places an event record, a stream wait or a stream synchronization on the
+ * stream ids the kernel records carry.
+ */
+static uint32_t timing_stream_id(uint32_t api, const CUpti_CallbackData *data, uint64_t stream)
+{
+    /* Not after a destroy: the handle is gone by the exit callback. */
+    if (api != KAT_TIMING_EVENT_RECORD && api != KAT_TIMING_STREAM_WAIT_EVENT
+        && api != KAT_TIMING_STREAM_SYNCHRONIZE)
+        return 0;
+    if (!real_cuptiGetStreamIdEx || !data->context)
+        return 0;
+    const char *name = data->functionName ? data->functionName : "";
+    uint8_t per_thread = strstr(name, "_ptsz") || strstr(name, "_ptds");
+    uint32_t id = 0;
+    if (real_cuptiGetStreamIdEx(data->context, (CUstream)(uintptr_t)stream, per_thread, &id) != CUPTI_SUCCESS
+        || id == UINT32_MAX)
+        return 0;
+    return id + 1;
+}
+
 static void timing_callback(CUpti_CallbackDomain domain, const struct timing_entry *entry,
                             const CUpti_CallbackData *data)
 {
@@ -656,6 +680,8 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
     if (data->functionReturnValue)
         out.status = *(const int *)data->functionReturnValue;
     fill_timing_params(&out, entry->layout, data->functionParams);
+    if (out.status == 0)
+        out.stream_id_plus_one = timing_stream_id(entry->api, data, out.stream);
     kat_emit(KAT_REC_TIMING_CALL, &out, sizeof(out));
 }
 
@@ -845,36 +871,6 @@ static uint64_t CUPTIAPI realtime_clock(void)
     return kat_now_ns();
 }
 
-/*
- * The activity kinds we enable, by the names KAUDIT_CUPTI_KINDS uses.
- * KAUDIT_CUPTI_KINDS=kernel,runtime (say) enables only those: it exists to
- * measure what each kind costs the program (bench/launch_probe.sh).  A trace
- * made so lacks evidence; an ACTIVITY_KINDS health record says which kinds
- * were left out, and the analyzer will not PASS it.
- */
-static const struct activity_kind_name {
-    CUpti_ActivityKind kind;
-    const char *name;
-} activity_kinds[] = {
-    { CUPTI_ACTIVITY_KIND_DEVICE, "device" },
-    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel" },
-    /* Only when API records cannot come from callbacks (enable_activity_kinds).
-     * Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
-     * records (measured on the H200), and those are then our vendor windows. */
-    { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime" },
-    { CUPTI_ACTIVITY_KIND_DRIVER, "driver" },
-    { CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external" },
-    { CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy" },
-    { CUPTI_ACTIVITY_KIND_MEMSET, "memset" },
-    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync" },
-    { CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event" },
-};
-
-static int is_api_kind(CUpti_ActivityKind kind)
-{
-    return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
-}
-
 /* Is NAME an element of the comma-separated LIST? */
 static int list_has(const char *list, const char *name)
 {
@@ -890,6 +886,65 @@ static int list_has(const char *list, const char *name)
     }
     return 0;
 }
+
+/*
+ * The activity kinds we enable, by the names KAUDIT_CUPTI_KINDS uses.
+ * KAUDIT_CUPTI_KINDS=kernel,runtime (say) enables only those: it exists to
+ * measure what each kind costs the program (bench/launch_probe.sh).  A trace
+ * made so lacks evidence; an ACTIVITY_KINDS health record says which kinds
+ * were left out, and the analyzer will not PASS it.
+ */
+static const struct activity_kind_name {
+    CUpti_ActivityKind kind;
+    const char *name;
+    int by_default;
+} activity_kinds[] = {
+    { CUPTI_ACTIVITY_KIND_DEVICE, "device", 1 },
+    { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", 1 },
+    /* Only when API records cannot come from callbacks (enable_activity_kinds).
+     * Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
+     * records (measured on the H200), and those are then our vendor windows. */
+    { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", 1 },
+    { CUPTI_ACTIVITY_KIND_DRIVER, "driver", 1 },
+    { CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external", 1 },
+    { CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy", 1 },
+    { CUPTI_ACTIVITY_KIND_MEMSET, "memset", 1 },
+    /*
+     * Off unless KAUDIT_EXACT_EVENT_TIMES=1.  Either of these two kinds, once
+     * on, slows every launch, not just the event and sync calls: on the H200
+     * each alone took the launch-bound loop from 1.36x to 1.63x bare
+     * (bench/results/2026-11-30-activity-kinds.json), the largest single
+     * part of kaudit's cost.  What they gave is made otherwise: the
+     * synchronizing calls are timing-call records (callbacks), and the stop
+     * event's GPU time is bounded from stream order by the analyzer (event
+     * records carry CUPTI's stream id, timing_stream_id).
+     */
+    { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync", 0 },
+    { CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event", 0 },
+};
+
+/* KAUDIT_EXACT_EVENT_TIMES=1: the sync and event kinds too (exact GPU
+ * timestamps of event records, at the launch-path cost above). */
+static int exact_event_times(void)
+{
+    const char *v = getenv("KAUDIT_EXACT_EVENT_TIMES");
+    return v && strcmp(v, "1") == 0;
+}
+
+/* Is kind K wanted?  ONLY (KAUDIT_CUPTI_KINDS or a benchmark control's list)
+ * names exactly the kinds to enable; without it, the default set. */
+static int kind_wanted(const struct activity_kind_name *k, const char *only)
+{
+    if (only)
+        return list_has(only, k->name);
+    return k->by_default || exact_event_times();
+}
+
+static int is_api_kind(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
+}
+
 
 static void enable_activity(CUpti_ActivityKind kind, const char *name)
 {
@@ -1010,7 +1065,9 @@ static void enable_activity_kinds(void)
     int n_left_out = 0, api_kinds = 0;
     for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
         const struct activity_kind_name *k = &activity_kinds[i];
-        if (only && !list_has(only, k->name)) {
+        if (!kind_wanted(k, only)) {
+            if (!only || !k->by_default)
+                continue;   /* not wanted, and no evidence the default set has is missing */
             size_t used = strlen(left_out);
             snprintf(left_out + used, sizeof left_out - used, "%s%s", used ? "," : "", k->name);
             n_left_out++;
@@ -1039,7 +1096,7 @@ int kat_cupti_select_kinds(const char *only)
     int rc = 0, api_switched_on = 0;
     for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
         const struct activity_kind_name *k = &activity_kinds[i];
-        uint8_t want = only == NULL || list_has(only, k->name);
+        uint8_t want = (uint8_t)kind_wanted(k, only);
         /* With API records made by callback, API activity would record them twice. */
         if (api_by_callback && is_api_kind(k->kind))
             want = 0;
@@ -1070,8 +1127,7 @@ static void enable_deferred_kernel_activity(void)
         const struct activity_kind_name *k = &activity_kinds[i];
         if (k->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind_enabled[i])
             continue;
-        const char *only = getenv("KAUDIT_CUPTI_KINDS");
-        if (only && !list_has(only, k->name))
+        if (!kind_wanted(k, getenv("KAUDIT_CUPTI_KINDS")))
             continue;
         enable_activity(k->kind, k->name);
         kind_enabled[i] = 1;

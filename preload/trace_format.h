@@ -426,7 +426,10 @@ struct kat_timing_call_rec {
     uint32_t flags;             /* creation or record flags */
     float elapsed_ms;           /* elapsed time: the value returned to the caller */
     uint32_t name_string;
-    uint32_t reserved;
+    /* CUPTI's id of `stream` plus one (the ids kernel records carry), for
+     * event records, stream waits and stream synchronizations; 0 when
+     * unknown (traces from before it was recorded, or CUPTI could not say). */
+    uint32_t stream_id_plus_one;
 };
 
 enum kat_timing_symbol_phase {

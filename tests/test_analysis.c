@@ -558,6 +558,99 @@ Test(measurement, side_stream_work_that_finished_in_time_is_a_signal)
     done(&s, a);
 }
 
+/*
+ * Windows without CUDA_EVENT records (the default recording): the stop
+ * event's GPU time is bounded from stream order.  Stream 7 is the timing
+ * stream (handle 0x5), stream 9 a side stream (handle 0x9).
+ */
+static void stream_timing_call(struct scene *s, uint32_t api, uint64_t event, uint64_t stream, uint32_t stream_id,
+                               uint64_t t)
+{
+    struct kat_timing_call_rec r = { .enter_ns = t, .exit_ns = t + 2000, .api = api, .domain = KAT_API_RUNTIME,
+                                     .thread_id = PID, .correlation_id = s->next_corr++, .event = event,
+                                     .stream = stream, .stream_id_plus_one = stream_id + 1 };
+    tb_record(&s->b, KAT_REC_TIMING_CALL, &r, sizeof r, NULL, 0);
+}
+
+/* Window: start recorded at 9 ms, stop at 12 ms on stream 7, elapsed 1.0 ms.
+ * On stream 7: a kernel before the start (ends 8 ms), the candidate's
+ * kernel (GPU 10.5-11 ms), one after the stop (from 13.5 ms).  So the stop
+ * event completed between 11 ms (the last kernel before it) and 11.5 ms (the
+ * first kernel after the start, plus the elapsed time).  The side kernel on
+ * stream 9 is launched at 10.2 ms and ends at side_end. */
+static void bounded_window(struct scene *s, uint64_t side_end, int join)
+{
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    kernel(s, launch(s, PID, T0 + 7 * MS), "harness_fill_kernel", 7, T0 + 7 * MS + 500000, T0 + 8 * MS, 64, 256);
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, 7, T0 + 9 * MS);
+    kernel(s, launch(s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
+    kernel(s, launch(s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, side_end, 64, 256);
+    if (join) {
+        stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe9, 0x9, 9, T0 + 10 * MS + 400000);
+        stream_timing_call(s, KAT_TIMING_STREAM_WAIT_EVENT, 0xe9, 0x5, 7, T0 + 10 * MS + 500000);
+    }
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 12 * MS);
+    kernel(s, launch(s, PID, T0 + 13 * MS), "harness_check_kernel", 7, T0 + 13 * MS + 500000, T0 + 14 * MS, 64, 256);
+    timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s->next_corr++, 1.0f);
+}
+
+Test(measurement, bounded_stop_event_convicts_past_its_upper_bound)
+{
+    struct scene s;
+    scene_init(&s);
+    bounded_window(&s, T0 + 20 * MS, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "work-after-stop-event"));
+    cr_expect_not(has_finding(a, "stop-event-time-bounded"));
+    done(&s, a);
+}
+
+Test(measurement, bounded_stop_event_between_bounds_is_unresolved)
+{
+    struct scene s;
+    scene_init(&s);
+    bounded_window(&s, T0 + 11 * MS + 200000, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "stop-event-time-bounded"));
+    cr_expect_not(has_finding(a, "work-after-stop-event"));
+    done(&s, a);
+}
+
+Test(measurement, bounded_stop_event_after_a_join_passes)
+{
+    struct scene s;
+    scene_init(&s);
+    /* the same side kernel, but the timing stream waited for it inside the window */
+    bounded_window(&s, T0 + 11 * MS + 200000, 1);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "side-stream-within-window"));
+    cr_expect_not(has_finding(a, "stop-event-time-bounded"));
+    done(&s, a);
+}
+
+Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
+{
+    struct scene s;
+    scene_init(&s);
+    bounded_window(&s, T0 + 10 * MS + 900000, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect_not(has_finding(a, "stop-event-time-bounded"));
+    done(&s, a);
+}
+
 Test(measurement, injected_thread_work_after_stop_event_fails)
 {
     struct scene s;

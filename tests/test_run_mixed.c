@@ -32,7 +32,14 @@ struct mixed {
     const struct rh_trace *t;
 };
 
+static void mixed_run_env(struct mixed *m, int print_elapsed, const char *const extra[]);
+
 static void mixed_run(struct mixed *m, int print_elapsed)
+{
+    mixed_run_env(m, print_elapsed, NULL);
+}
+
+static void mixed_run_env(struct mixed *m, int print_elapsed, const char *const extra[])
 {
     memset(m, 0, sizeof *m);
     m->dir = rh_tmpdir("mixed");
@@ -40,7 +47,7 @@ static void mixed_run(struct mixed *m, int print_elapsed)
     m->session = rh_path(m->dir, "session");
     m->log = rh_path(m->dir, "truth.log");
     char *argv[] = { PROG, print_elapsed ? "--print-elapsed" : NULL, NULL };
-    cr_assert_eq(rh_run_kaudit(m->session, STANDIN_DIR, m->log, argv, NULL, &m->run), 0);
+    cr_assert_eq(rh_run_kaudit(m->session, STANDIN_DIR, m->log, argv, extra, &m->run), 0);
     cr_assert_eq(m->run.status, 0, "kaudit run -- prog_mixed: status %#x, stderr:\n%s", m->run.status,
                  m->run.err);
     char err[512];
@@ -344,6 +351,41 @@ Test(mixed, timing_calls_carry_what_the_program_saw, .timeout = 240)
             nonblocking = c->flags == 1 /* cudaStreamNonBlocking */;
     }
     cr_expect(nonblocking, "the second stream's creation flags were not recorded");
+
+    /* By default no CUDA_EVENT or SYNCHRONIZATION activity (their cost on
+     * every launch, preload/cupti_backend.c): each event record, stream wait
+     * and stream synchronization carries CUPTI's id of its stream instead,
+     * the id the stand-in driver gave that stream. */
+    cr_expect_eq(rh_count(m.t, KAT_REC_CUDA_EVENT), 0, "CUDA_EVENT records without KAUDIT_EXACT_EVENT_TIMES");
+    cr_expect_eq(rh_count(m.t, KAT_REC_SYNC), 0, "SYNC records without KAUDIT_EXACT_EVENT_TIMES");
+    cr_assert_eq(m.gt.nevents, 3, "the stand-in driver logged %zu event records", m.gt.nevents);
+    for (size_t i = 0; i < m.gt.nevents; i++) {
+        const struct kat_timing_call_rec *r = NULL;
+        for (size_t k = 0; k < nrec; k++) {
+            const struct kat_timing_call_rec *c = timing(m.t, KAT_TIMING_EVENT_RECORD, NULL, k);
+            if (c->correlation_id == m.gt.events[i].correlation_id)
+                r = c;
+        }
+        cr_expect_not_null(r, "no EVENT_RECORD timing record with correlation %u", m.gt.events[i].correlation_id);
+        if (r)
+            cr_expect_eq(r->stream_id_plus_one, m.gt.events[i].stream_id + 1,
+                         "event record (correlation %u): stream id %u + 1 recorded, the driver used %u",
+                         r->correlation_id, r->stream_id_plus_one - 1, m.gt.events[i].stream_id);
+    }
+    cr_expect_neq(wait->stream_id_plus_one, 0, "the stream wait carries no stream id");
+    cr_expect_neq(wait->stream_id_plus_one, rec_start->stream_id_plus_one, "the wait is on the second stream");
+    if (ss)
+        cr_expect_eq(ss->stream_id_plus_one, wait->stream_id_plus_one);
+    mixed_free(&m);
+}
+
+/* With KAUDIT_EXACT_EVENT_TIMES=1 the CUDA_EVENT and SYNCHRONIZATION activity
+ * kinds are on: the exact GPU time of every event record. */
+Test(mixed, exact_event_times_bring_cuda_event_and_sync_records, .timeout = 240)
+{
+    struct mixed m;
+    const char *const extra[] = { "KAUDIT_EXACT_EVENT_TIMES=1", NULL };
+    mixed_run_env(&m, 1, extra);
 
     /* CUPTI's CUDA_EVENT records match the events the driver recorded */
     size_t ncuda_events = rh_count(m.t, KAT_REC_CUDA_EVENT);

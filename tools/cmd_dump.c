@@ -989,6 +989,10 @@ static void json_process(struct dump *d, struct proc *p)
         jw_u64("event", c->event);
         jw_u64("event2", c->event2);
         jw_u64("stream", c->stream);
+        if (c->stream_id_plus_one)
+            jw_u64("stream_id", c->stream_id_plus_one - 1);
+        else
+            jw_null("stream_id");
         jw_u64("flags", c->flags);
         if (c->api == KAT_TIMING_EVENT_ELAPSED)
             jw_double("elapsed_ms", c->elapsed_ms);

@@ -720,6 +720,23 @@ def timing_checks(rep, main, facts, expect_side=False):
             rep.check("the default stream's wait names the side stream's 'joined' event",
                       wait_on_joined)
 
+        def record_stream_ids():
+            # Without CUDA_EVENT activity (the default) the analyzer places event
+            # records on streams by the CUPTI stream id each record call carries:
+            # it must be one of the ids the kernel records use.
+            kernel_streams = {as_int(get(k, "stream_id", "kernel"), "stream_id")
+                              for k in kernels_of(main)}
+            recs = [tc for tc in tcs if timing_kind(tc) == "record" and tc.get("status") == 0]
+            # A session recorded with exact event times (KAUDIT_EXACT_EVENT_TIMES=1, or
+            # before the record calls carried stream ids) has them in its CUDA_EVENT records.
+            by_corr = {as_int(e.get("correlation_id"), "correlation_id"): e.get("stream_id")
+                       for e in (main.get("cuda_events") or [])}
+            ids = [tc.get("stream_id") if tc.get("stream_id") is not None
+                   else by_corr.get(as_int(tc.get("correlation_id"), "correlation_id")) for tc in recs]
+            ok = bool(recs) and all(i is not None and i in kernel_streams for i in ids)
+            return ok, f"event records' stream ids {sorted(set(map(str, ids)))}, kernel streams {sorted(kernel_streams)}"
+        rep.check("every event record carries a CUPTI stream id that kernels use", record_stream_ids)
+
 
 # ---------------------------------------------------------------------------
 # Scenario (d): side stream

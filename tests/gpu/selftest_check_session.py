@@ -70,9 +70,9 @@ def dump_of(*procs):
             "processes": list(procs)}
 
 
-def timing(api, event=0, event2=0, stream=0, elapsed=None):
+def timing(api, event=0, event2=0, stream=0, elapsed=None, stream_id=None):
     return {"api": api, "name": api, "event": event, "event2": event2, "stream": stream,
-            "elapsed_ms": elapsed}
+            "elapsed_ms": elapsed, "stream_id": stream_id, "status": 0}
 
 
 # ---- scenario (a) -----------------------------------------------------------
@@ -156,10 +156,11 @@ def side_stream():
     side, joined = 0x5500, 0xB8
     tim = [timing("cudaStreamCreateWithFlags")]
     tim += [timing("cudaEventCreate") for _ in range(4)] + [timing("cudaEventCreateWithFlags")]
-    tim += [timing("cudaEventRecord", event=0xB0, stream=0), timing("cudaEventRecord", event=0xB1, stream=0),
-            timing("cudaEventRecord", event=0xA0, stream=side),
-            timing("cudaEventRecord", event=0xA1, stream=side),
-            timing("cudaEventRecord", event=joined, stream=side),
+    tim += [timing("cudaEventRecord", event=0xB0, stream=0, stream_id=7),
+            timing("cudaEventRecord", event=0xB1, stream=0, stream_id=7),
+            timing("cudaEventRecord", event=0xA0, stream=side, stream_id=13),
+            timing("cudaEventRecord", event=0xA1, stream=side, stream_id=13),
+            timing("cudaEventRecord", event=joined, stream=side, stream_id=13),
             timing("cudaStreamWaitEvent", event=joined, stream=0),
             timing("cudaStreamSynchronize", stream=side), timing("cudaEventSynchronize", event=0xB1),
             timing("cudaEventElapsedTime", event=0xA0, event2=0xA1, elapsed=1.25),
@@ -189,6 +190,11 @@ def side_mutations(d):
         if t["api"] == "cudaEventRecord" and t["event"] == 0xA0:
             t["stream"] = 0
     m["side event recorded on the wrong stream"] = x
+    x = copy.deepcopy(d)
+    for t in x["processes"][0]["timing_calls"]:
+        if t["api"] == "cudaEventRecord" and t["event"] == 0xA0:
+            t["stream_id"] = None
+    m["an event record without a stream id"] = x
     x = copy.deepcopy(d)
     comb = x["processes"][0]["kernels"][-1]
     comb["start_ns"] = 0

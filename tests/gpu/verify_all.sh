@@ -9,7 +9,8 @@
 #
 # Each part keeps its own output under a work directory; everything is packed
 # into $OUT/verify.tar.gz (ab/, controls/, suite/, bench/), and the summaries
-# are printed last.  VERIFY_PARTS="ab controls suite bench" picks parts.
+# are printed last.  VERIFY_PARTS="ab controls suite bench" picks parts;
+# VERIFY_BENCH_VARIANTS adds kaudit modes to the benchmark (BENCH_VARIANTS syntax).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 OUTDIR=${OUT:-$ROOT/gpu-out}
@@ -40,6 +41,7 @@ if part bench; then
     mkdir -p "$W/bench"
     OUT=$W/bench BENCH_MODES="bare kaudit" BENCH_ROUNDS=${VERIFY_BENCH_ROUNDS:-8} BENCH_BUDGET_S=${VERIFY_BENCH_S:-90} \
         BENCH_MARGINAL=0 BENCH_ARGS="--loop launch --launch-iters 6000 --launch-segments 12 --json" \
+        BENCH_VARIANTS="${VERIFY_BENCH_VARIANTS:-}" \
         bash bench/overhead.sh >"$W/bench/console.txt" 2>&1
     echo "bench done at $((SECONDS - start)) s"
 fi
@@ -51,6 +53,6 @@ for p in ab controls suite bench; do
     ab) cat "$W/ab/console.txt" ;;
     controls) grep -E "^CONTROL|recorded|failed" "$W/controls/console.txt" | tail -22 ;;
     suite) grep -E "FAIL|passed" "$W/suite/console.txt" | tail -12 ;;
-    bench) tail -8 "$W/bench/console.txt" ;;
+    bench) tail -24 "$W/bench/console.txt" ;;
     esac
 done
