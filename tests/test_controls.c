@@ -64,6 +64,16 @@ static const struct expectation table[] = {
       { "candidate-work" } },
     { "examples/controls/clean_own_stream", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
       { "side-stream-within-window" } },
+    /* the timing controls as recorded before CUDA_EVENT activity left the default
+       (exact event times): the stream-order test below judges them from bounds too */
+    { "examples/exact-event-times/timing_side_stream", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "work-after-stop-event" } },
+    { "examples/exact-event-times/timing_deferred", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "work-after-stop-event" } },
+    { "examples/exact-event-times/timing_thread", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "work-in-injected-thread", "thread-in-timed-window" } },
+    { "examples/exact-event-times/clean_own_stream", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "side-stream-within-window" } },
     /* the GPU suite's sessions */
     { "examples/h200-raw-cublas", "examples/raw-cublas.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
       { "forbidden-vendor-call" } },
@@ -160,7 +170,9 @@ ParameterizedTest(size_t *which, controls, verdicts)
  * The same verdicts when the stop events' GPU times are bounded from stream
  * order instead of read from CUDA_EVENT records, as in a default recording
  * (the preload leaves that activity kind off for its cost on every launch).
- * The fixtures have the exact times; the analyzer is told to ignore them.
+ * Where a fixture has the exact times (examples/exact-event-times, the GPU
+ * suite's and python-exec sessions) the analyzer is told to ignore them;
+ * the re-recorded controls have none, so both tests judge them from bounds.
  */
 ParameterizedTestParameters(controls, verdicts_with_event_times_from_stream_order)
 {
