@@ -38,6 +38,7 @@ check "not executable: info says not started" grep -q '^status: not started' "$T
 
 run -d "$T/s3" -- sh -c 'echo hi; echo oops >&2; exit 3'
 check "exit status passed through" rc 3
+
 check "stdout untouched" [ "$(cat "$T/out")" = hi ]
 check "stderr untouched" [ "$(cat "$T/err")" = oops ]
 check "info says exited 3" grep -q '^status: exited 3' "$T/s3/info"
@@ -47,6 +48,9 @@ check "existing session kept: exit 1" rc 1
 check "existing session kept: said" err_has "already holds a session"
 run -d "$T/s3" --overwrite -- true
 check "--overwrite replaces it" rc 0
+
+run --exact-event-times -d "$T/s-exact" -- sh -c 'echo "exact=$KAUDIT_EXACT_EVENT_TIMES"'
+check "--exact-event-times reaches the command's environment" grep -qx 'exact=1' "$T/out"
 
 run -d "$T/s4" -- sh -c 'kill -9 $$'
 check "killed by signal 9: exit 137" rc 137

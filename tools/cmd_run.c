@@ -34,7 +34,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: kaudit run [-d DIR] [--overwrite] [--cupti LIB] [--python-watch NAMES]\n"
-            "                  [--no-python] [-v] -- CMD [ARGS...]\n"
+            "                  [--no-python] [--exact-event-times] [-v] -- CMD [ARGS...]\n"
             "\n"
             "Run CMD unmodified under the KernelAudit preload library and CUPTI and record\n"
             "one trace per process in the session directory DIR (default: kaudit.session).\n"
@@ -47,6 +47,10 @@ static void usage(FILE *out)
             "                    docs/python-provenance.md)\n"
             "      --no-python   do not put kaudit's sitecustomize on PYTHONPATH (also\n"
             "                    KAUDIT_NO_PYTHON=1)\n"
+            "      --exact-event-times  also record CUPTI's CUDA_EVENT and SYNCHRONIZATION\n"
+            "                    activity: exact GPU times of event records, at a cost on\n"
+            "                    every kernel launch (also KAUDIT_EXACT_EVENT_TIMES=1;\n"
+            "                    docs/overhead.md)\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -301,6 +305,7 @@ int cmd_run(int argc, char **argv)
         { "verbose", no_argument, NULL, 'v' },
         { "python-watch", required_argument, NULL, 'W' },
         { "no-python", no_argument, NULL, 'N' },
+        { "exact-event-times", no_argument, NULL, 'E' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -316,6 +321,8 @@ int cmd_run(int argc, char **argv)
         case 'v': verbose = 1; break;
         case 'W': python_watch = optarg; break;
         case 'N': no_python = 1; break;
+        /* Read by the preload (cupti_backend.c); the child inherits our environment. */
+        case 'E': setenv("KAUDIT_EXACT_EVENT_TIMES", "1", 1); break;
         case 'h': usage(stdout); return 0;
         case ':':
             say("error", "option '%s' needs an argument", argv[optind - 1]);
