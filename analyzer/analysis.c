@@ -1058,28 +1058,48 @@ static const struct kat_timing_call_rec *last_record_before(const struct event_r
  * record's stream id from its CUDA_EVENT record, and a wait's or a stream
  * synchronization's from an event record made on the same stream handle.
  */
+struct stream_handle_id {
+    uint64_t handle;
+    uint32_t id_plus_one;
+};
+
+static int stream_handle_cmp(const void *x, const void *y)
+{
+    const struct stream_handle_id *a = x, *b = y;
+    return a->handle < b->handle ? -1 : a->handle > b->handle;
+}
+
 static void fill_stream_ids(struct timing_rec *timing, size_t n_timing, const struct event_rec *events,
                             const struct ka_u32map *event_by_corr)
 {
+    size_t n_known = 0;
     for (size_t i = 0; i < n_timing; i++) {
         struct kat_timing_call_rec *r = &timing[i].r;
         uint32_t k;
         if (r->api == KAT_TIMING_EVENT_RECORD && !r->stream_id_plus_one &&
             ka_u32map_get(event_by_corr, r->correlation_id, &k))
             r->stream_id_plus_one = events[k].stream_id + 1;
+        n_known += r->api == KAT_TIMING_EVENT_RECORD && r->stream_id_plus_one;
     }
+    struct stream_handle_id *known = n_known ? malloc(n_known * sizeof *known) : NULL;
+    if (!known)
+        return;
+    size_t k = 0;
+    for (size_t i = 0; i < n_timing && k < n_known; i++)
+        if (timing[i].r.api == KAT_TIMING_EVENT_RECORD && timing[i].r.stream_id_plus_one)
+            known[k++] = (struct stream_handle_id){ timing[i].r.stream, timing[i].r.stream_id_plus_one };
+    qsort(known, n_known, sizeof *known, stream_handle_cmp);
     for (size_t i = 0; i < n_timing; i++) {
         struct kat_timing_call_rec *r = &timing[i].r;
         if ((r->api != KAT_TIMING_STREAM_WAIT_EVENT && r->api != KAT_TIMING_STREAM_SYNCHRONIZE) ||
             r->stream_id_plus_one)
             continue;
-        for (size_t j = 0; j < n_timing; j++)
-            if (timing[j].r.api == KAT_TIMING_EVENT_RECORD && timing[j].r.stream == r->stream &&
-                timing[j].r.stream_id_plus_one) {
-                r->stream_id_plus_one = timing[j].r.stream_id_plus_one;
-                break;
-            }
+        struct stream_handle_id key = { r->stream, 0 };
+        const struct stream_handle_id *hit = bsearch(&key, known, n_known, sizeof *known, stream_handle_cmp);
+        if (hit)
+            r->stream_id_plus_one = hit->id_plus_one;
     }
+    free(known);
 }
 
 /* After pass 1: sort, resolve outer calls, parties, timed windows. */
@@ -1247,26 +1267,62 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
  * The measurement rule then convicts only past the upper bound and calls the
  * stretch between the bounds unresolved.
  */
-struct stream_op {
+/*
+ * The bounds need, per window, a few facts of the form "the last operation
+ * on stream S whose launch call returned by T" and "the first operation on
+ * S launched at or after T".  They are asked as queries and answered in one
+ * pass over the kernel, copy and memset records, in memory proportional to
+ * the queries, not to the kernels: an operation is offered to the one query
+ * nearest to it in time, and a sweep over each stream's queries then hands
+ * the best answer on to the later (or earlier) ones.
+ */
+enum bound_kind { LAST_ENDED_BY, FIRST_LAUNCHED_FROM };
+
+struct bound_query {
     uint32_t stream;
-    uint64_t api_start_ns, api_end_ns, gpu_start_ns, gpu_end_ns;
+    enum bound_kind kind;
+    uint64_t t;
+    int found;
+    uint64_t key;       /* the chosen operation's launch time */
+    uint64_t value;     /* its GPU end (LAST_ENDED_BY) or start (FIRST_LAUNCHED_FROM) */
 };
 
-static int stream_op_cmp(const void *x, const void *y)
+struct bound_queries {
+    struct bound_query *q;
+    size_t n, cap;
+    size_t *sorted;     /* indices into q by (kind, stream, t) */
+};
+
+static size_t ask(struct bound_queries *b, enum bound_kind kind, uint32_t stream, uint64_t t)
 {
-    const struct stream_op *a = x, *b = y;
-    if (a->stream != b->stream)
-        return a->stream < b->stream ? -1 : 1;
-    return a->api_start_ns < b->api_start_ns ? -1 : a->api_start_ns > b->api_start_ns;
+    if (GROW(b->q, b->n, b->cap))
+        return SIZE_MAX;
+    b->q[b->n] = (struct bound_query){ .stream = stream, .kind = kind, .t = t };
+    return b->n++;
 }
 
-/* First index in ops[lo..hi) of stream s with api_start_ns >= t (hi if none). */
-static size_t first_op_from(const struct stream_op *ops, size_t n, uint32_t s, uint64_t t)
+static int query_cmp(const void *x, const void *y, void *arg)
 {
-    size_t lo = 0, hi = n;
+    const struct bound_query *q = arg, *a = &q[*(const size_t *)x], *b = &q[*(const size_t *)y];
+    if (a->kind != b->kind)
+        return a->kind < b->kind ? -1 : 1;
+    if (a->stream != b->stream)
+        return a->stream < b->stream ? -1 : 1;
+    return a->t < b->t ? -1 : a->t > b->t;
+}
+
+/* Position in sorted of the first query (kind, stream) with t >= time (or > time when strict). */
+static size_t query_lower(const struct bound_queries *b, enum bound_kind kind, uint32_t stream, uint64_t time,
+                          int strict)
+{
+    size_t lo = 0, hi = b->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (ops[mid].stream < s || (ops[mid].stream == s && ops[mid].api_start_ns < t))
+        const struct bound_query *m = &b->q[b->sorted[mid]];
+        int before = m->kind != kind ? m->kind < kind
+                   : m->stream != stream ? m->stream < stream
+                   : strict ? m->t <= time : m->t < time;
+        if (before)
             lo = mid + 1;
         else
             hi = mid;
@@ -1274,61 +1330,141 @@ static size_t first_op_from(const struct stream_op *ops, size_t n, uint32_t s, u
     return lo;
 }
 
-/* GPU end of the last op on stream s whose launch call returned by t (0: none). */
-static uint64_t last_end_before(const struct stream_op *ops, size_t n, uint32_t s, uint64_t t)
+static int query_at(const struct bound_queries *b, size_t pos, enum bound_kind kind, uint32_t stream)
 {
-    size_t i = first_op_from(ops, n, s, t);
-    uint64_t end = 0;
-    /* Calls that began before t but returned after it are not ordered before it. */
-    while (i-- > 0 && ops[i].stream == s)
-        if (ops[i].api_end_ns <= t) {
-            end = ops[i].gpu_end_ns;
-            break;
-        }
-    return end;
+    return pos < b->n && b->q[b->sorted[pos]].kind == kind && b->q[b->sorted[pos]].stream == stream;
 }
 
-/* GPU start of the first op on stream s launched at or after t (UINT64_MAX: none). */
-static uint64_t first_start_after(const struct stream_op *ops, size_t n, uint32_t s, uint64_t t)
+static void offer(struct bound_queries *b, uint32_t stream, uint64_t api_start, uint64_t api_end, uint64_t gpu_start,
+                  uint64_t gpu_end)
 {
-    size_t i = first_op_from(ops, n, s, t);
-    return i < n && ops[i].stream == s ? ops[i].gpu_start_ns : UINT64_MAX;
+    /* The first LAST_ENDED_BY query its launch call returned by: the latest launch wins. */
+    size_t pos = query_lower(b, LAST_ENDED_BY, stream, api_end, 0);
+    if (query_at(b, pos, LAST_ENDED_BY, stream)) {
+        struct bound_query *q = &b->q[b->sorted[pos]];
+        if (!q->found || api_start > q->key)
+            *q = (struct bound_query){ q->stream, q->kind, q->t, 1, api_start, gpu_end };
+    }
+    /* The last FIRST_LAUNCHED_FROM query at or before its launch: the earliest launch wins. */
+    pos = query_lower(b, FIRST_LAUNCHED_FROM, stream, api_start, 1);
+    if (pos > 0 && query_at(b, pos - 1, FIRST_LAUNCHED_FROM, stream)) {
+        struct bound_query *q = &b->q[b->sorted[pos - 1]];
+        if (!q->found || api_start < q->key)
+            *q = (struct bound_query){ q->stream, q->kind, q->t, 1, api_start, gpu_start };
+    }
 }
 
-static int stream_wanted(const uint32_t *streams, size_t n, uint32_t s)
+/* Hand each answer on: a later LAST_ENDED_BY query may take an earlier one's, an
+ * earlier FIRST_LAUNCHED_FROM query a later one's. */
+static void sweep(struct bound_queries *b)
 {
-    for (size_t i = 0; i < n; i++)
-        if (streams[i] == s)
-            return 1;
-    return 0;
+    for (size_t i = 1; i < b->n; i++) {
+        struct bound_query *prev = &b->q[b->sorted[i - 1]], *q = &b->q[b->sorted[i]];
+        if (q->kind == LAST_ENDED_BY && prev->kind == LAST_ENDED_BY && prev->stream == q->stream && prev->found &&
+            (!q->found || prev->key > q->key))
+            q->found = 1, q->key = prev->key, q->value = prev->value;
+    }
+    for (size_t i = b->n; i-- > 1;) {
+        struct bound_query *q = &b->q[b->sorted[i - 1]], *next = &b->q[b->sorted[i]];
+        if (q->kind == FIRST_LAUNCHED_FROM && next->kind == FIRST_LAUNCHED_FROM && next->stream == q->stream &&
+            next->found && (!q->found || next->key < q->key))
+            q->found = 1, q->key = next->key, q->value = next->value;
+    }
+}
+
+/* How many timing calls after a stop record are searched for a synchronization. */
+#define SYNC_LOOKAHEAD 64
+
+static int timing_order_cmp(const void *x, const void *y, void *arg)
+{
+    const struct timing_rec *timing = arg;
+    uint64_t a = timing[*(const size_t *)x].r.enter_ns, b = timing[*(const size_t *)y].r.enter_ns;
+    return a < b ? -1 : a > b;
+}
+
+/* First position in order (timing calls by enter time) at or after t. */
+static size_t first_timing_from(const struct timing_rec *timing, const size_t *order, size_t n, uint64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (timing[order[mid]].r.enter_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The queries of one window (SIZE_MAX: not asked). */
+struct window_queries {
+    size_t end_last, end_first, start_last, start_first;
+    size_t joins_from, joins_to;        /* a range of join_queries */
+};
+
+static uint64_t answer(const struct bound_queries *b, size_t i, uint64_t none)
+{
+    return i != SIZE_MAX && b->q[i].found ? b->q[i].value : none;
 }
 
 static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const struct timing_rec *timing,
                               size_t n_timing)
 {
-    uint32_t *streams = NULL;
-    size_t n_streams = 0, cap_streams = 0;
+    size_t n_bounded = 0;
+    for (size_t w = 0; w < p->n_windows; w++)
+        n_bounded += !p->windows[w].gpu_end_ns && p->windows[w].end_stream != UINT32_MAX;
+    if (!n_bounded)
+        return;
+    /* Timing calls by host time, and event records by (event, time). */
+    size_t *order = malloc((n_timing ? n_timing : 1) * sizeof *order);
+    struct event_record *recs = malloc((n_timing ? n_timing : 1) * sizeof *recs);
+    struct window_queries *wq = calloc(p->n_windows, sizeof *wq);
+    size_t *joins = NULL, n_joins = 0, cap_joins = 0;
+    struct bound_queries b = { 0 };
+    size_t n_recs = 0;
+    if (!order || !recs || !wq)
+        goto out;
+    for (size_t i = 0; i < n_timing; i++) {
+        order[i] = i;
+        if (timing[i].r.api == KAT_TIMING_EVENT_RECORD && timing[i].r.status == 0)
+            recs[n_recs++] = (struct event_record){ timing[i].r.event, timing[i].r.enter_ns, &timing[i].r };
+    }
+    qsort_r(order, n_timing, sizeof *order, timing_order_cmp, (void *)timing);
+    if (n_recs)
+        qsort(recs, n_recs, sizeof *recs, event_record_cmp);
+
     for (size_t w = 0; w < p->n_windows; w++) {
         const struct ka_window *win = &p->windows[w];
+        struct window_queries *q = &wq[w];
+        *q = (struct window_queries){ SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, n_joins, n_joins };
         if (win->gpu_end_ns || win->end_stream == UINT32_MAX)
             continue;
-        uint32_t pair[2] = { win->end_stream, win->start_stream };
-        for (int i = 0; i < 2; i++)
-            if (pair[i] != UINT32_MAX && !stream_wanted(streams, n_streams, pair[i]) &&
-                !GROW(streams, n_streams, cap_streams))
-                streams[n_streams++] = pair[i];
+        q->end_last = ask(&b, LAST_ENDED_BY, win->end_stream, win->host_end_ns);
+        q->end_first = ask(&b, FIRST_LAUNCHED_FROM, win->end_stream, win->end_exit_ns);
+        if (win->start_stream != UINT32_MAX) {
+            q->start_last = ask(&b, LAST_ENDED_BY, win->start_stream, win->host_start_ns);
+            q->start_first = ask(&b, FIRST_LAUNCHED_FROM, win->start_stream, win->start_exit_ns);
+        }
+        /* Joins inside the window: what the waited event followed ends before the stop event. */
+        for (size_t o = first_timing_from(timing, order, n_timing, win->host_start_ns);
+             o < n_timing && timing[order[o]].r.enter_ns < win->host_end_ns; o++) {
+            const struct kat_timing_call_rec *c = &timing[order[o]].r;
+            if (c->status != 0 || c->api != KAT_TIMING_STREAM_WAIT_EVENT ||
+                c->stream_id_plus_one != win->end_stream + 1)
+                continue;
+            const struct kat_timing_call_rec *rec = last_record_before(recs, n_recs, c->event, c->enter_ns);
+            if (rec && rec->stream_id_plus_one && !GROW(joins, n_joins, cap_joins))
+                joins[n_joins++] = ask(&b, LAST_ENDED_BY, rec->stream_id_plus_one - 1, rec->enter_ns);
+        }
+        q->joins_to = n_joins;
     }
-    if (!n_streams)
-        return;
-    /* Streams the stop streams were made to wait on (cudaStreamWaitEvent). */
-    for (size_t i = 0; i < n_timing; i++) {
-        const struct kat_timing_call_rec *r = &timing[i].r;
-        if (r->api == KAT_TIMING_EVENT_RECORD && r->status == 0 && r->stream_id_plus_one &&
-            !stream_wanted(streams, n_streams, r->stream_id_plus_one - 1) && !GROW(streams, n_streams, cap_streams))
-            streams[n_streams++] = r->stream_id_plus_one - 1;
-    }
-    struct stream_op *ops = NULL;
-    size_t n_ops = 0, cap_ops = 0;
+    b.sorted = malloc((b.n ? b.n : 1) * sizeof *b.sorted);
+    if (!b.sorted)
+        goto out;
+    for (size_t i = 0; i < b.n; i++)
+        b.sorted[i] = i;
+    qsort_r(b.sorted, b.n, sizeof *b.sorted, query_cmp, b.q);
+
     struct kat_record r;
     kat_trace_rewind(t);
     while (kat_trace_next(t, &r, NULL, 0) == 1) {
@@ -1347,50 +1483,36 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
             continue;
         }
         const struct ka_api *api = api_of(p, corr);
-        if (!api || !stream_wanted(streams, n_streams, stream) || GROW(ops, n_ops, cap_ops))
-            continue;
-        ops[n_ops++] = (struct stream_op){ stream, api->start_ns, api->end_ns, start, end };
+        if (api)
+            offer(&b, stream, api->start_ns, api->end_ns, start, end);
     }
-    if (n_ops)
-        qsort(ops, n_ops, sizeof *ops, stream_op_cmp);
+    sweep(&b);
 
     for (size_t w = 0; w < p->n_windows; w++) {
         struct ka_window *win = &p->windows[w];
+        const struct window_queries *q = &wq[w];
         if (win->gpu_end_ns || win->end_stream == UINT32_MAX)
             continue;
         uint64_t elapsed = win->elapsed_ms > 0 ? (uint64_t)((double)win->elapsed_ms * 1e6) : 0;
-        uint64_t lo = last_end_before(ops, n_ops, win->end_stream, win->host_end_ns);
-        uint64_t hi = first_start_after(ops, n_ops, win->end_stream, win->end_exit_ns);
-        if (win->start_stream != UINT32_MAX) {
-            uint64_t start_lo = last_end_before(ops, n_ops, win->start_stream, win->host_start_ns);
-            uint64_t start_hi = first_start_after(ops, n_ops, win->start_stream, win->start_exit_ns);
-            if (start_lo && start_lo + elapsed > lo)
-                lo = start_lo + elapsed;
-            if (start_hi != UINT64_MAX && start_hi + elapsed < hi)
-                hi = start_hi + elapsed;
+        uint64_t lo = answer(&b, q->end_last, 0);
+        uint64_t hi = answer(&b, q->end_first, UINT64_MAX);
+        uint64_t start_lo = answer(&b, q->start_last, 0), start_hi = answer(&b, q->start_first, UINT64_MAX);
+        if (start_lo && start_lo + elapsed > lo)
+            lo = start_lo + elapsed;
+        if (start_hi != UINT64_MAX && start_hi + elapsed < hi)
+            hi = start_hi + elapsed;
+        for (size_t j = q->joins_from; j < q->joins_to; j++) {
+            uint64_t joined = answer(&b, joins[j], 0);
+            if (joined > lo)
+                lo = joined;
         }
-        for (size_t i = 0; i < n_timing; i++) {
-            const struct kat_timing_call_rec *c = &timing[i].r;
-            if (c->status != 0)
-                continue;
-            /* Joins inside the window: what the waited event followed ends before the stop event. */
-            if (c->api == KAT_TIMING_STREAM_WAIT_EVENT && c->stream_id_plus_one == win->end_stream + 1 &&
-                c->enter_ns >= win->host_start_ns && c->enter_ns < win->host_end_ns) {
-                const struct kat_timing_call_rec *rec = NULL;
-                for (size_t j = 0; j < n_timing; j++) {
-                    const struct kat_timing_call_rec *e = &timing[j].r;
-                    if (e->api == KAT_TIMING_EVENT_RECORD && e->status == 0 && e->event == c->event &&
-                        e->enter_ns <= c->enter_ns && (!rec || e->enter_ns > rec->enter_ns))
-                        rec = e;
-                }
-                if (rec && rec->stream_id_plus_one) {
-                    uint64_t joined = last_end_before(ops, n_ops, rec->stream_id_plus_one - 1, rec->enter_ns);
-                    if (joined > lo)
-                        lo = joined;
-                }
-            }
-            /* A synchronization that returned after waiting for the stop event. */
-            if (c->enter_ns >= win->end_exit_ns && c->exit_ns < hi &&
+        /* A synchronization that returned after waiting for the stop event.  Harnesses
+         * synchronize right after recording it; the first few calls after it are looked at. */
+        size_t looked = 0;
+        for (size_t o = first_timing_from(timing, order, n_timing, win->end_exit_ns);
+             o < n_timing && looked < SYNC_LOOKAHEAD && timing[order[o]].r.enter_ns < hi; o++, looked++) {
+            const struct kat_timing_call_rec *c = &timing[order[o]].r;
+            if (c->status == 0 && c->exit_ns < hi &&
                 (c->api == KAT_TIMING_DEVICE_SYNCHRONIZE ||
                  (c->api == KAT_TIMING_EVENT_SYNCHRONIZE && c->event == win->end_event) ||
                  (c->api == KAT_TIMING_STREAM_SYNCHRONIZE && c->stream_id_plus_one == win->end_stream + 1)))
@@ -1400,8 +1522,13 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
         win->end_lo_ns = lo;
         win->end_hi_ns = hi;
     }
-    free(ops);
-    free(streams);
+out:
+    free(b.q);
+    free(b.sorted);
+    free(joins);
+    free(wq);
+    free(recs);
+    free(order);
 }
 
 /* The window a launch at host time t belongs to (its start record <= t < its end record). */

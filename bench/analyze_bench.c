@@ -3,7 +3,7 @@
  * its memory grows with the number of kernels.
  *
  *   kaudit_analyze_bench --contract FILE [--kernels N] [--repeat R]
- *                        [--inventory FILE] [--window-every K] [--no-scaling]
+ *                        [--inventory FILE] [--window-every K] [--stream-order] [--no-scaling]
  *                        [--keep DIR]
  *
  * Writes a synthetic session (tests/trace_builder.c) of one process with N
@@ -136,6 +136,11 @@ static void name_strings(struct tb *b, uint32_t *fw, uint32_t *vendor, uint32_t 
     }
 }
 
+/* --stream-order: windows as the default recording makes them (the record calls
+ * carry the stream id, no CUDA_EVENT records), so the analyzer bounds the
+ * stop events from stream order. */
+static int stream_order;
+
 static int write_session(const char *dir, uint64_t n, unsigned window_every, struct gen_stats *gs)
 {
     memset(gs, 0, sizeof *gs);
@@ -201,7 +206,8 @@ static int write_session(const char *dir, uint64_t n, unsigned window_every, str
                 struct kat_timing_call_rec r = { .enter_ns = t - 300, .exit_ns = t - 250,
                                                  .api = KAT_TIMING_EVENT_RECORD, .domain = KAT_API_RUNTIME,
                                                  .thread_id = TID, .correlation_id = corr_window_start,
-                                                 .event = ev_start };
+                                                 .event = ev_start,
+                                                 .stream_id_plus_one = stream_order ? STREAM + 1 : 0 };
                 tb_record(&h, KAT_REC_TIMING_CALL, &r, sizeof r, NULL, 0);
             }
         }
@@ -271,7 +277,8 @@ static int write_session(const char *dir, uint64_t n, unsigned window_every, str
                 uint32_t ce = corr++, cq = corr++;
                 struct kat_timing_call_rec r = { .enter_ns = t + 1700, .exit_ns = t + 1750,
                                                  .api = KAT_TIMING_EVENT_RECORD, .domain = KAT_API_RUNTIME,
-                                                 .thread_id = TID, .correlation_id = ce, .event = ev_end };
+                                                 .thread_id = TID, .correlation_id = ce, .event = ev_end,
+                                                 .stream_id_plus_one = stream_order ? STREAM + 1 : 0 };
                 tb_record(&h, KAT_REC_TIMING_CALL, &r, sizeof r, NULL, 0);
                 uint64_t gpu_start = gpu_t(window_first) - 100, gpu_end = gpu_t(i) + 1600;
                 struct kat_timing_call_rec q = { .enter_ns = t + 1900, .exit_ns = t + 1950,
@@ -283,8 +290,10 @@ static int write_session(const char *dir, uint64_t n, unsigned window_every, str
                                                  .stream_id = STREAM, .event_id = 1, .device_timestamp_ns = gpu_start };
                 struct kat_cuda_event_rec ee = { .correlation_id = ce, .context_id = 1, .stream_id = STREAM,
                                                  .event_id = 2, .device_timestamp_ns = gpu_end };
-                tb_record(&act, KAT_REC_CUDA_EVENT, &es, sizeof es, NULL, 0);
-                tb_record(&act, KAT_REC_CUDA_EVENT, &ee, sizeof ee, NULL, 0);
+                if (!stream_order) {
+                    tb_record(&act, KAT_REC_CUDA_EVENT, &es, sizeof es, NULL, 0);
+                    tb_record(&act, KAT_REC_CUDA_EVENT, &ee, sizeof ee, NULL, 0);
+                }
                 window_open = 0;
                 gs->windows++;
             }
@@ -458,7 +467,8 @@ static char *read_text(const char *path, size_t *len)
 
 static const char usage[] =
     "usage: kaudit_analyze_bench --contract FILE [--kernels N] [--repeat R] [--inventory FILE]\n"
-    "                            [--window-every K] [--no-scaling] [--no-sample] [--keep DIR]\n";
+    "                            [--window-every K] [--stream-order] [--no-scaling] [--no-sample]\n"
+    "                            [--keep DIR]\n";
 
 int main(int argc, char **argv)
 {
@@ -467,6 +477,7 @@ int main(int argc, char **argv)
         { "repeat", required_argument, NULL, 'r' },   { "inventory", required_argument, NULL, 'i' },
         { "window-every", required_argument, NULL, 'w' }, { "no-scaling", no_argument, NULL, 's' },
         { "no-sample", no_argument, NULL, 'S' },      { "keep", required_argument, NULL, 'k' },
+        { "stream-order", no_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },           { NULL, 0, NULL, 0 },
     };
     const char *contract_path = NULL, *inv_path = NULL, *keep = NULL;
@@ -483,6 +494,7 @@ int main(int argc, char **argv)
         case 's': scaling = 0; break;
         case 'S': sample = 0; break;
         case 'k': keep = optarg; break;
+        case 'o': stream_order = 1; break;
         case 'h': fputs(usage, stdout); return 0;
         default: fputs(usage, stderr); return 2;
         }
