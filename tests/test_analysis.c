@@ -595,60 +595,43 @@ static void bounded_window(struct scene *s, uint64_t side_end, int join)
     timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s->next_corr++, 1.0f);
 }
 
-Test(measurement, bounded_stop_event_convicts_past_its_upper_bound)
+/* The window above with the side kernel ending at SIDE_END: the measurement
+ * verdict, and a finding that must be there and one that must not. */
+static void check_bounded(uint64_t side_end, int join, enum ka_verdict measurement, const char *present,
+                          const char *absent)
 {
     struct scene s;
     scene_init(&s);
-    bounded_window(&s, T0 + 20 * MS, 0);
+    bounded_window(&s, side_end, join);
     finish(&s, 1);
     struct ka_analysis *a = analyze(&s, add_contract, NULL);
-    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+    cr_expect_eq(MEAS(a), measurement, "measurement %s: %s", ka_verdict_name(MEAS(a)),
                  a->axis[KA_AXIS_MEASUREMENT].root_cause);
-    cr_expect(has_finding(a, "work-after-stop-event"));
-    cr_expect_not(has_finding(a, "stop-event-time-bounded"));
+    if (present)
+        cr_expect(has_finding(a, present), "no '%s' finding", present);
+    cr_expect_not(has_finding(a, absent), "a '%s' finding", absent);
     done(&s, a);
+}
+
+Test(measurement, bounded_stop_event_convicts_past_its_upper_bound)
+{
+    check_bounded(T0 + 20 * MS, 0, KA_FAIL, "work-after-stop-event", "stop-event-time-bounded");
 }
 
 Test(measurement, bounded_stop_event_between_bounds_is_unresolved)
 {
-    struct scene s;
-    scene_init(&s);
-    bounded_window(&s, T0 + 11 * MS + 200000, 0);
-    finish(&s, 1);
-    struct ka_analysis *a = analyze(&s, add_contract, NULL);
-    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
-                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
-    cr_expect(has_finding(a, "stop-event-time-bounded"));
-    cr_expect_not(has_finding(a, "work-after-stop-event"));
-    done(&s, a);
+    check_bounded(T0 + 11 * MS + 200000, 0, KA_INCONCLUSIVE, "stop-event-time-bounded", "work-after-stop-event");
 }
 
+/* the same side kernel, but the timing stream waited for it inside the window */
 Test(measurement, bounded_stop_event_after_a_join_passes)
 {
-    struct scene s;
-    scene_init(&s);
-    /* the same side kernel, but the timing stream waited for it inside the window */
-    bounded_window(&s, T0 + 11 * MS + 200000, 1);
-    finish(&s, 1);
-    struct ka_analysis *a = analyze(&s, add_contract, NULL);
-    cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
-                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
-    cr_expect(has_finding(a, "side-stream-within-window"));
-    cr_expect_not(has_finding(a, "stop-event-time-bounded"));
-    done(&s, a);
+    check_bounded(T0 + 11 * MS + 200000, 1, KA_PASS, "side-stream-within-window", "stop-event-time-bounded");
 }
 
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
 {
-    struct scene s;
-    scene_init(&s);
-    bounded_window(&s, T0 + 10 * MS + 900000, 0);
-    finish(&s, 1);
-    struct ka_analysis *a = analyze(&s, add_contract, NULL);
-    cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
-                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
-    cr_expect_not(has_finding(a, "stop-event-time-bounded"));
-    done(&s, a);
+    check_bounded(T0 + 10 * MS + 900000, 0, KA_PASS, NULL, "stop-event-time-bounded");
 }
 
 Test(measurement, injected_thread_work_after_stop_event_fails)
