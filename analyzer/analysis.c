@@ -1374,6 +1374,10 @@ static void sweep(struct bound_queries *b)
 
 /* How many timing calls after a stop record are searched for a synchronization. */
 #define SYNC_LOOKAHEAD 64
+/* A synchronization's return is a host-clock time, kernel times are CUPTI's GPU
+ * timestamps converted to that clock: the bound it gives is widened by this
+ * much, so a conversion error never turns into a conviction. */
+#define HOST_CLOCK_MARGIN_NS 20000u
 
 static int timing_order_cmp(const void *x, const void *y, void *arg)
 {
@@ -1512,11 +1516,11 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
         for (size_t o = first_timing_from(timing, order, n_timing, win->end_exit_ns);
              o < n_timing && looked < SYNC_LOOKAHEAD && timing[order[o]].r.enter_ns < hi; o++, looked++) {
             const struct kat_timing_call_rec *c = &timing[order[o]].r;
-            if (c->status == 0 && c->exit_ns < hi &&
+            if (c->status == 0 && c->exit_ns + HOST_CLOCK_MARGIN_NS < hi &&
                 (c->api == KAT_TIMING_DEVICE_SYNCHRONIZE ||
                  (c->api == KAT_TIMING_EVENT_SYNCHRONIZE && c->event == win->end_event) ||
                  (c->api == KAT_TIMING_STREAM_SYNCHRONIZE && c->stream_id_plus_one == win->end_stream + 1)))
-                hi = c->exit_ns;
+                hi = c->exit_ns + HOST_CLOCK_MARGIN_NS;
         }
         win->end_bounded = 1;
         win->end_lo_ns = lo;

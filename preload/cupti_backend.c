@@ -871,6 +871,12 @@ static uint64_t CUPTIAPI realtime_clock(void)
     return kat_now_ns();
 }
 
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
+}
+
 /* Is NAME an element of the comma-separated LIST? */
 static int list_has(const char *list, const char *name)
 {
@@ -927,8 +933,7 @@ static const struct activity_kind_name {
  * timestamps of event records, at the launch-path cost above). */
 static int exact_event_times(void)
 {
-    const char *v = getenv("KAUDIT_EXACT_EVENT_TIMES");
-    return v && strcmp(v, "1") == 0;
+    return env_is("KAUDIT_EXACT_EVENT_TIMES", "1");
 }
 
 /* Is kind K wanted?  ONLY (KAUDIT_CUPTI_KINDS or a benchmark control's list)
@@ -944,7 +949,6 @@ static int is_api_kind(CUpti_ActivityKind kind)
 {
     return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
 }
-
 
 static void enable_activity(CUpti_ActivityKind kind, const char *name)
 {
@@ -1233,12 +1237,6 @@ static unsigned flush_period_ms(void)
 {
     long ms = env_number("KAUDIT_CUPTI_FLUSH_MS", 0, 600000);
     return ms >= 0 ? (unsigned)ms : FLUSH_PERIOD_MS;
-}
-
-static int env_is(const char *name, const char *value)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, value) == 0;
 }
 
 static void apply_tuning(void)

@@ -578,7 +578,7 @@ static void stream_timing_call(struct scene *s, uint32_t api, uint64_t event, ui
  * event completed between 11 ms (the last kernel before it) and 11.5 ms (the
  * first kernel after the start, plus the elapsed time).  The side kernel on
  * stream 9 is launched at 10.2 ms and ends at side_end. */
-static void bounded_window(struct scene *s, uint64_t side_end, int join)
+static void bounded_window_with(struct scene *s, uint64_t side_end, int join, float elapsed_ms, uint64_t sync_at)
 {
     phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
     module(s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
@@ -591,8 +591,15 @@ static void bounded_window(struct scene *s, uint64_t side_end, int join)
         stream_timing_call(s, KAT_TIMING_STREAM_WAIT_EVENT, 0xe9, 0x5, 7, T0 + 10 * MS + 500000);
     }
     stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 12 * MS);
+    if (sync_at)
+        stream_timing_call(s, KAT_TIMING_DEVICE_SYNCHRONIZE, 0, 0, UINT32_MAX, sync_at);
     kernel(s, launch(s, PID, T0 + 13 * MS), "harness_check_kernel", 7, T0 + 13 * MS + 500000, T0 + 14 * MS, 64, 256);
-    timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s->next_corr++, 1.0f);
+    timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s->next_corr++, elapsed_ms);
+}
+
+static void bounded_window(struct scene *s, uint64_t side_end, int join)
+{
+    bounded_window_with(s, side_end, join, 1.0f, 0);
 }
 
 /* The window above with the side kernel ending at SIDE_END: the measurement
@@ -627,6 +634,31 @@ Test(measurement, bounded_stop_event_between_bounds_is_unresolved)
 Test(measurement, bounded_stop_event_after_a_join_passes)
 {
     check_bounded(T0 + 11 * MS + 200000, 1, KA_PASS, "side-stream-within-window", "stop-event-time-bounded");
+}
+
+/* Elapsed 2.0 ms: stream order alone puts the stop event between 11 and
+ * 12.5 ms; a device synchronization called right after the stop record
+ * returned at 12.007 ms, which (plus the host-clock margin) caps it near
+ * 12.03 ms, so a side kernel ending at 12.3 ms is past it. */
+Test(measurement, bounded_stop_event_capped_by_a_synchronization)
+{
+    struct scene s;
+    scene_init(&s);
+    bounded_window_with(&s, T0 + 12 * MS + 300000, 0, 2.0f, T0 + 12 * MS + 5000);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "work-after-stop-event"));
+    done(&s, a);
+    /* without the synchronization the same kernel is between the bounds */
+    scene_init(&s);
+    bounded_window_with(&s, T0 + 12 * MS + 300000, 0, 2.0f, 0);
+    finish(&s, 1);
+    a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s", ka_verdict_name(MEAS(a)));
+    cr_expect(has_finding(a, "stop-event-time-bounded"));
+    done(&s, a);
 }
 
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
