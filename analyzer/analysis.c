@@ -1804,7 +1804,17 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
         uint64_t stop_ns = w ? (w->gpu_end_ns ? w->gpu_end_ns
                                 : w->end_bounded && w->end_hi_ns != UINT64_MAX ? w->end_hi_ns : 0)
                              : 0;
-        if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN) && !w->gpu_end_ns &&
+        if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN) && !w->gpu_end_ns && !w->end_bounded) {
+            /* Neither an event timestamp nor a stream id for the stop event: nothing to check against. */
+            st->stop_time_ambiguous++;
+            if (!w->ambiguous_reported++)
+                add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-unknown", p->file,
+                            k->start_ns,
+                            "timed window #%u: the stop event's GPU time is unknown (no CUDA_EVENT record, and "
+                            "its record call carries no stream id), so whether kernel '%.120s' finished inside "
+                            "the window cannot be checked",
+                            w->index, name);
+        } else if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN) && !w->gpu_end_ns &&
             w->end_bounded && !(stop_ns && k->end_ns > stop_ns + 1000) && k->end_ns > w->end_lo_ns + 1000) {
             /* Between the bounds: it may have ended after the stop event, or not. */
             st->stop_time_ambiguous++;
@@ -2243,8 +2253,9 @@ static void measurement_verdict(struct analysis_state *st)
         return;
     }
     if (st->stop_time_ambiguous) {
-        ax->root_cause = strdup("work may have ended after a stop event whose GPU time is known only from stream "
-                                "order (no CUDA_EVENT records; KAUDIT_EXACT_EVENT_TIMES=1 records them)");
+        ax->root_cause = strdup("work may have ended after a stop event whose GPU time is unknown or known only "
+                                "from stream order (no CUDA_EVENT records; KAUDIT_EXACT_EVENT_TIMES=1 records "
+                                "them)");
         return;
     }
     if (st->read_error || st->truncated) {

@@ -661,6 +661,26 @@ Test(measurement, bounded_stop_event_capped_by_a_synchronization)
     done(&s, a);
 }
 
+/* Record calls without stream ids (UINT32_MAX + 1 wraps to 0) and no CUDA_EVENT
+ * records: the candidate's kernel cannot be checked against the stop event. */
+Test(measurement, stop_event_without_time_or_stream_is_unresolved)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, UINT32_MAX, T0 + 9 * MS);
+    kernel(&s, launch(&s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, UINT32_MAX, T0 + 12 * MS);
+    timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "stop-event-time-unknown"));
+    done(&s, a);
+}
+
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
 {
     check_bounded(T0 + 10 * MS + 900000, 0, KA_PASS, NULL, "stop-event-time-bounded");
