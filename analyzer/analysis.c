@@ -1497,13 +1497,16 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
         const struct window_queries *q = &wq[w];
         if (win->gpu_end_ns || win->end_stream == UINT32_MAX)
             continue;
-        uint64_t elapsed = win->elapsed_ms > 0 ? (uint64_t)((double)win->elapsed_ms * 1e6) : 0;
+        /* A hostile trace may carry any float: beyond a day (or NaN) the elapsed time bounds nothing. */
+        double elapsed_ns = (double)win->elapsed_ms * 1e6;
+        int elapsed_ok = elapsed_ns >= 0 && elapsed_ns < 8.64e13;
+        uint64_t elapsed = elapsed_ok ? (uint64_t)elapsed_ns : 0;
         uint64_t lo = answer(&b, q->end_last, 0);
         uint64_t hi = answer(&b, q->end_first, UINT64_MAX);
         uint64_t start_lo = answer(&b, q->start_last, 0), start_hi = answer(&b, q->start_first, UINT64_MAX);
-        if (start_lo && start_lo + elapsed > lo)
+        if (elapsed_ok && start_lo && start_lo <= UINT64_MAX - elapsed && start_lo + elapsed > lo)
             lo = start_lo + elapsed;
-        if (start_hi != UINT64_MAX && start_hi + elapsed < hi)
+        if (elapsed_ok && start_hi <= UINT64_MAX - elapsed && start_hi + elapsed < hi)
             hi = start_hi + elapsed;
         for (size_t j = q->joins_from; j < q->joins_to; j++) {
             uint64_t joined = answer(&b, joins[j], 0);
@@ -1516,7 +1519,8 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
         for (size_t o = first_timing_from(timing, order, n_timing, win->end_exit_ns);
              o < n_timing && looked < SYNC_LOOKAHEAD && timing[order[o]].r.enter_ns < hi; o++, looked++) {
             const struct kat_timing_call_rec *c = &timing[order[o]].r;
-            if (c->status == 0 && c->exit_ns + HOST_CLOCK_MARGIN_NS < hi &&
+            if (c->status == 0 && c->exit_ns <= UINT64_MAX - HOST_CLOCK_MARGIN_NS &&
+                c->exit_ns + HOST_CLOCK_MARGIN_NS < hi &&
                 (c->api == KAT_TIMING_DEVICE_SYNCHRONIZE ||
                  (c->api == KAT_TIMING_EVENT_SYNCHRONIZE && c->event == win->end_event) ||
                  (c->api == KAT_TIMING_STREAM_SYNCHRONIZE && c->stream_id_plus_one == win->end_stream + 1)))
@@ -1533,6 +1537,13 @@ out:
     free(wq);
     free(recs);
     free(order);
+}
+
+/* Did work that ended at END end after T, by more than the 1 us the rule allows?
+ * (Written so that no value of a hostile trace wraps around.) */
+static int ended_after(uint64_t end, uint64_t t)
+{
+    return end > t && end - t > 1000;
 }
 
 /* The window a launch at host time t belongs to (its start record <= t < its end record). */
@@ -1815,7 +1826,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                             "the window cannot be checked",
                             w->index, name);
         } else if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN) && !w->gpu_end_ns &&
-            w->end_bounded && !(stop_ns && k->end_ns > stop_ns + 1000) && k->end_ns > w->end_lo_ns + 1000) {
+            w->end_bounded && !(stop_ns && ended_after(k->end_ns, stop_ns)) && ended_after(k->end_ns, w->end_lo_ns)) {
             /* Between the bounds: it may have ended after the stop event, or not. */
             st->stop_time_ambiguous++;
             if (!w->ambiguous_reported++)
@@ -1829,7 +1840,7 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
                             w->end_lo_ns ? "after the earliest time the stop event can have completed"
                                          : "while nothing bounds the stop event's completion from below");
         } else if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN)) {
-            if (stop_ns && k->end_ns > stop_ns + 1000) {
+            if (stop_ns && ended_after(k->end_ns, stop_ns)) {
                 if (party == KA_PARTY_CANDIDATE) {
                     const char *how = via_thread ? "launched from a thread the candidate created in the window"
                                       : (w->end_stream != UINT32_MAX && k->stream_id != w->end_stream)

@@ -1,7 +1,8 @@
 /*
  * synth_traces.c - small synthetic process traces that reach most of the
  * analysis (phases, vendor calls and their kernels, timed windows, modules,
- * threads, forks, harness marks, tool health, build tools, truncation).
+ * threads, forks, harness marks, tool health, build tools, truncation, stop
+ * events bounded from stream order).
  * Used as fuzz seeds (mkseeds.c) and as the fixed session fuzz_contract
  * analyzes with every contract it accepts.  See synth_traces.h.
  */
@@ -261,9 +262,54 @@ static void candidate_process(struct tb *b)
     tb_process_end(b, KAT_END__EXIT, 0, 0);
 }
 
+/* A call on a stream: the CUPTI stream id rides along, as the default recording has it. */
+static void timing_on(struct tb *b, uint32_t api_kind, uint32_t tid, uint32_t corr, uint64_t t, uint64_t ev,
+                      uint64_t stream, uint32_t stream_id)
+{
+    struct kat_timing_call_rec r = { .enter_ns = t, .exit_ns = t + 500, .api = api_kind, .domain = KAT_API_RUNTIME,
+                                     .thread_id = tid, .correlation_id = corr, .event = ev, .stream = stream,
+                                     .stream_id_plus_one = stream_id + 1 };
+    tb_record(b, KAT_REC_TIMING_CALL, &r, sizeof r, NULL, 0);
+}
+
+/* Timed windows without CUDA_EVENT records (the default recording): the stop
+ * events are bounded from stream order, with a join and a synchronization. */
+static void stream_order(struct tb *b)
+{
+    const uint32_t tid = 500;
+    const char *const argv[] = { "python3", "harness.py", NULL };
+    tb_init(b, 500, 1, KAT_ORIGIN_EXEC, T0);
+    tb_process_start(b, argv, "/usr/bin/python3.12", "/work");
+    uint32_t s_launch = tb_string(b, "cudaLaunchKernel");
+    uint32_t s_cand = tb_string(b, "kaudit:candidate");
+    uint32_t k = tb_string(b, "my_kernel");
+    uint32_t corr = 1;
+    nvtx(b, KAT_NVTX_PUSH, tid, 1, s_cand, T0);
+    for (int w = 0; w < 3; w++) {
+        uint64_t base = T0 + 1000 + (uint64_t)w * 100000;
+        api(b, corr, tid, base, base + 300, s_launch);
+        kernel(b, corr++, 7, base + 400, base + 900, k, 0);
+        timing_on(b, KAT_TIMING_EVENT_RECORD, tid, corr++, base + 1000, 0xa, 0x5, 7);
+        api(b, corr, tid, base + 2000, base + 2300, s_launch);
+        kernel(b, corr++, 7, base + 2400, base + 6000, k, 0);
+        api(b, corr, tid, base + 2500, base + 2800, s_launch);
+        kernel(b, corr++, 9, base + 2900, base + (w == 1 ? 90000 : 5000), k, 0);
+        if (w == 2) {
+            timing_on(b, KAT_TIMING_EVENT_RECORD, tid, corr++, base + 3000, 0xc, 0x9, 9);
+            timing_on(b, KAT_TIMING_STREAM_WAIT_EVENT, tid, corr++, base + 3500, 0xc, 0x5, 7);
+        }
+        timing_on(b, KAT_TIMING_EVENT_RECORD, tid, corr++, base + 7000, 0xb, 0x5, 7);
+        timing_on(b, KAT_TIMING_DEVICE_SYNCHRONIZE, tid, corr++, base + 8000, 0, 0, UINT32_MAX);
+        timing(b, KAT_TIMING_EVENT_ELAPSED, tid, corr++, base + 9000, 0xa, 0xb, 0.005f);
+    }
+    nvtx(b, KAT_NVTX_POP, tid, 1, 0, T0 + 400000);
+    tb_process_end(b, KAT_END_EXIT, 0, 1);
+}
+
 const char *fz_synth_name(int variant)
 {
-    static const char *const names[FZ_SYNTH_COUNT] = { "rich", "build-tool", "truncated", "candidate-process" };
+    static const char *const names[FZ_SYNTH_COUNT] = { "rich", "build-tool", "truncated", "candidate-process",
+                                                       "stream-order" };
     return variant >= 0 && variant < FZ_SYNTH_COUNT ? names[variant] : "?";
 }
 
@@ -273,7 +319,8 @@ void fz_synth_trace(struct tb *b, int variant)
     case 0: rich(b); break;
     case 1: build_tool(b); break;
     case 2: truncated(b); break;
-    default: candidate_process(b); break;
+    case 3: candidate_process(b); break;
+    default: stream_order(b); break;
     }
 }
 

@@ -7,7 +7,7 @@
 
 #include "trace_builder.h"
 
-#define FZ_SYNTH_COUNT 4
+#define FZ_SYNTH_COUNT 5
 
 /* Build variant 0..FZ_SYNTH_COUNT-1 into b (tb_init is called here). */
 void fz_synth_trace(struct tb *b, int variant);
