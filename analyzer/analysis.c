@@ -1258,7 +1258,8 @@ static void finish_index(struct analysis_state *st, struct ka_proc *p, struct ti
  *   at least  the GPU end of the last operation launched on the stop
  *             event's stream before the record call (streams run in order),
  *             of the last one on a stream it was made to wait on inside the
- *             window, and the start event's lower bound plus the elapsed time;
+ *             window, the record call itself (host clock, less a margin), and
+ *             the start event's lower bound plus the elapsed time;
  *   at most   the GPU start of the next operation launched on that stream
  *             after the record returned, the start event's upper bound (the
  *             first operation after it) plus the elapsed time, and the
@@ -1508,6 +1509,13 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
             lo = start_lo + elapsed;
         if (elapsed_ok && start_hi <= UINT64_MAX - elapsed && start_hi + elapsed < hi)
             hi = start_hi + elapsed;
+        /* No event completes before its record call was made (host clock, so with the margin). */
+        uint64_t end_called = win->host_end_ns > HOST_CLOCK_MARGIN_NS ? win->host_end_ns - HOST_CLOCK_MARGIN_NS : 0;
+        uint64_t start_called = win->host_start_ns > HOST_CLOCK_MARGIN_NS ? win->host_start_ns - HOST_CLOCK_MARGIN_NS : 0;
+        if (end_called > lo)
+            lo = end_called;
+        if (elapsed_ok && start_called <= UINT64_MAX - elapsed && start_called + elapsed > lo)
+            lo = start_called + elapsed;
         for (size_t j = q->joins_from; j < q->joins_to; j++) {
             uint64_t joined = answer(&b, joins[j], 0);
             if (joined > lo)
@@ -2469,6 +2477,11 @@ static void analyze_trace(struct analysis_state *st, const char *path, const cha
         st->opt->on_process(st->opt->sink_arg, p.pid, p.argv ? p.argv : file);
     finish_index(st, &p, timing, n_timing, events, n_events);
     bound_stop_events(t, &p, timing, n_timing);
+    if (st->opt->on_stop_bounds)
+        for (size_t w = 0; w < p.n_windows; w++)
+            if (p.windows[w].end_bounded)
+                st->opt->on_stop_bounds(st->opt->sink_arg, p.pid, p.windows[w].index, p.windows[w].end_stream,
+                                        p.windows[w].end_lo_ns, p.windows[w].end_hi_ns, p.windows[w].elapsed_ms);
     free(timing);
     free(events);
     if (!p.complete) {

@@ -106,6 +106,10 @@ struct ka_options {
     void (*on_phase)(void *arg, uint32_t pid, uint32_t tid, const char *name, uint64_t start_ns, uint64_t end_ns);
     void (*on_window)(void *arg, uint32_t pid, unsigned index, uint32_t stream, uint64_t gpu_start_ns,
                       uint64_t gpu_end_ns, float elapsed_ms);
+    /* A window whose stop event has no GPU timestamp: the times between which it
+     * completed (stream-order bounds; 0 or UINT64_MAX where unbounded). */
+    void (*on_stop_bounds)(void *arg, uint32_t pid, unsigned index, uint32_t stream, uint64_t lo_ns,
+                           uint64_t hi_ns, float elapsed_ms);
 };
 
 struct ka_analysis {

@@ -166,6 +166,25 @@ static void on_window(void *arg, uint32_t pid, unsigned index, uint32_t stream, 
     fprintf(t->f, ",\"args\":{\"stop_event_stream\":%u}}", stream);
 }
 
+/* Only the stretch in which the stop event completed is known: drawn as that,
+ * not as a window whose start and end would be guesses. */
+static void on_stop_bounds(void *arg, uint32_t pid, unsigned index, uint32_t stream, uint64_t lo_ns, uint64_t hi_ns,
+                           float elapsed_ms)
+{
+    struct ka_timeline *t = arg;
+    if (!lo_ns || hi_ns == UINT64_MAX || hi_ns < lo_ns)
+        return;
+    name_track(t, pid, WINDOW_TRACK, "timed windows (CUDA events)");
+    begin_event(t);
+    char label[96];
+    snprintf(label, sizeof label, "stop event of timed window #%u completed in here (%.4f ms timed)", index,
+             (double)elapsed_ms);
+    fprintf(t->f, "{\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"cat\":\"stop_event_bounds\",\"cname\":\"olive\",\"name\":",
+            pid, WINDOW_TRACK, us(t, lo_ns), (double)(hi_ns - lo_ns) / 1e3);
+    put_string(t->f, label);
+    fprintf(t->f, ",\"args\":{\"stop_event_stream\":%u}}", stream);
+}
+
 struct ka_timeline *ka_timeline_open(const char *path, char *err, size_t n)
 {
     struct ka_timeline *t = calloc(1, sizeof *t);
@@ -193,6 +212,7 @@ void ka_timeline_sink(struct ka_timeline *t, struct ka_options *opt)
     opt->on_vendor_call = on_vendor_call;
     opt->on_phase = on_phase;
     opt->on_window = on_window;
+    opt->on_stop_bounds = on_stop_bounds;
 }
 
 int ka_timeline_close(struct ka_timeline *t, char *err, size_t n)

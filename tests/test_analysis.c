@@ -572,12 +572,13 @@ static void stream_timing_call(struct scene *s, uint32_t api, uint64_t event, ui
     tb_record(&s->b, KAT_REC_TIMING_CALL, &r, sizeof r, NULL, 0);
 }
 
-/* Window: start recorded at 9 ms, stop at 12 ms on stream 7, elapsed 1.0 ms.
+/* Window: start recorded at 9 ms, stop at 11.1 ms on stream 7, elapsed 1.0 ms.
  * On stream 7: a kernel before the start (ends 8 ms), the candidate's
  * kernel (GPU 10.5-11 ms), one after the stop (from 13.5 ms).  So the stop
- * event completed between 11 ms (the last kernel before it) and 11.5 ms (the
- * first kernel after the start, plus the elapsed time).  The side kernel on
- * stream 9 is launched at 10.2 ms and ends at side_end. */
+ * event completed between 11.08 ms (its record call, less the 20 us
+ * host-clock margin; the last kernel before it ended at 11 ms) and 11.5 ms
+ * (the first kernel after the start, plus the elapsed time).  The side
+ * kernel on stream 9 is launched at 10.2 ms and ends at side_end. */
 static void bounded_window_with(struct scene *s, uint64_t side_end, int join, float elapsed_ms, uint64_t sync_at)
 {
     phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
@@ -590,7 +591,7 @@ static void bounded_window_with(struct scene *s, uint64_t side_end, int join, fl
         stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe9, 0x9, 9, T0 + 10 * MS + 400000);
         stream_timing_call(s, KAT_TIMING_STREAM_WAIT_EVENT, 0xe9, 0x5, 7, T0 + 10 * MS + 500000);
     }
-    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 12 * MS);
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 11 * MS + 100000);
     if (sync_at)
         stream_timing_call(s, KAT_TIMING_DEVICE_SYNCHRONIZE, 0, 0, UINT32_MAX, sync_at);
     kernel(s, launch(s, PID, T0 + 13 * MS), "harness_check_kernel", 7, T0 + 13 * MS + 500000, T0 + 14 * MS, 64, 256);
@@ -627,24 +628,24 @@ Test(measurement, bounded_stop_event_convicts_past_its_upper_bound)
 
 Test(measurement, bounded_stop_event_between_bounds_is_unresolved)
 {
-    check_bounded(T0 + 11 * MS + 200000, 0, KA_INCONCLUSIVE, "stop-event-time-bounded", "work-after-stop-event");
+    check_bounded(T0 + 11 * MS + 300000, 0, KA_INCONCLUSIVE, "stop-event-time-bounded", "work-after-stop-event");
 }
 
 /* the same side kernel, but the timing stream waited for it inside the window */
 Test(measurement, bounded_stop_event_after_a_join_passes)
 {
-    check_bounded(T0 + 11 * MS + 200000, 1, KA_PASS, "side-stream-within-window", "stop-event-time-bounded");
+    check_bounded(T0 + 11 * MS + 300000, 1, KA_PASS, "side-stream-within-window", "stop-event-time-bounded");
 }
 
-/* Elapsed 2.0 ms: stream order alone puts the stop event between 11 and
- * 12.5 ms; a device synchronization called right after the stop record
- * returned at 12.007 ms, which (plus the host-clock margin) caps it near
- * 12.03 ms, so a side kernel ending at 12.3 ms is past it. */
+/* Elapsed 2.0 ms: the record call and stream order alone put the stop event
+ * between 11.08 and 12.5 ms; a device synchronization called right after
+ * the stop record returned at 11.107 ms, which (plus the host-clock margin)
+ * caps it near 11.13 ms, so a side kernel ending at 12.3 ms is past it. */
 Test(measurement, bounded_stop_event_capped_by_a_synchronization)
 {
     struct scene s;
     scene_init(&s);
-    bounded_window_with(&s, T0 + 12 * MS + 300000, 0, 2.0f, T0 + 12 * MS + 5000);
+    bounded_window_with(&s, T0 + 12 * MS + 300000, 0, 2.0f, T0 + 11 * MS + 105000);
     finish(&s, 1);
     struct ka_analysis *a = analyze(&s, add_contract, NULL);
     cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
@@ -679,6 +680,13 @@ Test(measurement, stop_event_without_time_or_stream_is_unresolved)
                  a->axis[KA_AXIS_MEASUREMENT].root_cause);
     cr_expect(has_finding(a, "stop-event-time-unknown"));
     done(&s, a);
+}
+
+/* 11.05 ms: after the last kernel on the stop stream (11 ms), but before the
+ * stop record was even called (11.1 ms, less the margin): inside. */
+Test(measurement, bounded_stop_event_not_before_its_record_call)
+{
+    check_bounded(T0 + 11 * MS + 50000, 0, KA_PASS, NULL, "stop-event-time-bounded");
 }
 
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
