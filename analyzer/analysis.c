@@ -1373,8 +1373,10 @@ static void sweep(struct bound_queries *b)
     }
 }
 
-/* How many timing calls after a stop record are searched for a synchronization. */
+/* How many timing calls after a stop record are searched for a synchronization,
+ * and inside a window for joins: bounded, so that no trace makes this quadratic. */
 #define SYNC_LOOKAHEAD 64
+#define JOIN_LOOKAHEAD 4096
 /* A synchronization's return is a host-clock time, kernel times are CUPTI's GPU
  * timestamps converted to that clock: the bound it gives is widened by this
  * much, so a conversion error never turns into a conviction. */
@@ -1450,9 +1452,12 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
             q->start_last = ask(&b, LAST_ENDED_BY, win->start_stream, win->host_start_ns);
             q->start_first = ask(&b, FIRST_LAUNCHED_FROM, win->start_stream, win->start_exit_ns);
         }
-        /* Joins inside the window: what the waited event followed ends before the stop event. */
+        /* Joins inside the window: what the waited event followed ends before the stop event.
+         * (At most JOIN_LOOKAHEAD calls: a join left unseen only lowers the lower bound.) */
+        size_t scanned = 0;
         for (size_t o = first_timing_from(timing, order, n_timing, win->host_start_ns);
-             o < n_timing && timing[order[o]].r.enter_ns < win->host_end_ns; o++) {
+             o < n_timing && scanned < JOIN_LOOKAHEAD && timing[order[o]].r.enter_ns < win->host_end_ns;
+             o++, scanned++) {
             const struct kat_timing_call_rec *c = &timing[order[o]].r;
             if (c->status != 0 || c->api != KAT_TIMING_STREAM_WAIT_EVENT ||
                 c->stream_id_plus_one != win->end_stream + 1)
@@ -1534,7 +1539,9 @@ static void bound_stop_events(struct kat_trace *t, struct ka_proc *p, const stru
                  (c->api == KAT_TIMING_STREAM_SYNCHRONIZE && c->stream_id_plus_one == win->end_stream + 1)))
                 hi = c->exit_ns + HOST_CLOCK_MARGIN_NS;
         }
-        win->end_bounded = 1;
+        /* Facts that contradict each other (clocks far apart, or a forged trace) bound nothing. */
+        win->end_contradictory = hi != UINT64_MAX && lo > hi;
+        win->end_bounded = !win->end_contradictory;
         win->end_lo_ns = lo;
         win->end_hi_ns = hi;
     }
@@ -1829,10 +1836,12 @@ static void stream_kernels(struct analysis_state *st, struct kat_trace *t, struc
             if (!w->ambiguous_reported++)
                 add_finding(st, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-unknown", p->file,
                             k->start_ns,
-                            "timed window #%u: the stop event's GPU time is unknown (no CUDA_EVENT record, and "
-                            "its record call carries no stream id), so whether kernel '%.120s' finished inside "
-                            "the window cannot be checked",
-                            w->index, name);
+                            "timed window #%u: the stop event's GPU time is unknown (%s), so whether kernel "
+                            "'%.120s' finished inside the window cannot be checked",
+                            w->index,
+                            w->end_contradictory ? "its stream-order bounds contradict each other"
+                                                 : "no CUDA_EVENT record, and its record call carries no stream id",
+                            name);
         } else if (w && (party == KA_PARTY_CANDIDATE || party == KA_PARTY_UNKNOWN) && !w->gpu_end_ns &&
             w->end_bounded && !(stop_ns && ended_after(k->end_ns, stop_ns)) && ended_after(k->end_ns, w->end_lo_ns)) {
             /* Between the bounds: it may have ended after the stop event, or not. */

@@ -78,6 +78,7 @@ struct ka_window {
      * where nothing bounds it.  end_bounded says the bounds were computed.
      */
     int end_bounded;
+    int end_contradictory;                  /* bounds computed, but lower above upper */
     uint64_t end_lo_ns, end_hi_ns;
     unsigned ambiguous_reported;            /* kernels found between the bounds */
     float elapsed_ms;

@@ -689,6 +689,30 @@ Test(measurement, bounded_stop_event_not_before_its_record_call)
     check_bounded(T0 + 11 * MS + 50000, 0, KA_PASS, NULL, "stop-event-time-bounded");
 }
 
+/* The stop record called at 12 ms (host), while the GPU facts say the stop
+ * event completed by 11.5 ms: the clocks disagree (or the trace is forged),
+ * so the bounds decide nothing, not even the side kernel ending at 20 ms. */
+Test(measurement, contradictory_bounds_are_unresolved)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, 7, T0 + 9 * MS);
+    kernel(&s, launch(&s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
+    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
+           256);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 12 * MS);
+    timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "stop-event-time-unknown"));
+    cr_expect_not(has_finding(a, "work-after-stop-event"));
+    done(&s, a);
+}
+
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
 {
     check_bounded(T0 + 10 * MS + 900000, 0, KA_PASS, NULL, "stop-event-time-bounded");
