@@ -68,17 +68,20 @@ def current_cpu():
         return -1
 
 
+def launch_model(torch):
+    """The launch-bound loop's two Linear layers and its input, seeded."""
+    import torch.nn as nn
+    torch.manual_seed(0)
+    return nn.Linear(512, 512).cuda(), nn.Linear(512, 512).cuda(), torch.randn(64, 512, device="cuda")
+
+
 def launch_loop(torch, iters, warmup, profiler, segments=1, probes=None):
     """Seconds for ITERS iterations.  With SEGMENTS > 1 the iterations run in
     that many equal parts, each timed from a synchronized start to a
     synchronize, and the result is the median part's time times SEGMENTS:
     a part that a preemption or a tracer's buffer flush hit does not move it.
     Returns (seconds, [seconds of each part])."""
-    import torch.nn as nn
-    torch.manual_seed(0)
-    lin1 = nn.Linear(512, 512).cuda()
-    lin2 = nn.Linear(512, 512).cuda()
-    x = torch.randn(64, 512, device="cuda")
+    lin1, lin2, x = launch_model(torch)
     per_part = max(1, iters // segments)
     parts = []
     with torch.inference_mode(), profiler():
@@ -105,11 +108,7 @@ def launch_loop(torch, iters, warmup, profiler, segments=1, probes=None):
 def launch_split(torch, parts, iters_per_part, sleep_cycles):
     """Host issue time and GPU drain time per iteration of the launch loop,
     medians over the valid parts (see --launch-split)."""
-    import torch.nn as nn
-    torch.manual_seed(0)
-    lin1 = nn.Linear(512, 512).cuda()
-    lin2 = nn.Linear(512, 512).cuda()
-    x = torch.randn(64, 512, device="cuda")
+    lin1, lin2, x = launch_model(torch)
     issue, drain, valid = [], [], 0
     with torch.inference_mode():
         for _ in range(50):

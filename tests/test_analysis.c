@@ -662,24 +662,35 @@ Test(measurement, bounded_stop_event_capped_by_a_synchronization)
     done(&s, a);
 }
 
-/* Record calls without stream ids (UINT32_MAX + 1 wraps to 0) and no CUDA_EVENT
- * records: the candidate's kernel cannot be checked against the stop event. */
-Test(measurement, stop_event_without_time_or_stream_is_unresolved)
+/* A window whose stop event cannot be placed: recorded at 12 ms (host) on
+ * STREAM_ID (UINT32_MAX: none, since UINT32_MAX + 1 wraps to 0), no
+ * CUDA_EVENT records, a side kernel ending at 20 ms.  Nothing may convict. */
+static void check_unplaced_stop(uint32_t stream_id)
 {
     struct scene s;
     scene_init(&s);
     phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
     module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
-    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, UINT32_MAX, T0 + 9 * MS);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, stream_id, T0 + 9 * MS);
     kernel(&s, launch(&s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
-    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, UINT32_MAX, T0 + 12 * MS);
+    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
+           256);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, stream_id, T0 + 12 * MS);
     timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
     finish(&s, 1);
     struct ka_analysis *a = analyze(&s, add_contract, NULL);
     cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
                  a->axis[KA_AXIS_MEASUREMENT].root_cause);
     cr_expect(has_finding(a, "stop-event-time-unknown"));
+    cr_expect_not(has_finding(a, "work-after-stop-event"));
     done(&s, a);
+}
+
+/* Record calls without stream ids and no CUDA_EVENT records: the candidate's
+ * kernels cannot be checked against the stop event. */
+Test(measurement, stop_event_without_time_or_stream_is_unresolved)
+{
+    check_unplaced_stop(UINT32_MAX);
 }
 
 /* 11.05 ms: after the last kernel on the stop stream (11 ms), but before the
@@ -689,28 +700,13 @@ Test(measurement, bounded_stop_event_not_before_its_record_call)
     check_bounded(T0 + 11 * MS + 50000, 0, KA_PASS, NULL, "stop-event-time-bounded");
 }
 
-/* The stop record called at 12 ms (host), while the GPU facts say the stop
- * event completed by 11.5 ms: the clocks disagree (or the trace is forged),
- * so the bounds decide nothing, not even the side kernel ending at 20 ms. */
+/* On stream 7 the GPU facts say the stop event completed by 11.5 ms (the
+ * first kernel after the start, 10.5 ms, plus the elapsed 1.0 ms), yet it was
+ * recorded at 12 ms: the clocks disagree (or the trace is forged), so the
+ * bounds decide nothing, not even the side kernel ending at 20 ms. */
 Test(measurement, contradictory_bounds_are_unresolved)
 {
-    struct scene s;
-    scene_init(&s);
-    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
-    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
-    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, 7, T0 + 9 * MS);
-    kernel(&s, launch(&s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
-    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
-           256);
-    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 12 * MS);
-    timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
-    finish(&s, 1);
-    struct ka_analysis *a = analyze(&s, add_contract, NULL);
-    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
-                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
-    cr_expect(has_finding(a, "stop-event-time-unknown"));
-    cr_expect_not(has_finding(a, "work-after-stop-event"));
-    done(&s, a);
+    check_unplaced_stop(7);
 }
 
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
