@@ -20,6 +20,13 @@
  *   callback           a callback on the launch APIs (entry only) that stores
  *                      the correlation id, a timestamp and the callback id
  *   cb_kernel          callback + kernel records
+ *
+ * The same library is also a CUDA injection library (CUDA_INJECTION64_PATH):
+ * with CT_INJECT=<configuration> the driver calls InitializeInjection at
+ * cuInit, which switches that configuration on for the whole process.  That
+ * is the floor of a process-level comparison (bench/floor.sh): what CUPTI
+ * alone costs with a client that does nothing but count, from process start
+ * to end, the way kaudit's CUPTI client runs.
  */
 #define _GNU_SOURCE
 #include <cupti.h>
@@ -170,4 +177,31 @@ CT_EXPORT void ct_counts(long long out[3])
     out[0] = atomic_load(&kernel_records);
     out[1] = atomic_load(&api_records);
     out[2] = atomic_load(&callbacks);
+}
+
+/* At exit: what CUPTI delivered, so a floor run shows it really recorded
+ * (stderr: bench/overhead.sh keeps each run's stderr in its work directory). */
+static void report_at_exit(void)
+{
+    long long counts[3];
+    ct_counts(counts);
+    fprintf(stderr, "cupti_toggle: %s: kernel records %lld, api records %lld, callbacks %lld\n",
+            getenv("CT_INJECT"), counts[0], counts[1], counts[2]);
+}
+
+/* CUDA_INJECTION64_PATH entry point: called once by the driver at cuInit. */
+CT_EXPORT int InitializeInjection(void)
+{
+    const char *wanted = getenv("CT_INJECT");
+    if (!wanted)
+        return 1;
+    for (int config = 0; config < N_CONFIGS; config++)
+        if (strcmp(wanted, names[config]) == 0) {
+            if (ct_init() < 0 || ct_apply(config, 1) != 0)
+                return 0;
+            atexit(report_at_exit);
+            return 1;
+        }
+    fprintf(stderr, "cupti_toggle: CT_INJECT=%s names no configuration\n", wanted);
+    return 0;
 }

@@ -29,6 +29,9 @@
 #                         that environment added ('+' between variables; values may hold
 #                         commas), e.g. "kernel:KAUDIT_CUPTI_KINDS=device,kernel
 #                         pinned:KAUDIT_CUPTI_PINNED=1"; they join BENCH_MODES
+#   BENCH_BARE_VARIANTS="NAME:A=1+B=2 ..."  modes named bare_NAME: the bare loop, without
+#                         kaudit, with that environment (e.g. a CUPTI client of our own
+#                         injected through CUDA_INJECTION64_PATH: bench/floor.sh)
 #   BENCH_KAUDIT_ENV="A=1 B=2"  more environment for the kaudit runs (Python-side provenance:
 #                         KAUDIT_PYTHON_WATCH=Linear reports every nn.Linear.forward frame;
 #                         KAUDIT_NO_PYTHON=1 turns it off)
@@ -58,6 +61,12 @@ run_one() {
     t0=$(date +%s%N)
     case $mode in
     bare) out=$(cd "$ROOT" && timeout -k 10 180 "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" 2>"$W/err-$round-$mode") ;;
+    bare_*)
+        local benv=()
+        IFS=+ read -r -a benv <<<"${VARIANT_ENV[$mode]:-}"
+        out=$(cd "$ROOT" && timeout -k 10 180 env "${benv[@]}" "$PY" bench/overhead_loops.py --mode bare \
+            "${EXTRA[@]}" 2>"$W/err-$round-$mode")
+        ;;
     profiler) out=$(cd "$ROOT" && timeout -k 10 180 "$PY" bench/overhead_loops.py --mode profiler "${EXTRA[@]}" 2>"$W/err-$round-$mode") ;;
     kaudit)
         rm -rf "$W/sess-$round"
@@ -164,6 +173,10 @@ for base in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     for v in ${BENCH_VARIANTS:-}; do
         VARIANT_ENV["kaudit_${v%%:*}"]=${v#*:}
         modes+=("kaudit_${v%%:*}")
+    done
+    for v in ${BENCH_BARE_VARIANTS:-}; do
+        VARIANT_ENV["bare_${v%%:*}"]=${v#*:}
+        modes+=("bare_${v%%:*}")
     done
     echo "modes: ${modes[*]}"
     for ((r = 0; r < ROUNDS; r++)); do
