@@ -765,9 +765,33 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
     return id;
 }
 
+/*
+ * The correlation id of the recorded runtime call this thread is inside, 0
+ * when none.  CUPTI gives the driver calls a runtime call makes the runtime
+ * call's correlation id (measured on the H200: all 122 of a PyTorch
+ * session's nested driver calls), so their records would repeat what the
+ * runtime call's record says (thread, correlation id, a time inside its
+ * span): one per kernel launched through the runtime, on the launch path and
+ * in the trace.  They are left out; a driver call made directly (Triton,
+ * cuLaunchKernel in a raw CUDA program) has an id of its own and is recorded.
+ * Nested runtime calls would only clear this early, which records a
+ * duplicate, never loses a record.
+ */
+static __thread uint32_t open_runtime_correlation;
+
+static int inside_recorded_runtime_call(CUpti_CallbackDomain domain, const CUpti_CallbackData *data)
+{
+    return domain == CUPTI_CB_DOMAIN_DRIVER_API && data->correlationId != 0
+           && data->correlationId == open_runtime_correlation;
+}
+
 static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                          const CUpti_CallbackData *data)
 {
+    if (inside_recorded_runtime_call(domain, data))
+        return;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        open_runtime_correlation = data->callbackSite == CUPTI_API_ENTER ? data->correlationId : 0;
     if (data->callbackSite == CUPTI_API_ENTER) {
         if (data->correlationData)
             *data->correlationData = kat_now_ns();
@@ -1204,8 +1228,9 @@ static void record_apis_by_callback(void)
     }
     api_by_callback = 1;
     kat_health(KAT_HEALTH_API_RECORD_POLICY,
-               "evidence by callback: query APIs not recorded, the others recorded by callback, "
-               "no API activity", n_query_apis);
+               "evidence by callback: query APIs not recorded, nor driver calls inside a recorded "
+               "runtime call (its correlation id), the others recorded by callback, no API activity",
+               n_query_apis);
 }
 
 /*

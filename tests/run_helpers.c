@@ -442,21 +442,29 @@ const struct kat_vendor_call_rec *rh_vendor_call_by_api(const struct rh_trace *t
 
 uint64_t rh_vendor_window(const struct rh_trace *t, uint32_t correlation_id, int *count)
 {
-    uint64_t id = 0;
-    int n = 0;
+    /* Counts distinct vendor call ids: with API records from CUPTI activity,
+     * a runtime call and the driver call inside it share a correlation id
+     * and each gets an EXTERNAL_CORRELATION record, the same id twice. */
+    uint64_t ids[8];
+    int n = 0, distinct = 0;
     for (size_t i = 0; i < t->nrecs; i++) {
         if (t->recs[i].type != KAT_REC_EXTERNAL_CORRELATION)
             continue;
         const struct kat_external_correlation_rec *x = t->recs[i].body;
-        if (x->correlation_id == correlation_id && x->external_kind == KAT_VENDOR_CORRELATION_KIND) {
-            if (!n)
-                id = x->external_id;
-            n++;
+        if (x->correlation_id != correlation_id || x->external_kind != KAT_VENDOR_CORRELATION_KIND)
+            continue;
+        int seen = 0;
+        for (int j = 0; j < n && !seen; j++)
+            seen = ids[j] == x->external_id;
+        if (!seen) {
+            if (n < 8)
+                ids[n++] = x->external_id;
+            distinct++;
         }
     }
     if (count)
-        *count = n;
-    return id;
+        *count = distinct;
+    return n ? ids[0] : 0;
 }
 
 const struct kat_kernel_rec *rh_kernel(const struct rh_trace *t, uint32_t correlation_id, const char *name)

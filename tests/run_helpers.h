@@ -114,7 +114,8 @@ const struct kat_vendor_call_rec *rh_vendor_call(const struct rh_trace *t, uint6
 const struct kat_vendor_call_rec *rh_vendor_call_by_api(const struct rh_trace *t, const char *api,
                                                         size_t *cursor);
 /* The external id our vendor window (KAT_VENDOR_CORRELATION_KIND) gave a
- * correlation id; 0 when none.  *count gets how many such records exist. */
+ * correlation id; 0 when none.  *count gets how many distinct ids such
+ * records give (1 for a kernel in one vendor window). */
 uint64_t rh_vendor_window(const struct rh_trace *t, uint32_t correlation_id, int *count);
 /* The kernel record with this correlation id and name, NULL if none. */
 const struct kat_kernel_rec *rh_kernel(const struct rh_trace *t, uint32_t correlation_id, const char *name);

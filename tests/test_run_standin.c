@@ -12,6 +12,9 @@
 
 #include "run_helpers.h"
 
+/* CUPTI_ACTIVITY_KIND_RUNTIME, as the probe prints the kind of an API record. */
+#define ACTIVITY_KIND_RUNTIME 5
+
 #define PROG PROGRAMS_DIR "/prog_mixed"
 
 struct line {
@@ -105,42 +108,54 @@ Test(standin, cupti_callbacks_activity_and_external_correlation, .timeout = 240)
     cr_expect_eq(value(&p, "DROPPED"), 0);
     cr_expect_eq(count(&p, "KERNEL"), p.gt.nkernels, "%zu kernel records, %zu launches", count(&p, "KERNEL"),
                  p.gt.nkernels);
+    /* Per kernel: its kernel record, and an API record and a callback pair
+     * for each API domain its launch went through.  A driver call made
+     * inside a runtime call shares the runtime call's correlation id, as on
+     * the H200, so a runtime launch has one for the runtime call and one for
+     * each driver call inside it, a driver launch one. */
     for (size_t k = 0; k < p.gt.nkernels; k++) {
         const struct gt_kernel *g = &p.gt.kernels[k];
-        int kernel = 0, api = 0, enter = 0, exit_cb = 0;
+        int kernel = 0, api = 0, runtime_api = 0, enter = 0, exit_cb = 0;
         for (size_t i = 0; i < p.n; i++) {
             const struct line *l = &p.lines[i];
             if (!strcmp(l->tag, "KERNEL") && l->a == g->correlation_id && l->b == g->stream_id &&
                 !strcmp(l->name, g->name))
                 kernel++;
-            if (!strcmp(l->tag, "API") && l->c == g->correlation_id)
+            if (!strcmp(l->tag, "API") && l->c == g->correlation_id) {
                 api++;
+                runtime_api += l->a == ACTIVITY_KIND_RUNTIME;
+            }
             if (!strcmp(l->tag, "CB") && l->d == g->correlation_id)
                 *(l->c == 0 ? &enter : &exit_cb) += 1;
         }
-        cr_expect(kernel == 1 && api == 1 && enter == 1 && exit_cb == 1,
-                  "kernel %s correlation %u: %d kernel, %d API records, %d/%d callbacks", g->name,
-                  g->correlation_id, kernel, api, enter, exit_cb);
+        cr_expect(kernel == 1 && runtime_api <= 1 && (runtime_api ? api >= 1 : api == 1) && enter == api
+                      && exit_cb == api,
+                  "kernel %s correlation %u: %d kernel, %d API records (%d runtime), %d/%d callbacks", g->name,
+                  g->correlation_id, kernel, api, runtime_api, enter, exit_cb);
     }
-    /* every API record is preceded by exactly one EXTERNAL_CORRELATION record
-     * with the pushed id, and no EXTERNAL_CORRELATION record stands alone */
+    /* every API record has an EXTERNAL_CORRELATION record with the pushed id
+     * before it (one per API record of its correlation id), and no
+     * EXTERNAL_CORRELATION record stands alone */
     for (size_t i = 0; i < p.n; i++) {
         const struct line *l = &p.lines[i];
         if (!strcmp(l->tag, "API")) {
-            int before = 0, after = 0;
-            for (size_t j = 0; j < p.n; j++)
+            int before = 0, after = 0, apis = 0;
+            for (size_t j = 0; j < p.n; j++) {
+                apis += !strcmp(p.lines[j].tag, "API") && p.lines[j].c == l->c;
                 if (!strcmp(p.lines[j].tag, "EXT") && p.lines[j].c == l->c) {
                     cr_expect(p.lines[j].a == 5 && p.lines[j].b == 77, "EXT kind %ld id %ld", p.lines[j].a,
                               p.lines[j].b);
                     *(j < i ? &before : &after) += 1;
                 }
-            cr_expect(before == 1 && after == 0, "API record %s (correlation %ld): %d EXT before, %d after", l->name,
-                      l->c, before, after);
+            }
+            cr_expect(before >= 1 && before + after == apis,
+                      "API record %s (correlation %ld): %d EXT before, %d after, %d API records", l->name, l->c,
+                      before, after, apis);
         } else if (!strcmp(l->tag, "EXT")) {
             int api = 0;
             for (size_t j = 0; j < p.n; j++)
                 api += !strcmp(p.lines[j].tag, "API") && p.lines[j].c == l->c;
-            cr_expect_eq(api, 1, "EXT record for correlation %ld has %d API records", l->c, api);
+            cr_expect_geq(api, 1, "EXT record for correlation %ld has no API record", l->c);
         }
     }
     /* callback names and CUPTI's names */

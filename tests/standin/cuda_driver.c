@@ -283,7 +283,13 @@ STANDIN_EXPORT void standin_api_enter(struct standin_api_frame *f, uint32_t doma
     f->retval = retval;
     f->symbol = symbol;
     f->tid = sys_tid();
-    f->correlation_id = atomic_fetch_add(&g_next_correlation, 1);
+    /* As the real CUPTI does (measured on the H200: every driver call made
+     * inside a runtime call carried the runtime call's correlation id), a
+     * driver call nested in a runtime call shares its id. */
+    if (domain == STANDIN_DOMAIN_DRIVER && t_top && t_top->domain == STANDIN_DOMAIN_RUNTIME)
+        f->correlation_id = t_top->correlation_id;
+    else
+        f->correlation_id = atomic_fetch_add(&g_next_correlation, 1);
     f->context = current_context();
     f->context_id = f->context ? f->context->id : 0;
     f->outer = t_top;
