@@ -14,7 +14,8 @@
 # against bare, kaudit, kaudit without any activity kind
 # (KAUDIT_CUPTI_KINDS=device: everything of kaudit except the activity
 # records) and torch.profiler, in interleaved rounds (bench/overhead.sh;
-# FLOOR_ROUNDS, FLOOR_BUDGET_S).  First it prints what a host timestamp costs
+# FLOOR_ROUNDS, FLOOR_BUDGET_S; FLOOR_MODES and FLOOR_VARIANTS replace the
+# modes beside the floor, BENCH_MODES and BENCH_VARIANTS syntax).  First it prints what a host timestamp costs
 # here (bench/host_clock.c).
 #
 # Output: the tables on stdout; $OUT/floor.tar.gz holds bench.json, the
@@ -35,10 +36,10 @@ gcc -O2 -shared -fPIC -o "$W/libcupti_toggle.so" bench/cupti_toggle.c -I"$CUDA_H
 
 INJECT="CUDA_INJECTION64_PATH=$W/libcupti_toggle.so"
 mkdir -p "$W/bench"
-OUT=$W/bench BENCH_MODES="bare kaudit profiler" BENCH_ROUNDS=${FLOOR_ROUNDS:-10} \
+OUT=$W/bench BENCH_MODES=${FLOOR_MODES:-"bare kaudit profiler"} BENCH_ROUNDS=${FLOOR_ROUNDS:-10} \
     BENCH_BUDGET_S=${FLOOR_BUDGET_S:-330} BENCH_MARGINAL=0 \
     BENCH_ARGS="--loop launch --launch-iters 6000 --launch-segments 12 --json" \
-    BENCH_VARIANTS="none:KAUDIT_CUPTI_KINDS=device" \
+    BENCH_VARIANTS=${FLOOR_VARIANTS-"none:KAUDIT_CUPTI_KINDS=device"} \
     BENCH_BARE_VARIANTS="floork:$INJECT+CT_INJECT=kernel floorcbk:$INJECT+CT_INJECT=cb_kernel" \
     bash bench/overhead.sh >"$W/bench/console.txt" 2>&1
 # What the floor clients recorded, per run (their stderr, kept by overhead.sh).

@@ -777,7 +777,7 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
  * Nested runtime calls would only clear this early, which records a
  * duplicate, never loses a record.
  */
-static __thread uint32_t open_runtime_correlation;
+static KAT_TLS uint32_t open_runtime_correlation;
 
 static int inside_recorded_runtime_call(CUpti_CallbackDomain domain, const CUpti_CallbackData *data)
 {
