@@ -15,8 +15,8 @@
 # (KAUDIT_CUPTI_KINDS=device: everything of kaudit except the activity
 # records) and torch.profiler, in interleaved rounds (bench/overhead.sh;
 # FLOOR_ROUNDS, FLOOR_BUDGET_S; FLOOR_MODES and FLOOR_VARIANTS replace the
-# modes beside the floor, BENCH_MODES and BENCH_VARIANTS syntax).  First it prints what a host timestamp costs
-# here (bench/host_clock.c).
+# modes beside the floor, in BENCH_MODES and BENCH_VARIANTS syntax).  First
+# it prints what a host timestamp costs here (bench/host_clock.c).
 #
 # Output: the tables on stdout; $OUT/floor.tar.gz holds bench.json, the
 # console log, each floor run's record counts and the host clock line.
@@ -36,14 +36,17 @@ gcc -O2 -shared -fPIC -o "$W/libcupti_toggle.so" bench/cupti_toggle.c -I"$CUDA_H
 
 INJECT="CUDA_INJECTION64_PATH=$W/libcupti_toggle.so"
 mkdir -p "$W/bench"
+touch "$W/bench-started"
 OUT=$W/bench BENCH_MODES=${FLOOR_MODES:-"bare kaudit profiler"} BENCH_ROUNDS=${FLOOR_ROUNDS:-10} \
     BENCH_BUDGET_S=${FLOOR_BUDGET_S:-330} BENCH_MARGINAL=0 \
     BENCH_ARGS="--loop launch --launch-iters 6000 --launch-segments 12 --json" \
     BENCH_VARIANTS=${FLOOR_VARIANTS-"none:KAUDIT_CUPTI_KINDS=device"} \
     BENCH_BARE_VARIANTS="floork:$INJECT+CT_INJECT=kernel floorcbk:$INJECT+CT_INJECT=cb_kernel" \
     bash bench/overhead.sh >"$W/bench/console.txt" 2>&1
-# What the floor clients recorded, per run (their stderr, kept by overhead.sh).
-grep -h "cupti_toggle:" /tmp/kaudit-bench.*/err-*-bare_floor* >"$W/floor-counts.txt" 2>/dev/null
+# What the floor clients recorded, per run: their stderr, kept in the work
+# directory overhead.sh made (the one newer than the marker).
+find /tmp -maxdepth 1 -name 'kaudit-bench.*' -newer "$W/bench-started" -exec sh -c \
+    'cat "$1"/err-*-bare_floor* 2>/dev/null' _ {} \; | grep "cupti_toggle:" >"$W/floor-counts.txt"
 tar -C "$W" -czf "$OUTDIR/floor.tar.gz" .
 echo "===== floor clients' records (first 4 runs)"
 head -4 "$W/floor-counts.txt"
