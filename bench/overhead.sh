@@ -9,8 +9,12 @@
 # (bare/kaudit/profiler, kaudit/profiler/bare, ...), so drifts in clock or
 # temperature fall on every mode alike.  Reports, per loop and mode, the
 # median time and the median over rounds of (mode / bare of the same round);
-# and the trace bytes per kernel launch (session size / kernels recorded, and
-# the marginal bytes of extra launches).
+# for the launch loop also read against each process's host speed (its
+# pure-Python reference time): 'matched' rows keep only the processes on the
+# fast host plateau, 'adjusted' rows move every process along one fitted
+# slope to the same reference time (docs/overhead.md); and the trace bytes per
+# kernel launch (session size / kernels recorded, and the marginal bytes of
+# extra launches).
 #
 # Output: the table on stdout, also in $OUT/bench-log.txt; every number in
 # $OUT/bench.json ($OUT defaults to ./bench-out).  Targets (issue 2): kaudit

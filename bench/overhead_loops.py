@@ -237,6 +237,41 @@ def median_ratio(rows, mode, key):
     return ratios
 
 
+def speed_adjusted(ok_rows, all_modes, out):
+    """Every process, adjusted for its host speed: the launch loop's us/iter
+    moves with the process's pure-Python reference time (cpu_ref_us) about
+    linearly, with one slope for every mode (measured: slow-plateau
+    processes are slower at both).  The slope is fitted within modes
+    (pooled least squares), each process's time is moved along it to the
+    median reference time of all processes, and the medians are compared.
+    Uses all processes, where the matched rows drop the slow ones."""
+    per_mode = {}
+    for mode in all_modes:
+        pts = [(r["cpu_ref_us"], r["launch_s"] / r["launch_iters"] * 1e6) for r in ok_rows
+               if r["mode"] == mode and r.get("launch_s") and r.get("cpu_ref_us")]
+        if len(pts) >= 2:
+            per_mode[mode] = pts
+    if "bare" not in per_mode:
+        return []
+    sxx = sxy = 0.0
+    for pts in per_mode.values():
+        mx = statistics.mean(x for x, _ in pts)
+        my = statistics.mean(y for _, y in pts)
+        sxx += sum((x - mx) ** 2 for x, _ in pts)
+        sxy += sum((x - mx) * (y - my) for x, y in pts)
+    if sxx <= 0:
+        return []
+    slope = sxy / sxx
+    ref = statistics.median(x for pts in per_mode.values() for x, _ in pts)
+    adjusted = {m: statistics.median(y - slope * (x - ref) for x, y in pts) for m, pts in per_mode.items()}
+    base = adjusted["bare"]
+    out["speed_adjusted"] = {"slope_us_per_ref_us": slope, "reference_cpu_ref_us": ref,
+                             "modes": {m: {"processes": len(per_mode[m]), "median_us_per_iter": v,
+                                           "ratio": v / base} for m, v in adjusted.items()}}
+    return [f"adjusted {m:<15} {len(per_mode[m]):>4} {'':>10} {v:>10.2f} {v / base:>34.3f}"
+            f"  (all processes, at cpu-ref {ref:.0f} us)" for m, v in adjusted.items()]
+
+
 def summarize(args):
     rows = []
     with open(args.summarize) as f:
@@ -342,6 +377,7 @@ def summarize(args):
                 out["plateau_matched"][mode]["ratio"] = ratio
                 lines.append(f"matched {mode:<16} {len(v):>4} {'':>10} {statistics.median(v):>10.2f} "
                              f"{ratio:>34.3f}  (processes on the fast plateau)")
+        lines.extend(speed_adjusted(ok_rows, all_modes, out))
     if procs:
         lines.append("whole process (python start to exit, both loops), median s: "
                      + ", ".join(f"{m} {v:.1f}" for m, v in procs.items()))
