@@ -10,6 +10,9 @@ endif()
 set(KAT_GPU_CHECKER ${CMAKE_SOURCE_DIR}/tests/gpu/check_session.py)
 add_test(NAME gpu_checker_selftest
   COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/tests/gpu/selftest_check_session.py)
+# The overhead benchmark's readings (bench/overhead.sh), on synthetic runs.
+add_test(NAME bench_summary_selftest
+  COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/bench/selftest_summarize.py)
 
 foreach(scenario raw_cublas torch_ops side_stream fork_subprocess ctypes_cublas)
   string(REPLACE "_" "-" name ${scenario})
