@@ -7,7 +7,9 @@ one process: the launch-bound loop's cost of each part of the recording.
 
 SETTINGs are those of preload/bench_control.c: "pause" (the baseline, about
 what the program costs bare), "resume" (kaudit as it records by default),
-"kinds=A,B" (recording with exactly those CUPTI activity kinds).  Default:
+"kinds=A,B" (recording with exactly those CUPTI activity kinds), "callbacks"
+and "wrappers" (only our CUPTI callbacks, or only the vendor wrappers; no
+activity).  Default:
 pause, resume.  Why one process: on the GPU machine the host's launch cost
 moves between plateaus from one process to the next (docs/overhead.md), so
 only settings that share a process share a machine state.

@@ -22,6 +22,13 @@
  *   kaudit_bench_control("kinds=A,B")      recording on, with exactly the
  *                                          activity kinds A,B (the names of
  *                                          KAUDIT_CUPTI_KINDS; "kinds=" for none)
+ *   kaudit_bench_control("callbacks")      our CUPTI callbacks (and the API and
+ *                                          timing records they make) only:
+ *                                          wrappers pass through, no activity
+ *   kaudit_bench_control("wrappers")       the vendor wrappers (and their
+ *                                          records) only: no callbacks, no
+ *                                          activity
+ * The last two split "kinds=" into its two halves.
  * Returns 0, or -1 when the control is off, the setting unknown, or CUPTI
  * refused a change.
  */
@@ -71,6 +78,11 @@ KAT_EXPORT int kaudit_bench_control(const char *setting)
     } else if (strncmp(setting, "kinds=", 6) == 0) {
         kat_tracing_pause(0);
         rc = kat_cupti_select_kinds(setting + 6) | kat_cupti_set_callbacks(1);
+        kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
+    } else if (strcmp(setting, "callbacks") == 0 || strcmp(setting, "wrappers") == 0) {
+        int callbacks = setting[0] == 'c';
+        kat_tracing_pause(callbacks);
+        rc = kat_cupti_select_kinds("") | kat_cupti_set_callbacks(callbacks);
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
     } else {
         return -1;

@@ -236,3 +236,43 @@ Test(recording, bench_control_pauses_and_says_so, .timeout = 240)
     cr_expect_eq(rh_count(t, KAT_REC_KERNEL), 10);
     rh_case_free(&c);
 }
+
+/*
+ * The two halves of "kinds=": "callbacks" keeps our CUPTI callbacks (API
+ * records) with the wrappers passing through, "wrappers" the reverse; neither
+ * has activity, so their launches leave no kernel record.  Of the 10 kernels
+ * launched under them, the 5 under "callbacks" have an API record, the 5
+ * under "wrappers" none.
+ */
+Test(recording, bench_control_splits_callbacks_from_wrappers, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "control-split");
+    char *argv[] = { RECORDING, "bench-split", "5", NULL };
+    const char *extra[] = { "KAUDIT_BENCH_CONTROL=1", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_expect_not_null(strstr(c.run.err, "control callbacks: 0"), "%s", c.run.err);
+    cr_expect_not_null(strstr(c.run.err, "control wrappers: 0"), "%s", c.run.err);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    cr_expect_eq(count_health(t, KAT_HEALTH_BENCH_CONTROL), 4);
+    cr_assert_eq(c.gt.nkernels, 20);
+    cr_expect_eq(rh_count(t, KAT_REC_KERNEL), 10);
+    size_t unrecorded = 0, with_api = 0;
+    for (size_t k = 0; k < c.gt.nkernels; k++) {
+        if (rh_kernel(t, c.gt.kernels[k].correlation_id, c.gt.kernels[k].name))
+            continue;
+        unrecorded++;
+        for (size_t i = 0; i < t->nrecs; i++)
+            if (t->recs[i].type == KAT_REC_API &&
+                ((const struct kat_api_rec *)t->recs[i].body)->correlation_id == c.gt.kernels[k].correlation_id) {
+                with_api++;
+                break;
+            }
+    }
+    cr_expect_eq(unrecorded, 10);
+    cr_expect_eq(with_api, 5, "%zu of the kernels launched without activity have an API record", with_api);
+    rh_case_free(&c);
+}

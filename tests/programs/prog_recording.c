@@ -5,6 +5,8 @@
  *   prog_recording launches N         N kernel launches on one stream
  *   prog_recording bench-control K    K launches, kaudit_bench_control("pause"),
  *                                     K launches, "resume", K launches
+ *   prog_recording bench-split K      K launches, "callbacks", K launches,
+ *                                     "wrappers", K launches, "resume", K launches
  *
  * stdout: a checksum line (identical with and without kaudit).  The
  * control's answers go to stderr as "control SETTING: RC" (RC is "absent"
@@ -33,7 +35,7 @@ static void control(const char *setting)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s launches N | bench-control K\n", argv[0]);
+        fprintf(stderr, "usage: %s launches N | bench-control K | bench-split K\n", argv[0]);
         return 2;
     }
     prog_register_kernels();
@@ -55,6 +57,14 @@ int main(int argc, char **argv)
         CHECK_CUDA(cudaStreamSynchronize(stream));
         control("resume");
         launch(d, n, count, stream);
+    } else if (!strcmp(argv[1], "bench-split")) {
+        const char *settings[] = { "callbacks", "wrappers", "resume" };
+        launch(d, n, count, stream);
+        for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++) {
+            CHECK_CUDA(cudaStreamSynchronize(stream));
+            control(settings[i]);
+            launch(d, n, count, stream);
+        }
     } else {
         fprintf(stderr, "unknown mode %s\n", argv[1]);
         return 2;
