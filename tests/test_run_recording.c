@@ -216,19 +216,32 @@ Test(recording, bench_control_is_absent_unless_asked_for_at_start, .timeout = 24
     rh_case_free(&c);
 }
 
+/* prog_recording MODE 5 under kaudit with the benchmark control on: the
+ * run succeeds, prints what it prints bare, every setting in SETTINGS is
+ * accepted, and there is one trace. */
+static const struct rh_trace *run_with_control(struct rh_case *c, const char *name, char *mode,
+                                               const char *const *settings)
+{
+    rh_case_init(c, name);
+    char *argv[] = { RECORDING, mode, "5", NULL };
+    const char *extra[] = { "KAUDIT_BENCH_CONTROL=1", NULL };
+    rh_case_run(c, argv, argv, extra);
+    cr_assert_eq(c->run.status, 0, "%#x\n%s", c->run.status, c->run.err);
+    cr_expect_str_eq(c->run.out, c->plain.out);
+    for (const char *const *s = settings; *s; s++) {
+        char accepted[64];
+        snprintf(accepted, sizeof accepted, "control %s: 0", *s);
+        cr_expect_not_null(strstr(c->run.err, accepted), "%s", c->run.err);
+    }
+    cr_assert_eq(c->s.ntraces, 1, "%s", rh_describe(&c->s));
+    return &c->s.traces[0];
+}
+
 Test(recording, bench_control_pauses_and_says_so, .timeout = 240)
 {
     struct rh_case c;
-    rh_case_init(&c, "control-on");
-    char *argv[] = { RECORDING, "bench-control", "5", NULL };
-    const char *extra[] = { "KAUDIT_BENCH_CONTROL=1", NULL };
-    rh_case_run(&c, argv, argv, extra);
-    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
-    cr_expect_str_eq(c.run.out, c.plain.out);
-    cr_expect_not_null(strstr(c.run.err, "control pause: 0"), "%s", c.run.err);
-    cr_expect_not_null(strstr(c.run.err, "control resume: 0"), "%s", c.run.err);
-    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
-    const struct rh_trace *t = &c.s.traces[0];
+    const char *settings[] = { "pause", "resume", NULL };
+    const struct rh_trace *t = run_with_control(&c, "control-on", "bench-control", settings);
     /* Found on at start, then once per setting. */
     cr_expect_eq(count_health(t, KAT_HEALTH_BENCH_CONTROL), 3);
     /* The five kernels launched while paused are not in the trace. */
@@ -247,16 +260,8 @@ Test(recording, bench_control_pauses_and_says_so, .timeout = 240)
 Test(recording, bench_control_splits_callbacks_from_wrappers, .timeout = 240)
 {
     struct rh_case c;
-    rh_case_init(&c, "control-split");
-    char *argv[] = { RECORDING, "bench-split", "5", NULL };
-    const char *extra[] = { "KAUDIT_BENCH_CONTROL=1", NULL };
-    rh_case_run(&c, argv, argv, extra);
-    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
-    cr_expect_str_eq(c.run.out, c.plain.out);
-    cr_expect_not_null(strstr(c.run.err, "control callbacks: 0"), "%s", c.run.err);
-    cr_expect_not_null(strstr(c.run.err, "control wrappers: 0"), "%s", c.run.err);
-    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
-    const struct rh_trace *t = &c.s.traces[0];
+    const char *settings[] = { "callbacks", "wrappers", "resume", NULL };
+    const struct rh_trace *t = run_with_control(&c, "control-split", "bench-split", settings);
     cr_expect_eq(count_health(t, KAT_HEALTH_BENCH_CONTROL), 4);
     cr_assert_eq(c.gt.nkernels, 20);
     cr_expect_eq(rh_count(t, KAT_REC_KERNEL), 10);
