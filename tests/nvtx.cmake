@@ -29,7 +29,7 @@ if(CRITERION_FOUND)
     ${CMAKE_SOURCE_DIR}/preload/nvtx_inject.c
     ${CMAKE_SOURCE_DIR}/preload/libraries.c
     ${CMAKE_SOURCE_DIR}/preload/threads.c)
-  target_include_directories(test_nvtx_unit PRIVATE ${CMAKE_SOURCE_DIR}/preload
+  target_include_directories(test_nvtx_unit PRIVATE ${CMAKE_SOURCE_DIR}/preload ${CMAKE_SOURCE_DIR}/session
     ${KAUDIT_CUDA_MAIN_INCLUDE})
   # Hidden like the preload itself; what is exported (pthread_create, the fake
   # cudaEventElapsedTime) must be seen by dlsym(RTLD_DEFAULT).
@@ -45,7 +45,7 @@ endif()
 
 if(CRITERION_FOUND AND TARGET kaudit)
   add_executable(test_nvtx ${KAT_NVTX_DIR}/test_nvtx.c)
-  target_link_libraries(test_nvtx PRIVATE kaudit_reader PkgConfig::CRITERION)
+  target_link_libraries(test_nvtx PRIVATE kaudit_session PkgConfig::CRITERION)
   target_compile_definitions(test_nvtx PRIVATE
     KAUDIT_BIN="$<TARGET_FILE:kaudit>" NVTX_PROG="$<TARGET_FILE:nvtx_prog>")
   add_dependencies(test_nvtx kaudit kaudit_preload nvtx_prog)

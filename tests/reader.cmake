@@ -8,7 +8,7 @@ target_include_directories(kaudit_trace_builder PUBLIC ${CMAKE_CURRENT_LIST_DIR}
 target_link_libraries(kaudit_trace_builder PUBLIC kaudit_format)
 
 add_executable(test_trace_reader ${CMAKE_CURRENT_LIST_DIR}/test_trace_reader.c)
-target_link_libraries(test_trace_reader PRIVATE kaudit_reader kaudit_trace_builder
+target_link_libraries(test_trace_reader PRIVATE kaudit_session kaudit_trace_builder
   PkgConfig::CRITERION)
 add_test(NAME trace_reader COMMAND test_trace_reader)
 

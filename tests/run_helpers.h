@@ -1,8 +1,8 @@
 /*
  * run_helpers.h - what the `kaudit run` tests on the stand-in CUDA stack
  * share: running a program with and without `kaudit run`, loading the
- * session it recorded through the reader (analyzer/trace_reader.h,
- * analyzer/session.h), and the stand-ins' ground-truth log.
+ * session it recorded through the reader (session/trace_reader.h,
+ * session/session.h), and the stand-ins' ground-truth log.
  *
  * Paths come from CMake (tests/standin.cmake): KAUDIT_BIN, STANDIN_DIR,
  * STANDIN_NOCUPTI_DIR, PROGRAMS_DIR, PYTHON_DIR, PYTHON3.

@@ -140,14 +140,14 @@ if(STANDIN_PYTHON3_LAUNCHER)
   endif()
 endif()
 
-if(NOT CRITERION_FOUND OR NOT TARGET kaudit_reader OR NOT TARGET kaudit OR NOT TARGET kaudit_preload)
+if(NOT CRITERION_FOUND OR NOT TARGET kaudit_session OR NOT TARGET kaudit OR NOT TARGET kaudit_preload)
   message(STATUS "kaudit: stand-in run tests not built (need Criterion, kaudit, the preload and the reader)")
   return()
 endif()
 
 add_library(standin_run_helpers STATIC ${CMAKE_CURRENT_LIST_DIR}/run_helpers.c)
 target_include_directories(standin_run_helpers PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(standin_run_helpers PUBLIC kaudit_reader PkgConfig::CRITERION ${CMAKE_DL_LIBS})
+target_link_libraries(standin_run_helpers PUBLIC kaudit_session PkgConfig::CRITERION ${CMAKE_DL_LIBS})
 target_compile_definitions(standin_run_helpers PUBLIC
   KAUDIT_BIN="$<TARGET_FILE:kaudit>"
   KAUDIT_PRELOAD_LIB="$<TARGET_FILE:kaudit_preload>"

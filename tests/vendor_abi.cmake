@@ -18,7 +18,7 @@ find_path(KAUDIT_CUDNN_INCLUDE cudnn.h
 if(EXISTS "${KAUDIT_CUDA_MAIN_INCLUDE}/cublas_v2.h" AND EXISTS "${KAUDIT_CUDA_MAIN_INCLUDE}/cublasLt.h"
    AND KAUDIT_CUDNN_INCLUDE)
   set(_kat_preload_dir ${PROJECT_SOURCE_DIR}/preload)
-  set(_kat_abi_includes ${_kat_preload_dir} ${KAUDIT_CUDA_MAIN_INCLUDE} ${KAUDIT_CUDNN_INCLUDE})
+  set(_kat_abi_includes ${_kat_preload_dir} ${CMAKE_SOURCE_DIR}/session ${KAUDIT_CUDA_MAIN_INCLUDE} ${KAUDIT_CUDNN_INCLUDE})
 
   # The wrappers are compiled into the test, next to stand-ins for the preload core.
   add_executable(test_vendor_abi

@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "preload_internal.h"
-#include "session_info.h"
+#include "kaudit_env.h"
+#include "trace_format.h"
+#include "info_writer.h"
 
 extern char **environ;
 

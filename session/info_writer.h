@@ -1,5 +1,5 @@
 /*
- * session_info.h - writing a session's `info` file and its closing summary.
+ * info_writer.h - writing a session's `info` file and its closing summary.
  *
  * The info file is text: the line `kaudit-session`, then `key: value` lines
  * (docs/session-format.md lists the keys).  It is rewritten whole (temporary

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "session_info.h"
+#include "info_writer.h"
 #include "trace_format.h"
 #include "session.h"
 #include "trace_reader.h"
