@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "child_env.h"
 #include "preload_internal.h"
 
 extern char **environ;
@@ -39,34 +40,32 @@ void kat_cupti_after_fork_child(void);
 
 /* ---- the variables every traced process must have ------------------------ */
 
-#define MAX_INJECTED 8
+/* A value longer than this is not re-injected (it would not be ours). */
 #define INJECTED_BYTES 4096
+/* Environments whose composed entries need more than this (a huge
+ * LD_PRELOAD or PYTHONPATH) are passed on as they are: the stack of the
+ * thread that calls exec may be small. */
+#define MAX_COMPOSED_BYTES 65536
 
-struct injected_var {
-    char name[40];
-    char entry[INJECTED_BYTES]; /* "NAME=value" */
-    size_t name_len;
-};
-
+/*
+ * What children must carry (session/child_env.h), copied when the library
+ * is loaded, before any code of the program runs, so that a program that
+ * changes its own environment later cannot redirect what children get.
+ */
 static struct {
-    struct injected_var vars[MAX_INJECTED];
-    int count;
-    char preload_path[INJECTED_BYTES];
-    char audit_path[INJECTED_BYTES];    /* "" when kaudit run set no LD_AUDIT */
+    char preload[INJECTED_BYTES], session[INJECTED_BYTES], cupti[INJECTED_BYTES];
+    char audit[INJECTED_BYTES], python_dir[INJECTED_BYTES], python_watch[INJECTED_BYTES];
+    struct kat_injection inj;
     int ready;
 } injection;
 
-static void add_injected(const char *name, const char *value)
+/* Copies value into buf; NULL when unset, empty or too long. */
+static const char *keep_value(char *buf, const char *value)
 {
-    if (!value || !value[0] || injection.count >= MAX_INJECTED)
-        return;
-    struct injected_var *v = &injection.vars[injection.count];
-    if (strlen(name) + strlen(value) + 2 > sizeof(v->entry))
-        return;
-    kat_strlcpy(v->name, name, sizeof(v->name));
-    v->name_len = strlen(name);
-    snprintf(v->entry, sizeof(v->entry), "%s=%s", name, value);
-    injection.count++;
+    if (!value || !value[0] || strlen(value) >= INJECTED_BYTES)
+        return NULL;
+    kat_strlcpy(buf, value, INJECTED_BYTES);
+    return buf;
 }
 
 static void prepare_injection(void)
@@ -75,153 +74,46 @@ static void prepare_injection(void)
     Dl_info self;
     if ((!preload || !preload[0]) && dladdr((void *)prepare_injection, &self) && self.dli_fname)
         preload = self.dli_fname;
-    if (!preload)
+    struct kat_injection *inj = &injection.inj;
+    inj->preload = keep_value(injection.preload, preload);
+    if (!inj->preload)
         return;
-    kat_strlcpy(injection.preload_path, preload, sizeof(injection.preload_path));
-    add_injected(KAT_ENV_SESSION, getenv(KAT_ENV_SESSION));
-    add_injected(KAT_ENV_PRELOAD, preload);
-    add_injected("CUDA_INJECTION64_PATH", preload);
-    add_injected("NVTX_INJECTION64_PATH", preload);
-    add_injected(KAT_ENV_CUPTI, getenv(KAT_ENV_CUPTI));
+    inj->session = keep_value(injection.session, getenv(KAT_ENV_SESSION));
+    inj->cupti = keep_value(injection.cupti, getenv(KAT_ENV_CUPTI));
     const char *audit = getenv(KAT_ENV_AUDIT);
-    if (audit && audit[0] == '/') {
-        kat_strlcpy(injection.audit_path, audit, sizeof(injection.audit_path));
-        add_injected(KAT_ENV_AUDIT, audit);
-    }
+    if (audit && audit[0] == '/')
+        inj->audit = keep_value(injection.audit, audit);
+    inj->python_dir = keep_value(injection.python_dir, getenv(KAT_ENV_PYTHON_DIR));
+    if (inj->python_dir)
+        inj->python_watch = keep_value(injection.python_watch, getenv(KAT_ENV_PYTHON_WATCH));
     injection.ready = 1;
-}
-
-static const char *env_value(char *const envp[], const char *name, size_t name_len)
-{
-    if (!envp)
-        return NULL;
-    for (char *const *e = envp; *e; e++)
-        if (strncmp(*e, name, name_len) == 0 && (*e)[name_len] == '=')
-            return *e + name_len + 1;
-    return NULL;
-}
-
-/* path is an entry of LD_PRELOAD (':' or ' ' between entries) or LD_AUDIT (':'). */
-static int path_listed(const char *list, const char *path)
-{
-    size_t n = strlen(path);
-    for (const char *p = list; p && *p;) {
-        const char *end = p + strcspn(p, ": ");
-        if ((size_t)(end - p) == n && strncmp(p, path, n) == 0)
-            return 1;
-        p = *end ? end + 1 : end;
-    }
-    return 0;
-}
-
-static int preload_listed(const char *list)
-{
-    return path_listed(list, injection.preload_path);
 }
 
 static int needs_injection(char *const envp[])
 {
-    if (!injection.ready)
-        return 0;
-    for (int i = 0; i < injection.count; i++) {
-        const struct injected_var *v = &injection.vars[i];
-        const char *have = env_value(envp, v->name, v->name_len);
-        if (!have || strcmp(have, v->entry + v->name_len + 1) != 0)
-            return 1;
-    }
-    if (injection.audit_path[0]) {
-        const char *tunables = env_value(envp, "GLIBC_TUNABLES", 14);
-        if (!path_listed(env_value(envp, "LD_AUDIT", 8), injection.audit_path)
-            || !tunables || !strstr(tunables, KAT_TLS_TUNABLE "="))
-            return 1;
-    }
-    const char *preload = env_value(envp, "LD_PRELOAD", 10);
-    return !preload || !preload_listed(preload);
-}
-
-static int is_injected_name(const char *entry)
-{
-    if (strncmp(entry, "LD_PRELOAD=", 11) == 0 || strncmp(entry, KAT_ENV_REINJECTED "=",
-                                                          sizeof(KAT_ENV_REINJECTED)) == 0)
-        return 1;
-    if (injection.audit_path[0]
-        && (strncmp(entry, "LD_AUDIT=", 9) == 0 || strncmp(entry, "GLIBC_TUNABLES=", 15) == 0))
-        return 1;
-    for (int i = 0; i < injection.count; i++)
-        if (strncmp(entry, injection.vars[i].name, injection.vars[i].name_len) == 0
-            && entry[injection.vars[i].name_len] == '=')
-            return 1;
-    return 0;
+    return injection.ready && !kat_child_env_complete(&injection.inj, envp);
 }
 
 /*
- * Build the environment for a child into caller-provided stack space.
- * `slots` must hold count(envp) + MAX_INJECTED + 5 pointers and `buf`
- * INJECTED_BYTES * 6 bytes: the LD_PRELOAD, LD_AUDIT and GLIBC_TUNABLES
- * entries in its thirds.
+ * A macro, because the environment must live in the caller's stack frame.
+ * `reinjected` ends up 0 when the environment is passed on unchanged.
  */
-static char **injected_env(char *const envp[], char **slots, char *buf, size_t buf_size)
-{
-    size_t n = 0;
-    buf_size /= 3;
-    char *preload_buf = buf, *audit_buf = buf + buf_size, *tunables_buf = buf + 2 * buf_size;
-    const char *old_preload = env_value(envp, "LD_PRELOAD", 10);
-    const char *old_audit = env_value(envp, "LD_AUDIT", 8);
-    const char *old_tunables = env_value(envp, "GLIBC_TUNABLES", 14);
-    if (envp)
-        for (char *const *e = envp; *e; e++)
-            if (!is_injected_name(*e))
-                slots[n++] = *e;
-    for (int i = 0; i < injection.count; i++)
-        slots[n++] = injection.vars[i].entry;
-    if (old_preload && old_preload[0] && !preload_listed(old_preload))
-        snprintf(preload_buf, buf_size, "LD_PRELOAD=%s:%s", injection.preload_path, old_preload);
-    else if (old_preload && old_preload[0])
-        snprintf(preload_buf, buf_size, "LD_PRELOAD=%s", old_preload);
-    else
-        snprintf(preload_buf, buf_size, "LD_PRELOAD=%s", injection.preload_path);
-    slots[n++] = preload_buf;
-    if (injection.audit_path[0]) {
-        /* Ours first, as `kaudit run` set it. */
-        if (old_audit && old_audit[0] && !path_listed(old_audit, injection.audit_path))
-            snprintf(audit_buf, buf_size, "LD_AUDIT=%s:%s", injection.audit_path, old_audit);
-        else if (old_audit && old_audit[0])
-            snprintf(audit_buf, buf_size, "LD_AUDIT=%s", old_audit);
-        else
-            snprintf(audit_buf, buf_size, "LD_AUDIT=%s", injection.audit_path);
-        slots[n++] = audit_buf;
-        if (old_tunables && strstr(old_tunables, KAT_TLS_TUNABLE "="))
-            snprintf(tunables_buf, buf_size, "GLIBC_TUNABLES=%s", old_tunables);
-        else if (old_tunables && old_tunables[0])
-            snprintf(tunables_buf, buf_size, "GLIBC_TUNABLES=%s:%s", old_tunables, KAT_TLS_TUNABLE_SETTING);
-        else
-            snprintf(tunables_buf, buf_size, "GLIBC_TUNABLES=%s", KAT_TLS_TUNABLE_SETTING);
-        slots[n++] = tunables_buf;
-    }
-    slots[n++] = KAT_ENV_REINJECTED "=1";
-    slots[n] = NULL;
-    return slots;
-}
-
-static size_t env_count(char *const envp[])
-{
-    size_t n = 0;
-    if (envp)
-        while (envp[n])
-            n++;
-    return n;
-}
-
-/* A macro, because the environment must live in the caller's stack frame. */
-#define WITH_INJECTED_ENV(envp_in, envp_out, reinjected)                                     \
-    int reinjected = needs_injection(envp_in);                                                \
-    char *const *envp_out = (envp_in);                                                        \
-    char **slots_##envp_out = NULL;                                                          \
-    char *buf_##envp_out = NULL;                                                             \
-    if (reinjected) {                                                                        \
-        slots_##envp_out = alloca((env_count(envp_in) + MAX_INJECTED + 5) * sizeof(char *)); \
-        buf_##envp_out = alloca(INJECTED_BYTES * 6);                                         \
-        envp_out = injected_env(envp_in, slots_##envp_out, buf_##envp_out, INJECTED_BYTES * 6); \
+#define WITH_INJECTED_ENV(envp_in, envp_out, reinjected)                                          \
+    int reinjected = needs_injection(envp_in);                                                     \
+    char *const *envp_out = (envp_in);                                                             \
+    if (reinjected) {                                                                             \
+        size_t slots_##envp_out = kat_child_env_slots(envp_in);                                    \
+        size_t bytes_##envp_out = kat_child_env_bytes(&injection.inj, envp_in);                    \
+        char **built_##envp_out = NULL;                                                            \
+        if (bytes_##envp_out <= MAX_COMPOSED_BYTES)                                                \
+            built_##envp_out = kat_child_env(&injection.inj, envp_in, 1,                           \
+                                             alloca(slots_##envp_out * sizeof(char *)),            \
+                                             slots_##envp_out, alloca(bytes_##envp_out),           \
+                                             bytes_##envp_out);                                    \
+        if (built_##envp_out)                                                                      \
+            envp_out = built_##envp_out;                                                           \
+        else                                                                                       \
+            reinjected = 0;                                                                        \
     }
 
 /* ---- recording helpers ------------------------------------------------------ */

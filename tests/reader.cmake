@@ -20,3 +20,8 @@ if(TARGET kaudit)
   add_dependencies(test_dump kaudit)
   add_test(NAME dump COMMAND test_dump)
 endif()
+
+# The environment rule shared by `kaudit run` and the preload's re-injection.
+add_executable(test_child_env ${CMAKE_CURRENT_LIST_DIR}/test_child_env.c)
+target_link_libraries(test_child_env PRIVATE kaudit_session PkgConfig::CRITERION)
+add_test(NAME child_env COMMAND test_child_env)

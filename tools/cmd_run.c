@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "child_env.h"
 #include "kaudit_env.h"
 #include "trace_format.h"
 #include "info_writer.h"
@@ -132,19 +133,6 @@ static int find_audit(const char *preload, char *out)
     return -1;
 }
 
-/* `item` is one of the ':'-separated entries of `list`. */
-static int listed(const char *list, const char *item)
-{
-    size_t n = strlen(item);
-    for (const char *p = list; p && *p;) {
-        const char *end = strchrnul(p, ':');
-        if ((size_t)(end - p) == n && strncmp(p, item, n) == 0)
-            return 1;
-        p = *end ? end + 1 : end;
-    }
-    return 0;
-}
-
 static int make_session_dir(const char *dir, int overwrite, char *absolute)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
@@ -209,76 +197,20 @@ static int locate_command(const char *cmd, char *found, size_t size)
     return saw_unexecutable ? EACCES : ENOENT;
 }
 
-/* The child's environment: ours plus the tool's variables. */
+/* The child's environment: ours plus the tool's variables (session/child_env.h). */
 static char **child_environment(const char *session, const char *preload, const char *cupti,
                                 const char *audit, const char *python_dir, const char *python_watch)
 {
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **env = calloc(n + 13, sizeof(char *));
-    if (!env)
-        return NULL;
-    size_t k = 0;
-    const char *old_preload = getenv("LD_PRELOAD");
-    const char *old_audit = getenv("LD_AUDIT");
-    const char *old_tunables = getenv("GLIBC_TUNABLES");
-    static const char *const replaced[] = { "LD_PRELOAD=", "CUDA_INJECTION64_PATH=",
-                                            "NVTX_INJECTION64_PATH=", KAT_ENV_SESSION "=",
-                                            KAT_ENV_PRELOAD "=", KAT_ENV_CUPTI "=",
-                                            KAT_ENV_REINJECTED "=", "LD_AUDIT=",
-                                            KAT_ENV_AUDIT "=", "PYTHONPATH=", "KAUDIT_PYTHON_WATCH=",
-                                            NULL };
-    for (size_t i = 0; i < n; i++) {
-        int skip = 0;
-        for (const char *const *r = replaced; *r; r++)
-            if (strncmp(environ[i], *r, strlen(*r)) == 0)
-                skip = 1;
-        if (audit && strncmp(environ[i], "GLIBC_TUNABLES=", 15) == 0)
-            skip = 1;
-        if (!skip)
-            env[k++] = environ[i];
-    }
     const char *injection = getenv("CUDA_INJECTION64_PATH");
     if (injection && injection[0] && strcmp(injection, preload) != 0)
         say("warning", "replacing CUDA_INJECTION64_PATH='%s': CUPTI takes one tool", injection);
-    if (asprintf(&env[k++], "LD_PRELOAD=%s%s%s", preload, old_preload && *old_preload ? ":" : "",
-                 old_preload ? old_preload : "") < 0
-        || asprintf(&env[k++], "CUDA_INJECTION64_PATH=%s", preload) < 0
-        || asprintf(&env[k++], "NVTX_INJECTION64_PATH=%s", preload) < 0
-        || asprintf(&env[k++], "%s=%s", KAT_ENV_SESSION, session) < 0
-        || asprintf(&env[k++], "%s=%s", KAT_ENV_PRELOAD, preload) < 0)
+    struct kat_injection inj = { .preload = preload, .session = session, .cupti = cupti,
+                                 .audit = audit, .python_dir = python_dir, .python_watch = python_watch };
+    size_t slots = kat_child_env_slots(environ), bytes = kat_child_env_bytes(&inj, environ);
+    char **env = malloc(slots * sizeof(char *) + bytes);
+    if (!env)
         return NULL;
-    if (cupti && asprintf(&env[k++], "%s=%s", KAT_ENV_CUPTI, cupti) < 0)
-        return NULL;
-    const char *old_pythonpath = getenv("PYTHONPATH");
-    if (python_dir) {
-        /* First, so that our sitecustomize runs (it then runs the one it shadows). */
-        if (asprintf(&env[k++], "PYTHONPATH=%s%s%s", python_dir, old_pythonpath && *old_pythonpath ? ":" : "",
-                     old_pythonpath ? old_pythonpath : "") < 0
-            || asprintf(&env[k++], "KAUDIT_PYTHON_WATCH=%s", python_watch) < 0)
-            return NULL;
-    } else if (old_pythonpath && asprintf(&env[k++], "PYTHONPATH=%s", old_pythonpath) < 0) {
-        return NULL;
-    }
-    /* Ours first; a module listed twice would be loaded twice. */
-    int keep_old = old_audit && old_audit[0] && !(audit && listed(old_audit, audit));
-    if (audit && (asprintf(&env[k++], "LD_AUDIT=%s%s%s", audit, keep_old ? ":" : "",
-                           keep_old ? old_audit : "") < 0
-                  || asprintf(&env[k++], "%s=%s", KAT_ENV_AUDIT, audit) < 0))
-        return NULL;
-    if (!audit && old_audit && asprintf(&env[k++], "LD_AUDIT=%s", old_audit) < 0)
-        return NULL;
-    if (audit) {
-        const char *sep = old_tunables && old_tunables[0] ? ":" : "";
-        if (old_tunables && strstr(old_tunables, KAT_TLS_TUNABLE "="))
-            sep = NULL; /* the user's own setting stands */
-        if (asprintf(&env[k++], "GLIBC_TUNABLES=%s%s%s", old_tunables ? old_tunables : "",
-                     sep ? sep : "", sep ? KAT_TLS_TUNABLE_SETTING : "") < 0)
-            return NULL;
-    }
-    env[k] = NULL;
-    return env;
+    return kat_child_env(&inj, environ, 0, env, slots, (char *)(env + slots), bytes);
 }
 
 static volatile sig_atomic_t child_pid_for_signals;
