@@ -5,7 +5,7 @@ one process: the launch-bound loop's cost of each part of the recording.
   KAUDIT_BENCH_CONTROL=1 kaudit run -d DIR -- python3 bench/kaudit_ab.py \\
       [--repeats 20] [--iters 200] [SETTING ...]
 
-SETTINGs are those of preload/bench_control.c: "pause" (the baseline, about
+SETTINGs are those of preload/bench/bench_control.c: "pause" (the baseline, about
 what the program costs bare), "resume" (kaudit as it records by default),
 "kinds=A,B" (recording with exactly those CUPTI activity kinds), "callbacks"
 and "wrappers" (only our CUPTI callbacks, or only the vendor wrappers; no

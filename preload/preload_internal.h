@@ -44,7 +44,7 @@ void kat_stage_after_fork_child(void);
 int kat_emit_lock(void);
 void kat_emit_locked(uint16_t type, const void *body, uint32_t size);
 void kat_emit_unlock(void);
-/* Benchmark control only (bench_control.c): pause or resume all recording. */
+/* Benchmark control only (bench/bench_control.c): pause or resume all recording. */
 void kat_tracing_pause(int paused);
 /* Write the end record and close the file (exit paths); idempotent. */
 void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags);

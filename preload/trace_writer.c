@@ -99,7 +99,7 @@ static const char *session_dir(void)
     return writer.session_dir[0] ? writer.session_dir : NULL;
 }
 
-/* Set only by the benchmark control (bench_control.c): while paused, the
+/* Set only by the benchmark control (bench/bench_control.c): while paused, the
  * wrappers pass straight through. */
 static atomic_int tracing_paused;
 
