@@ -21,6 +21,10 @@ static const char *certificate_name(enum ka_verdict v)
 void ka_report_summary(FILE *f, const struct ka_analysis *a)
 {
     fprintf(f, "task %s  session %s\n", a->task_id, a->session_dir);
+    if (a->inventory_file)
+        fprintf(f, "  inventory: %s (digest %s)\n", a->inventory_file, a->inventory_digest);
+    else
+        fprintf(f, "  inventory: none (name matches and module digests not checked)\n");
     for (int i = 0; i < KA_AXIS_COUNT; i++) {
         const struct ka_axis_result *ax = &a->axis[i];
         fprintf(f, "  %-15s %-12s%s%s\n", ka_axis_name(i), ka_verdict_name(ax->verdict), ax->root_cause ? " " : "",

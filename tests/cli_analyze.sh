@@ -100,6 +100,32 @@ fi
 run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$T/no-such.inventory"
 check "missing inventory: exit 1" rc 1
 
+# The inventory without --inventory: the bundled calibrated one, named in
+# every report; KAUDIT_INVENTORY overrides it; "none" judges without one.
+run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json"
+check "default inventory: exit 11" rc 11
+check "default inventory: the bundled one, named" out_has "inventory: .*inventory/data/h200-torch2.11-calibrated.inventory.zst (digest "
+run report "$SESSION" --contract "$SRC/contracts/examples/side-stream.json"
+check "default inventory: report names it" out_has "inventory: .*h200-torch2.11-calibrated.inventory.zst (digest "
+run report "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --json
+check "default inventory: JSON names it" out_has '"file":.*h200-torch2.11-calibrated.inventory.zst"'
+run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory none
+check "--inventory none: exit 11" rc 11
+check "--inventory none: said" out_has "inventory: none"
+run report "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --json --inventory none
+check "--inventory none: JSON null" out_has '"inventory":	null'
+KAUDIT_INVENTORY=none run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json"
+check "KAUDIT_INVENTORY=none: said" out_has "inventory: none"
+KAUDIT_INVENTORY="$T/no-such.inventory" run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json"
+check "KAUDIT_INVENTORY missing: exit 1" rc 1
+check "KAUDIT_INVENTORY missing: named" err_has "no-such.inventory"
+KAUDIT_INVENTORY=none run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV"
+check "--inventory wins over KAUDIT_INVENTORY" out_has "inventory: .*h200-torch2.11-calibrated.inventory.zst (digest "
+cp -r "$SESSION" "$T/saved-none"
+run analyze "$T/saved-none" --contract "$SRC/contracts/examples/side-stream.json" --inventory none --save
+run report "$T/saved-none"
+check "saved analysis without an inventory: report keeps none" out_has "inventory: none"
+
 # report: saved analysis round trip, JSON and timeline.
 cp -r "$SESSION" "$T/saved"
 run analyze "$T/saved" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV" --weak ACCEPT --save

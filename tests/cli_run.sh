@@ -57,5 +57,20 @@ check "killed by signal 9: exit 137" rc 137
 check "killed by signal 9: said" err_has "was killed by signal 9"
 check "info says signal 9" grep -q '^status: signal 9' "$T/s4/info"
 
+# Without -d: never refused because an earlier run left its session here;
+# kaudit.session, then kaudit-2.session, each named on kaudit's stderr.
+mkdir -p "$T/numbered"
+(cd "$T/numbered" && "$K" run -- true >"$T/out" 2>"$T/err"; echo $? >"$T/rc")
+check "first run without -d: exit 0" rc 0
+check "first run without -d: kaudit.session written" test -f "$T/numbered/kaudit.session/info"
+check "first run without -d: named" err_has "kaudit: note: session written to kaudit.session"
+(cd "$T/numbered" && "$K" run -- sh -c 'echo second' >"$T/out" 2>"$T/err"; echo $? >"$T/rc")
+check "second run without -d: exit 0" rc 0
+check "second run without -d: kaudit-2.session written" test -f "$T/numbered/kaudit-2.session/info"
+check "second run without -d: named" err_has "kaudit: note: session written to kaudit-2.session"
+check "second run without -d: stdout untouched" [ "$(cat "$T/out")" = second ]
+check "two runs, two different sessions" sh -c '! cmp -s "$1/kaudit.session/info" "$1/kaudit-2.session/info"' - "$T/numbered"
+check "the first session is kept" grep -q '^status: exited 0' "$T/numbered/kaudit.session/info"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "contract.h"
 #include "inventory.h"
+#include "resources.h"
 
 #define SAVED_ANALYSIS "analysis.json"
 
@@ -37,8 +38,10 @@ static const char analyze_usage[] =
     "  --contract FILE     the task contract (JSON)\n"
     "  --manifest FILE     the manifest that pins it (default: manifest.json beside the\n"
     "                      contract or up to three directories above)\n"
-    "  --inventory FILE    a sealed vendor kernel inventory (docs/inventory.md); without\n"
-    "                      it, kernel names and module digests are not checked\n"
+    "  --inventory FILE    a sealed vendor kernel inventory (docs/inventory.md); default\n"
+    "                      $KAUDIT_INVENTORY, else the bundled calibrated H200 one\n"
+    "                      (share/kaudit/" KAUDIT_BUNDLED_INVENTORY ");\n"
+    "                      'none': kernel names and module digests are not checked\n"
     "  --weak ACCEPT|REJECT  the weak verifier's decision: adds the outcome code\n"
     "  --semantic V        the semantic axis verdict (PASS, FAIL, INCONCLUSIVE) from a\n"
     "                      separate stress run; without it the axis is UNSUPPORTED\n"
@@ -215,8 +218,14 @@ static int run(int argc, char **argv, int report)
     if (rc)
         return rc < 0 ? 0 : rc;
     char *owned_contract = NULL, *owned_inventory = NULL;
+    int from_saved = !a.contract;
     if (!a.contract && load_saved(&a, &owned_contract, &owned_inventory))
         return 1;
+    /* No --inventory: the saved analysis's (none if it had none), else
+     * $KAUDIT_INVENTORY, else the bundled one; "none": none (resources.h). */
+    char inventory_found[4096];
+    kres_inventory(a.inventory ? a.inventory : from_saved ? "none" : NULL, &a.inventory, inventory_found,
+                   sizeof inventory_found);
     /* A saved analysis is re-run from anywhere: keep absolute paths in it. */
     char contract_real[4096], inventory_real[4096];
     if (a.save && realpath(a.contract, contract_real))

@@ -29,6 +29,8 @@
 #include "kaudit_env.h"
 #include "trace_format.h"
 #include "info_writer.h"
+#include "resources.h"
+#include "session_name.h"
 
 extern char **environ;
 
@@ -39,10 +41,13 @@ static void usage(FILE *out)
             "                  [--no-python] [--exact-event-times] [-v] -- CMD [ARGS...]\n"
             "\n"
             "Run CMD unmodified under the KernelAudit preload library and CUPTI and record\n"
-            "one trace per process in the session directory DIR (default: kaudit.session).\n"
+            "one trace per process in the session directory DIR (default: kaudit.session, or\n"
+            "kaudit-N.session for the Nth when earlier ones exist here).\n"
             "\n"
-            "  -d, --dir DIR     session directory to create\n"
-            "      --overwrite   replace an existing session in DIR\n"
+            "  -d, --dir DIR     session directory to create (an existing session there is an\n"
+            "                    error unless --overwrite)\n"
+            "      --overwrite   replace an existing session in DIR (without -d: in\n"
+            "                    kaudit.session)\n"
             "      --cupti LIB   libcupti to use when the program has not loaded one\n"
             "      --python-watch NAMES  comma-separated class or function names whose frames\n"
             "                    Python processes report (default ModelNew,Model; see\n"
@@ -73,38 +78,14 @@ static int file_readable(const char *path)
     return path && access(path, R_OK) == 0;
 }
 
-/* The preload library installed beside this binary, or named by the user. */
+/* The preload library: named by the user, else in the binary's layout
+ * (tools/resources.h). */
 static int find_preload(char *out, size_t size)
 {
-    const char *configured = getenv(KAT_ENV_PRELOAD);
-    if (configured && configured[0]) {
-        if (!realpath(configured, out) || !file_readable(out)) {
-            say("error", "cannot read the preload library '%s' named by %s", configured,
-                KAT_ENV_PRELOAD);
-            return -1;
-        }
+    char err[PATH_MAX + 256];
+    if (kres_preload(out, size, err, sizeof(err)) == 0)
         return 0;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0) {
-        say("error", "cannot locate the kaudit binary to find the preload library");
-        return -1;
-    }
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    *slash = '\0';
-    static const char *const relative[] = { "/../lib/libkaudit_preload.so",
-                                            "/../lib/kaudit/libkaudit_preload.so",
-                                            "/libkaudit_preload.so" };
-    for (size_t i = 0; i < sizeof(relative) / sizeof(relative[0]); i++) {
-        char candidate[PATH_MAX + 64];
-        snprintf(candidate, sizeof(candidate), "%s%s", exe, relative[i]);
-        if (file_readable(candidate) && realpath(candidate, out))
-            return 0;
-    }
-    say("error", "cannot find libkaudit_preload.so beside '%s' (set %s)", exe, KAT_ENV_PRELOAD);
-    (void)size;
+    say("error", "%s", err);
     return -1;
 }
 
@@ -116,21 +97,7 @@ static int find_preload(char *out, size_t size)
  */
 static int find_audit(const char *preload, char *out)
 {
-    const char *configured = getenv(KAT_ENV_AUDIT);
-    if (configured && strcmp(configured, "none") == 0)
-        return 1;
-    int n;
-    if (configured && configured[0])
-        n = snprintf(out, PATH_MAX, "%s", configured);
-    else /* preload is absolute */
-        n = snprintf(out, PATH_MAX, "%.*s/libkaudit_audit.so",
-                     (int)(strrchr(preload, '/') - preload), preload);
-    char resolved[PATH_MAX];
-    if (n > 0 && n < PATH_MAX && file_readable(out) && realpath(out, resolved)) {
-        memcpy(out, resolved, strlen(resolved) + 1);
-        return 0;
-    }
-    return -1;
+    return kres_audit(preload, out, PATH_MAX);
 }
 
 static int make_session_dir(const char *dir, int overwrite, char *absolute)
@@ -221,9 +188,12 @@ static void forward_signal(int sig)
         kill(child_pid_for_signals, sig);
 }
 
-int cmd_run(int argc, char **argv)
+/* The session directory numbered for this run when -d was not given. */
+static char claimed_session[64];
+
+static int run_command(int argc, char **argv)
 {
-    const char *dir = "kaudit.session";
+    const char *dir = NULL; /* -d, else numbered (session_name.h) */
     const char *cupti = getenv(KAT_ENV_CUPTI);
     int overwrite = 0, verbose = 0;
     const char *no_python_env = getenv("KAUDIT_NO_PYTHON");
@@ -292,6 +262,17 @@ int cmd_run(int argc, char **argv)
     int audit_found = find_audit(preload, audit_path);
     const char *audit = audit_found == 0 ? audit_path : NULL;
 
+    if (!dir && overwrite) {
+        dir = KAUDIT_SESSION_DEFAULT; /* --overwrite alone: replace kaudit.session, as before */
+    } else if (!dir) {
+        if (kaudit_new_session_dir(claimed_session, sizeof(claimed_session)) != 0) {
+            say("error", "cannot create a session directory here ('%s'): %s", claimed_session,
+                strerror(errno));
+            claimed_session[0] = '\0';
+            return 1;
+        }
+        dir = claimed_session;
+    }
     char session[PATH_MAX];
     if (make_session_dir(dir, overwrite, session) != 0)
         return 1;
@@ -320,15 +301,8 @@ int cmd_run(int argc, char **argv)
     char python_dir[PATH_MAX + 32];
     const char *python = NULL;
     if (!no_python) {
-        snprintf(python_dir, sizeof(python_dir), "%s", preload);
-        char *slash = strrchr(python_dir, '/');
-        if (slash) {
-            strcpy(slash, "/kaudit-python");
-            char probe[PATH_MAX + 64];
-            snprintf(probe, sizeof(probe), "%s/sitecustomize.py", python_dir);
-            if (file_readable(probe))
-                python = python_dir;
-        }
+        if (kres_python_dir(preload, python_dir, sizeof(python_dir)) == 0)
+            python = python_dir;
     }
     kat_session_info_set(&info, "python_provenance", "%s",
                          python ? python_dir : no_python ? "(off: --no-python)" : "(off: kaudit-python not found)");
@@ -421,5 +395,14 @@ int cmd_run(int argc, char **argv)
     kat_session_info_finished(&info, status);
     if (kat_session_info_summarize(&info, verbose ? stderr : NULL) != 0)
         say("warning", "the session in '%s' has unreadable traces (see kaudit.log)", session);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    claimed_session[0] = '\0';
+    int rc = run_command(argc, argv);
+    if (claimed_session[0]) /* not named by -d: say which one */
+        say("note", "session written to %s", claimed_session);
     return rc;
 }

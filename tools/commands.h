@@ -8,5 +8,6 @@ int cmd_inventory(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_contract(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
 
 #endif

@@ -23,6 +23,7 @@ static const struct command commands[] = {
     { "analyze", cmd_analyze, "judge a recorded session against a task contract: axis verdicts and certificate" },
     { "report", cmd_report, "explain an analysis with its evidence (text, JSON, Perfetto timeline)" },
     { "contract", cmd_contract, "check and pin task contracts" },
+    { "demo", cmd_demo, "judge two sessions recorded on an H200 that kaudit ships (no paths needed)" },
 #endif
 #ifdef KAUDIT_HAVE_INVENTORY
     { "inventory", cmd_inventory, "build, verify and query vendor kernel inventories" },
