@@ -40,6 +40,13 @@ int cli_usage_error(const char *usage, const char *fmt, ...)
     return KAUDIT_EXIT_USAGE;
 }
 
+int cli_bad_option(const char *usage, int missing_value, const char *arg)
+{
+    if (missing_value)
+        return cli_usage_error(usage, "option '%s' needs a value", arg);
+    return cli_usage_error(usage, "unknown option '%s'", arg);
+}
+
 void cli_die(const char *fmt, ...)
 {
     va_list ap;

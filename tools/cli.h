@@ -31,6 +31,10 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* A getopt failure as a usage error: "unknown option 'ARG'", or with
+ * missing_value "option 'ARG' needs a value" (optstring starting with ':'). */
+int cli_bad_option(const char *usage, int missing_value, const char *arg);
+
 /* "kaudit: error: <fmt>\n" and exit(KAUDIT_EXIT_ERROR). */
 void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
