@@ -4,6 +4,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 size_t kat_utf8_len(const unsigned char *s, size_t n)
@@ -35,6 +36,29 @@ size_t kat_utf8_len(const unsigned char *s, size_t n)
         if ((s[i] & 0xC0) != 0x80)
             return 0;
     return len;
+}
+
+char *kat_utf8_repair(const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    char *out = malloc(2 * n + 1);     /* each byte becomes at most two */
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = kat_utf8_len(s + i, n - i);
+        if (len) {
+            memcpy(out + o, s + i, len);
+            o += len;
+            i += len;
+        } else {
+            out[o++] = (char)(0xC0 | s[i] >> 6);
+            out[o++] = (char)(0x80 | (s[i] & 0x3F));
+            i++;
+        }
+    }
+    out[o] = '\0';
+    return out;
 }
 
 void kat_json_string(FILE *f, const char *str, size_t n)

@@ -33,6 +33,16 @@ void kat_json_string(FILE *f, const char *str, size_t n);
 /* A NUL-terminated string; NULL is written as "". */
 void kat_json_cstring(FILE *f, const char *str);
 
+/*
+ * For writers that are not this one (the analyzer's report goes through
+ * cJSON, which copies bytes >= 0x80 as they are): a malloc'd, NUL-terminated
+ * copy of s[0..n) in which each byte that is not part of a well-formed
+ * UTF-8 sequence is replaced by the UTF-8 encoding of U+00XX (the byte read
+ * as Latin-1), the very character kat_json_string's \u00XX escape decodes
+ * to.  Valid UTF-8 is copied unchanged.  NULL when out of memory.
+ */
+char *kat_utf8_repair(const char *s, size_t n);
+
 struct kat_json {
     FILE *f;
     int depth;

@@ -68,6 +68,17 @@ Test(json_writer, controls_quotes_and_nul)
     free(out);
 }
 
+Test(json_writer, repair_gives_the_characters_the_escapes_decode_to)
+{
+    static const char name[] = "k\x80\xff_\xc3\xa9_\xe2\x82";
+    char *out = kat_utf8_repair(name, sizeof(name) - 1);
+    cr_assert_not_null(out);
+    /* 0x80 -> U+0080 (C2 80), 0xff -> U+00FF (C3 BF), valid é kept, E2 82 -> C3 A2 C2 82 */
+    cr_expect_str_eq(out, "k\xc2\x80\xc3\xbf_\xc3\xa9_\xc3\xa2\xc2\x82");
+    cr_expect(valid_utf8((const unsigned char *)out, strlen(out)));
+    free(out);
+}
+
 Test(json_writer, structure)
 {
     char *buf = NULL;
