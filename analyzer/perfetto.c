@@ -5,7 +5,8 @@
  * One track per host thread (vendor calls, phases) and one per GPU stream
  * (kernels, coloured by origin; timed windows on their own track).  Events are
  * written as the analysis streams them, so a large session never sits in
- * memory.  Times are microseconds from the first event.
+ * memory.  Times are microseconds from the first event.  Strings go through
+ * session/json_writer.h (always valid UTF-8 JSON).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "json_writer.h"
 
 /* GPU streams and window tracks live above any host thread id. */
 #define STREAM_TRACK_BASE 0x40000000u
@@ -30,18 +32,11 @@ struct ka_timeline {
     size_t n_named, cap_named;
 };
 
+/* Names come from arbitrary binaries: session/json_writer.h escapes them so
+ * that the timeline is valid UTF-8 JSON whatever their bytes. */
 static void put_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    kat_json_cstring(f, s);
 }
 
 static double us(struct ka_timeline *t, uint64_t ns)

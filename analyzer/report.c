@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "json_writer.h"
 
 #define KA_REPORT_FORMAT "kaudit-report"
 #define KA_REPORT_VERSION 1
@@ -95,44 +96,57 @@ void ka_report_text(FILE *f, const struct ka_analysis *a)
         fprintf(f, "outcome: %s — %s\n", a->outcome, a->outcome_reason ? a->outcome_reason : "");
 }
 
+/* Every string of the JSON report: names come from arbitrary binaries and
+ * cJSON copies their bytes as they are, so invalid UTF-8 is repaired first
+ * (session/json_writer.h, kat_utf8_repair): the report is always valid. */
+static cJSON *add_string(cJSON *object, const char *key, const char *value)
+{
+    char *valid = kat_utf8_repair(value ? value : "", value ? strlen(value) : 0);
+    if (!valid)
+        return NULL;
+    cJSON *item = cJSON_AddStringToObject(object, key, valid);
+    free(valid);
+    return item;
+}
+
 char *ka_report_json(const struct ka_analysis *a)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return NULL;
-    cJSON_AddStringToObject(root, "format", KA_REPORT_FORMAT);
+    add_string(root, "format", KA_REPORT_FORMAT);
     cJSON_AddNumberToObject(root, "version", KA_REPORT_VERSION);
-    cJSON_AddStringToObject(root, "tool_version", KAUDIT_VERSION);
-    cJSON_AddStringToObject(root, "session", a->session_dir);
+    add_string(root, "tool_version", KAUDIT_VERSION);
+    add_string(root, "session", a->session_dir);
     cJSON *contract = cJSON_AddObjectToObject(root, "contract");
-    cJSON_AddStringToObject(contract, "file", a->contract_file);
-    cJSON_AddStringToObject(contract, "task_id", a->task_id);
-    cJSON_AddStringToObject(contract, "digest", a->contract_digest);
+    add_string(contract, "file", a->contract_file);
+    add_string(contract, "task_id", a->task_id);
+    add_string(contract, "digest", a->contract_digest);
     if (a->inventory_file) {
         cJSON *inv = cJSON_AddObjectToObject(root, "inventory");
-        cJSON_AddStringToObject(inv, "file", a->inventory_file);
-        cJSON_AddStringToObject(inv, "digest", a->inventory_digest);
+        add_string(inv, "file", a->inventory_file);
+        add_string(inv, "digest", a->inventory_digest);
     } else {
         cJSON_AddNullToObject(root, "inventory");
     }
     cJSON *axes = cJSON_AddObjectToObject(root, "axes");
     for (int i = 0; i < KA_AXIS_COUNT; i++) {
         cJSON *ax = cJSON_AddObjectToObject(axes, ka_axis_name(i));
-        cJSON_AddStringToObject(ax, "verdict", ka_verdict_name(a->axis[i].verdict));
+        add_string(ax, "verdict", ka_verdict_name(a->axis[i].verdict));
         if (a->axis[i].root_cause)
-            cJSON_AddStringToObject(ax, "root_cause", a->axis[i].root_cause);
+            add_string(ax, "root_cause", a->axis[i].root_cause);
         else
             cJSON_AddNullToObject(ax, "root_cause");
     }
     cJSON *cert = cJSON_AddObjectToObject(root, "certificate");
-    cJSON_AddStringToObject(cert, "aggregate", certificate_name(a->aggregate));
-    cJSON_AddStringToObject(cert, "verdict", certificate_name(a->certificate));
-    cJSON_AddStringToObject(cert, "reason", a->certificate_reason ? a->certificate_reason : "");
+    add_string(cert, "aggregate", certificate_name(a->aggregate));
+    add_string(cert, "verdict", certificate_name(a->certificate));
+    add_string(cert, "reason", a->certificate_reason ? a->certificate_reason : "");
     if (a->outcome[0]) {
         cJSON *oc = cJSON_AddObjectToObject(root, "outcome");
-        cJSON_AddStringToObject(oc, "weak", a->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT");
-        cJSON_AddStringToObject(oc, "code", a->outcome);
-        cJSON_AddStringToObject(oc, "reason", a->outcome_reason ? a->outcome_reason : "");
+        add_string(oc, "weak", a->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT");
+        add_string(oc, "code", a->outcome);
+        add_string(oc, "reason", a->outcome_reason ? a->outcome_reason : "");
     } else {
         cJSON_AddNullToObject(root, "outcome");
     }
@@ -140,12 +154,12 @@ char *ka_report_json(const struct ka_analysis *a)
     for (size_t i = 0; i < a->n_findings; i++) {
         const struct ka_finding *x = &a->findings[i];
         cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "axis", ka_axis_name(x->axis));
-        cJSON_AddStringToObject(o, "kind", ka_finding_kind_name(x->kind));
-        cJSON_AddStringToObject(o, "code", x->code);
-        cJSON_AddStringToObject(o, "text", x->text ? x->text : "");
+        add_string(o, "axis", ka_axis_name(x->axis));
+        add_string(o, "kind", ka_finding_kind_name(x->kind));
+        add_string(o, "code", x->code);
+        add_string(o, "text", x->text ? x->text : "");
         if (x->process)
-            cJSON_AddStringToObject(o, "trace", x->process);
+            add_string(o, "trace", x->process);
         else
             cJSON_AddNullToObject(o, "trace");
         if (x->time_ns)
@@ -176,7 +190,7 @@ char *ka_report_json(const struct ka_analysis *a)
     cJSON *work = cJSON_AddObjectToObject(root, "work");
     cJSON_AddNumberToObject(work, "reference_total", a->reference_total);
     if (a->dominant_class >= 0)
-        cJSON_AddStringToObject(work, "dominant_class", ka_class_name(a->dominant_class));
+        add_string(work, "dominant_class", ka_class_name(a->dominant_class));
     else
         cJSON_AddNullToObject(work, "dominant_class");
     cJSON *cw = cJSON_AddObjectToObject(work, "candidate");

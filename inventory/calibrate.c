@@ -15,17 +15,18 @@
 
 #include "internal.h"
 #include "session.h"
+#include "trace_index.h"
+#include "trace_names.h"
 #include "trace_reader.h"
 
-static const char *const win_names[KINV_WIN_COUNT] = { "cublas", "cublaslt", "cudnn" };
-
-/* The soname each window library's LIBRARY record carries ("libcublas.so.13"). */
-static const char *const win_soname_prefix[KINV_WIN_COUNT] = { "libcublas.so", "libcublasLt.so",
-                                                               "libcudnn.so" };
+/* Window library w is the trace's vendor library w + 1 (KAT_LIB_*); its name
+ * and the soname prefix of its LIBRARY record come from session/trace_names.h. */
+_Static_assert(KINV_WIN_CUBLAS + 1 == KAT_LIB_CUBLAS && KINV_WIN_CUBLASLT + 1 == KAT_LIB_CUBLASLT &&
+               KINV_WIN_CUDNN + 1 == KAT_LIB_CUDNN, "window libraries are the trace's, less one");
 
 const char *kinv_window_library_name(unsigned lib)
 {
-    return lib < KINV_WIN_COUNT ? win_names[lib] : "?";
+    return lib < KINV_WIN_COUNT ? kat_vendor_library_name(lib + 1) : "?";
 }
 
 /* soname (or file name) is prefix, or prefix followed by '.' and a version */
@@ -62,16 +63,6 @@ static int exact_counts_for(const struct kinv_library *l, unsigned w)
 
 /* ---- one trace, read into arrays --------------------------------------------- */
 
-struct call {
-    uint64_t id, enter, exit;
-    uint32_t library, thread, depth;
-};
-
-struct ext {
-    uint32_t correlation;
-    uint64_t call;
-};
-
 struct kernel {
     uint32_t correlation, name, device;
 };
@@ -80,11 +71,9 @@ struct device {
     uint32_t id, target;
 };
 
+/* The vendor calls and the kernel -> call join are session/trace_index.h's. */
 struct trace_data {
-    struct call *calls;
-    size_t n_calls, cap_calls;
-    struct ext *exts;
-    size_t n_exts, cap_exts;
+    struct kat_trace_index ix;
     struct kernel *kernels;
     size_t n_kernels, cap_kernels;
     struct kat_library_rec *libs;
@@ -95,65 +84,11 @@ struct trace_data {
 
 static void trace_data_free(struct trace_data *d)
 {
-    free(d->calls);
-    free(d->exts);
+    kat_trace_index_free(&d->ix);
     free(d->kernels);
     free(d->libs);
     free(d->devices);
     memset(d, 0, sizeof(*d));
-}
-
-static int call_cmp(const void *a, const void *b)
-{
-    const struct call *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int ext_cmp(const void *a, const void *b)
-{
-    const struct ext *x = a, *y = b;
-    return x->correlation < y->correlation ? -1 : x->correlation > y->correlation;
-}
-
-static const struct call *find_call(const struct trace_data *d, uint64_t id)
-{
-    size_t lo = 0, hi = d->n_calls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->calls[mid].id < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < d->n_calls && d->calls[lo].id == id ? &d->calls[lo] : NULL;
-}
-
-static const struct ext *find_ext(const struct trace_data *d, uint32_t correlation)
-{
-    size_t lo = 0, hi = d->n_exts;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (d->exts[mid].correlation < correlation)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < d->n_exts && d->exts[lo].correlation == correlation ? &d->exts[lo] : NULL;
-}
-
-/* The outermost vendor call open around c on its thread (c itself when it is outermost). */
-static const struct call *outermost(const struct trace_data *d, const struct call *c)
-{
-    const struct call *best = c;
-    if (c->depth <= 1)
-        return c;
-    for (size_t i = 0; i < d->n_calls; i++) {
-        const struct call *o = &d->calls[i];
-        if (o->thread == c->thread && o->depth < best->depth && o->enter <= c->enter &&
-            o->exit >= c->exit)
-            best = o;
-    }
-    return best;
 }
 
 #define GROW(arr, n, cap)                                                                   \
@@ -164,25 +99,11 @@ static int read_trace(struct kat_trace *t, struct trace_data *d, struct kinv_err
     struct kat_record r;
     char msg[512];
     int rc;
+    kat_trace_index_init(&d->ix);
     while ((rc = kat_trace_next(t, &r, msg, sizeof(msg))) == 1) {
+        if (kat_trace_index_add(&d->ix, &r) != 0)
+            return kinv_error(err, "out of memory");
         switch (r.type) {
-        case KAT_REC_VENDOR_CALL: {
-            const struct kat_vendor_call_rec *v = r.body;
-            if (GROW(d->calls, d->n_calls, d->cap_calls))
-                return kinv_error(err, "out of memory");
-            d->calls[d->n_calls++] = (struct call){ v->call_id, v->enter_ns, v->exit_ns, v->library,
-                                                    v->thread_id, v->depth };
-            break;
-        }
-        case KAT_REC_EXTERNAL_CORRELATION: {
-            const struct kat_external_correlation_rec *x = r.body;
-            if (x->external_kind != KAT_VENDOR_CORRELATION_KIND)
-                break;
-            if (GROW(d->exts, d->n_exts, d->cap_exts))
-                return kinv_error(err, "out of memory");
-            d->exts[d->n_exts++] = (struct ext){ x->correlation_id, x->external_id };
-            break;
-        }
         case KAT_REC_KERNEL: {
             const struct kat_kernel_rec *k = r.body;
             if (GROW(d->kernels, d->n_kernels, d->cap_kernels))
@@ -211,8 +132,7 @@ static int read_trace(struct kat_trace *t, struct trace_data *d, struct kinv_err
     }
     if (rc < 0)
         return kinv_error(err, "%s", msg);
-    qsort(d->calls, d->n_calls, sizeof(*d->calls), call_cmp);
-    qsort(d->exts, d->n_exts, sizeof(*d->exts), ext_cmp);
+    kat_trace_index_finish(&d->ix);
     return 0;
 }
 
@@ -240,7 +160,7 @@ struct run {
 static int resolve_library(struct run *run, const struct trace_data *d, struct kat_trace *t,
                            unsigned w, uint32_t *index, struct kinv_err *err)
 {
-    const char *prefix = win_soname_prefix[w];
+    const char *prefix = kat_vendor_library_soname(w + 1);
     const struct kat_library_rec *found = NULL;
     for (size_t i = 0; i < d->n_libs; i++) {
         const struct kat_library_rec *l = &d->libs[i];
@@ -255,12 +175,12 @@ static int resolve_library(struct run *run, const struct trace_data *d, struct k
         if (found && (found->digest_lo != l->digest_lo || found->digest_hi != l->digest_hi))
             return kinv_error(err, "two different %s files are loaded ('%s' and '%s'): cannot tell which "
                               "one the %s calls ran", prefix, kat_trace_string(t, found->path_string),
-                              kat_trace_string(t, l->path_string), win_names[w]);
+                              kat_trace_string(t, l->path_string), kinv_window_library_name(w));
         if (!found)
             found = l;
     }
     if (!found)
-        return kinv_error(err, "%s calls but no LIBRARY record for %s", win_names[w], prefix);
+        return kinv_error(err, "%s calls but no LIBRARY record for %s", kinv_window_library_name(w), prefix);
     const char *path = kat_trace_string(t, found->path_string);
     const char *soname = kat_trace_string(t, found->soname_string);
     if (!*soname) {
@@ -332,16 +252,16 @@ static int calibrate_trace(struct run *run, struct kat_trace *t, struct kinv_cal
     for (size_t i = 0; rc == 0 && i < d.n_kernels; i++) {
         const struct kernel *k = &d.kernels[i];
         rep->kernels++;
-        const struct ext *x = find_ext(&d, k->correlation);
-        const struct call *c = x ? find_call(&d, x->call) : NULL;
+        uint64_t call = kat_trace_index_vendor_call_of(&d.ix, k->correlation);
+        const struct kat_index_call *c = call ? kat_trace_index_call(&d.ix, call) : NULL;
         if (!c) {
             rep->outside++;
             continue;
         }
-        const struct call *top = outermost(&d, c);
+        const struct kat_index_call *top = kat_trace_index_outermost(&d.ix, c);
         if (top->library < 1 || top->library > KINV_WIN_COUNT) {
             rc = kinv_error(err, "vendor call %llu has an unknown library %u",
-                            (unsigned long long)top->id, top->library);
+                            (unsigned long long)top->call_id, top->library);
             break;
         }
         unsigned w = top->library - 1;

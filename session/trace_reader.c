@@ -133,38 +133,6 @@ uint32_t kat_record_body_min(uint16_t type)
     return 0;
 }
 
-const char *kat_health_code_name(uint32_t code)
-{
-    static const char *const names[] = {
-        [KAT_HEALTH_PRELOAD_LOADED] = "preload_loaded",
-        [KAT_HEALTH_INJECTION_CALLED] = "injection_called",
-        [KAT_HEALTH_CUPTI_LIBRARY] = "cupti_library",
-        [KAT_HEALTH_CUPTI_NOT_FOUND] = "cupti_not_found",
-        [KAT_HEALTH_CUPTI_VERSION] = "cupti_version",
-        [KAT_HEALTH_CUPTI_SUBSCRIBE] = "cupti_subscribe",
-        [KAT_HEALTH_CUPTI_ENABLE_FAILED] = "cupti_enable_failed",
-        [KAT_HEALTH_CUPTI_DROPPED] = "cupti_dropped",
-        [KAT_HEALTH_BUFFER_LOST] = "buffer_lost",
-        [KAT_HEALTH_SYMBOL_UNRESOLVED] = "symbol_unresolved",
-        [KAT_HEALTH_FOREIGN_SUBSCRIBER] = "foreign_subscriber",
-        [KAT_HEALTH_CUPTI_CLOCK] = "cupti_clock",
-        [KAT_HEALTH_DIGEST_UNAVAILABLE] = "digest_unavailable",
-        [KAT_HEALTH_DUPLICATE_LIBRARY] = "duplicate_library",
-        [KAT_HEALTH_CUPTI_UNSUPPORTED] = "cupti_unsupported",
-        [KAT_HEALTH_NVTX_INJECTION] = "nvtx_injection",
-        [KAT_HEALTH_WRITER_FULL] = "writer_full",
-        [KAT_HEALTH_CUPTI_FLUSHED] = "cupti_flushed",
-        [KAT_HEALTH_CALLBACK_OVERRIDDEN] = "callback_overridden",
-        [KAT_HEALTH_API_RECORD_POLICY] = "api_record_policy",
-        [KAT_HEALTH_AUDIT_MODULE] = "audit_module",
-        [KAT_HEALTH_ACTIVITY_KINDS] = "activity_kinds",
-        [KAT_HEALTH_BENCH_CONTROL] = "bench_control",
-        [KAT_HEALTH_CUPTI_TUNING] = "cupti_tuning",
-    };
-    if (code < sizeof(names) / sizeof(names[0]))
-        return names[code];
-    return NULL;
-}
 
 /* ---- errors ---------------------------------------------------------------- */
 

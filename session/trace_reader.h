@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "trace_format.h"
+#include "trace_names.h"
 
 /*
  * One open trace file (mmap'd read-only).  The mapping covers the file as it
@@ -118,7 +119,6 @@ const char *kat_trace_error(const struct kat_trace *t);
 const char *kat_record_type_name(uint16_t type);
 /* sizeof the fixed struct of a known record type; 0 for unknown types. */
 uint32_t kat_record_body_min(uint16_t type);
-/* snake_case of enum kat_health_code ("cupti_version"); NULL if unknown. */
-const char *kat_health_code_name(uint32_t code);
+/* The names of the other enums (health codes, ...) are in trace_names.h. */
 
 #endif /* KAUDIT_TRACE_READER_H */

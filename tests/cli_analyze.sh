@@ -39,6 +39,24 @@ check "no contract: exit 2" rc 2
 check "no contract: said" err_has "contract is required"
 run analyze "$SESSION" --contract "$T/c/side.json" --weak MAYBE
 check "bad --weak: exit 2" rc 2
+err_is() { printf '%s\n' "$@" >"$T/want"; cmp -s "$T/want" "$T/err"; }
+ANALYZE_HINT="usage: kaudit analyze DIR --contract FILE [options] (kaudit analyze --help for more)"
+check "bad --weak: message and synopsis" err_is "kaudit: error: --weak takes ACCEPT or REJECT, not 'MAYBE'" "$ANALYZE_HINT"
+run analyze "$SESSION" --contract "$T/c/side.json" --x
+check "unknown option: exit 2" rc 2
+check "unknown option: message and synopsis" err_is "kaudit: error: unknown option '--x'" "$ANALYZE_HINT"
+run analyze "$SESSION" --contract
+check "option without its value: message and synopsis" err_is "kaudit: error: option '--contract' needs a value" "$ANALYZE_HINT"
+run report "$SESSION" --save
+check "report --save: unknown to report" err_is "kaudit: error: unknown option '--save'" \
+    "usage: kaudit report DIR [--contract FILE [--manifest FILE] [--inventory FILE] [--weak W]] (kaudit report --help for more)"
+run version
+check "version: exit 0" rc 0
+check "version: trace formats" out_has "^trace format: writes version [0-9]*, reads versions [0-9]* to [0-9]*$"
+run --version
+check "--version: the same" out_has "^trace format: writes version"
+run version extra
+check "version with an argument: exit 2" rc 2
 
 # A contract edited after pinning is refused.
 sed 's/1048576/1048577/' "$T/c/side.json" >"$T/c/side2.json" && mv "$T/c/side2.json" "$T/c/side.json"

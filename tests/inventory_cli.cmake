@@ -55,7 +55,7 @@ string(REGEX MATCH "xxh3-128 ([0-9a-f]+)" _ "${out}")
 run(verify-pinned 0 "verified" verify --digest ${CMAKE_MATCH_1} ${WORK}/a.inv)
 run(verify-wrong-pin 1 "has digest [0-9a-f]+, expected 00000000000000000000000000000000"
     verify --digest 00000000000000000000000000000000 ${WORK}/a.inv)
-run(lookup-wrong-pin 2 "expected" lookup --digest 00000000000000000000000000000000 ${WORK}/a.inv k_alpha)
+run(lookup-wrong-pin 1 "expected" lookup --digest 00000000000000000000000000000000 ${WORK}/a.inv k_alpha)
 
 # tampering fails closed, naming the file and the offset
 file(READ ${WORK}/a.inv text)
@@ -63,7 +63,7 @@ string(REPLACE "k_beta" "k_bxta" text "${text}")
 file(WRITE ${WORK}/tampered.inv "${text}")
 run(verify-tampered 1 "invalid inventory '.*tampered.inv': line 2, offset [0-9]+: digest mismatch"
     verify ${WORK}/tampered.inv)
-run(lookup-tampered 2 "digest mismatch" lookup ${WORK}/tampered.inv k_alpha)
+run(lookup-tampered 1 "digest mismatch" lookup ${WORK}/tampered.inv k_alpha)
 file(WRITE ${WORK}/empty.inv "")
 run(verify-empty 1 "invalid inventory '.*empty.inv': line 1, offset 0: not an inventory file" verify ${WORK}/empty.inv)
 run(verify-missing 1 "cannot open inventory" verify ${WORK}/does-not-exist.inv)
@@ -78,8 +78,12 @@ if(EXISTS ${WORK}/x.inv)
   message(SEND_ERROR "a failed build left an inventory behind")
 endif()
 
-run(usage 2 "usage: kaudit inventory" frobnicate)
-run(usage-build 2 "needs at least one library" build)
+set(synopsis "usage: kaudit inventory build \\[-o FILE\\] \\[-j N\\] \\[-v\\] \\[--no-patterns\\] \\[--no-scan\\] \\(kaudit inventory --help for more\\)")
+run(usage 2 "^kaudit: error: unknown inventory command 'frobnicate'\n${synopsis}\n$" frobnicate)
+run(usage-none 2 "^kaudit: error: inventory needs a command \\(build, verify, lookup, diff, stats, names, calibrate\\)\n${synopsis}\n$")
+run(usage-build 2 "^kaudit: error: inventory build needs at least one library or directory\n${synopsis}\n$" build)
+run(usage-option 2 "^kaudit: error: unknown option '--frobnicate'\n${synopsis}\n$" names --frobnicate x)
+run(usage-value 2 "^kaudit: error: option '--output' needs a value\n${synopsis}\n$" build --output)
 run(help 0 "usage: kaudit inventory build" --help)
 
 # verify --libraries: the files themselves, last because it changes one

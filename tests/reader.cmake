@@ -25,3 +25,14 @@ endif()
 add_executable(test_child_env ${CMAKE_CURRENT_LIST_DIR}/test_child_env.c)
 target_link_libraries(test_child_env PRIVATE kaudit_session PkgConfig::CRITERION)
 add_test(NAME child_env COMMAND test_child_env)
+
+# The JSON writer (session/json_writer.h) and, with the analyzer, the
+# Perfetto timeline that writes kernel names through it.
+add_executable(test_json_writer ${CMAKE_CURRENT_LIST_DIR}/test_json_writer.c)
+target_link_libraries(test_json_writer PRIVATE kaudit_session PkgConfig::CRITERION)
+if(TARGET kaudit_analyzer AND NOT KAUDIT_NO_ANALYZER)
+  target_link_libraries(test_json_writer PRIVATE kaudit_analyzer)
+  target_compile_definitions(test_json_writer PRIVATE KAUDIT_TEST_PERFETTO=1)
+endif()
+kaudit_sanitize(test_json_writer)
+add_test(NAME json_writer COMMAND test_json_writer)

@@ -228,9 +228,14 @@ Test(dump, bad_arguments_and_directories)
     char *out;
     cr_assert_eq(run_kaudit("dump", &out), 2);
     expect_in(out, "kaudit: error: dump needs a session directory");
+    /* a usage error: the message and the synopsis, not the whole help */
+    cr_expect_str_eq(out, "kaudit: error: dump needs a session directory\n"
+                          "usage: kaudit dump [--json | --kernels] DIR (kaudit dump --help for more)\n");
     free(out);
     cr_assert_eq(run_kaudit("dump --frobnicate x", &out), 2);
     expect_in(out, "unknown option '--frobnicate'");
+    cr_expect_str_eq(out, "kaudit: error: unknown option '--frobnicate'\n"
+                          "usage: kaudit dump [--json | --kernels] DIR (kaudit dump --help for more)\n");
     free(out);
 
     char args[4200];

@@ -17,6 +17,7 @@
 
 #include "session.h"
 #include "trace_builder.h"
+#include "trace_index.h"
 #include "trace_reader.h"
 
 static char *dir;
@@ -601,6 +602,61 @@ Test(trace_reader, random_corruption_is_safe)
 }
 
 /* ---- session directories ------------------------------------------------------------ */
+
+/* session/trace_index.h: the kernel -> vendor call join, nesting, the windows. */
+Test(trace_reader, trace_index_joins_kernels_to_vendor_calls)
+{
+    struct tb b;
+    tb_init(&b, 100, 1, KAT_ORIGIN_EXEC, 5000);
+    struct kat_vendor_call_rec outer = { .call_id = 5, .enter_ns = 100, .exit_ns = 900, .library = KAT_LIB_CUBLAS,
+                                         .thread_id = 1, .depth = 1 };
+    struct kat_vendor_call_rec inner = { .call_id = 6, .enter_ns = 200, .exit_ns = 800, .library = KAT_LIB_CUBLASLT,
+                                         .thread_id = 1, .depth = 2 };
+    tb_record(&b, KAT_REC_VENDOR_CALL, &inner, sizeof(inner), NULL, 0);
+    tb_record(&b, KAT_REC_VENDOR_CALL, &outer, sizeof(outer), NULL, 0);
+    /* kernels before the records that label them (CUPTI's order) */
+    uint32_t corr[] = { 10, 11, 12, 13, 14 };
+    for (int i = 0; i < 5; i++) {
+        struct kat_kernel_rec k = { .correlation_id = corr[i], .name_string = 0 };
+        tb_record(&b, KAT_REC_KERNEL, &k, sizeof(k), NULL, 0);
+    }
+    struct kat_external_correlation_rec x[] = {
+        { KAT_VENDOR_CORRELATION_KIND, 10, 6 },
+        { KAT_VENDOR_CORRELATION_KIND, 10, 5 },   /* a second id for 10: the first wins */
+        { KAT_VENDOR_CORRELATION_KIND, 11, 5 },
+        { 1, 13, 5 },                             /* not our kind */
+        { KAT_VENDOR_CORRELATION_KIND, 14, 6 },
+    };
+    for (int i = 0; i < 5; i++)
+        tb_record(&b, KAT_REC_EXTERNAL_CORRELATION, &x[i], sizeof(x[i]), NULL, 0);
+
+    struct kat_trace *t = open_built(&b);
+    struct kat_trace_index ix;
+    kat_trace_index_init(&ix);
+    char err[256];
+    cr_assert_eq(kat_trace_index_build(&ix, t, 1, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 10), 6);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 11), 5);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 12), 0);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 13), 0);
+    const struct kat_index_call *c = kat_trace_index_call(&ix, 6);
+    cr_assert_not_null(c);
+    cr_expect_eq(c->library, KAT_LIB_CUBLASLT);
+    const struct kat_index_call *top = kat_trace_index_outermost(&ix, c);
+    cr_expect_eq(top->call_id, 5);
+    cr_expect_eq(kat_trace_index_outermost(&ix, top), top);
+    cr_expect_null(kat_trace_index_call(&ix, 7));
+    const struct kat_index_kernel *first;
+    cr_assert_eq(kat_trace_index_window(&ix, 6, &first), 2);
+    cr_expect_eq(first[0].correlation_id, 10, "trace order within a call");
+    cr_expect_eq(first[1].correlation_id, 14);
+    cr_assert_eq(kat_trace_index_window(&ix, 5, &first), 1);
+    cr_expect_eq(first[0].correlation_id, 11);
+    cr_expect_eq(kat_trace_index_window(&ix, 9, &first), 0);
+    kat_trace_index_free(&ix);
+    kat_trace_close(t);
+    tb_free(&b);
+}
 
 TestSuite(session, .init = setup, .fini = teardown);
 

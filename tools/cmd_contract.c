@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "contract.h"
 #include "inventory.h"
@@ -26,7 +27,7 @@ static const char contract_usage[] =
 static void print_problem(const char *msg, void *arg)
 {
     (void)arg;
-    fprintf(stderr, "kaudit: error: %s\n", msg);
+    cli_error("%s", msg);
 }
 
 static void show(const struct ka_contract *c)
@@ -77,35 +78,33 @@ static void show(const struct ka_contract *c)
 int cmd_contract(int argc, char **argv)
 {
     char err[2048];
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(contract_usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2)
+        return cli_usage_error(contract_usage, "contract needs a command (check, pin, show)");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(contract_usage, stdout);
+        return KAUDIT_EXIT_OK;
     }
     if (!strcmp(argv[1], "check")) {
-        if (argc > 3) {
-            fputs(contract_usage, stderr);
-            return 2;
-        }
+        if (argc > 3)
+            return cli_usage_error(contract_usage, "contract check takes at most one manifest");
         const char *manifest = argc == 3 ? argv[2] : "contracts/manifest.json";
         size_t n = 0;
         if (ka_manifest_check(manifest, print_problem, NULL, &n, err, sizeof err) != 0) {
-            fprintf(stderr, "kaudit: error: %s\n", err);
-            return 1;
+            cli_error("%s", err);
+            return KAUDIT_EXIT_ERROR;
         }
         printf("%zu contracts verify against %s\n", n, manifest);
-        return 0;
+        return KAUDIT_EXIT_OK;
     }
     if (!strcmp(argv[1], "pin")) {
-        if (argc < 4) {
-            fputs(contract_usage, stderr);
-            return 2;
-        }
+        if (argc < 4)
+            return cli_usage_error(contract_usage, "contract pin takes a manifest and at least one contract");
         if (ka_manifest_pin(argv[2], (const char *const *)argv + 3, (size_t)argc - 3, err, sizeof err) != 0) {
-            fprintf(stderr, "kaudit: error: %s\n", err);
-            return 1;
+            cli_error("%s", err);
+            return KAUDIT_EXIT_ERROR;
         }
         printf("pinned %d contract%s in %s\n", argc - 3, argc == 4 ? "" : "s", argv[2]);
-        return 0;
+        return KAUDIT_EXIT_OK;
     }
     if (!strcmp(argv[1], "show")) {
         const char *file = NULL, *manifest = NULL;
@@ -114,24 +113,22 @@ int cmd_contract(int argc, char **argv)
                 manifest = argv[++i];
             else if (!file && argv[i][0] != '-')
                 file = argv[i];
-            else {
-                fputs(contract_usage, stderr);
-                return 2;
-            }
+            else if (argv[i][0] == '-')
+                return cli_bad_option(contract_usage, !strcmp(argv[i], "--manifest"), argv[i]);
+            else
+                return cli_usage_error(contract_usage, "contract show takes one contract, got '%s' and '%s'",
+                                       file, argv[i]);
         }
-        if (!file) {
-            fputs(contract_usage, stderr);
-            return 2;
-        }
+        if (!file)
+            return cli_usage_error(contract_usage, "contract show needs a contract");
         struct ka_contract *c;
         if (ka_contract_load(file, manifest, &c, err, sizeof err) != 0) {
-            fprintf(stderr, "kaudit: error: %s\n", err);
-            return 1;
+            cli_error("%s", err);
+            return KAUDIT_EXIT_ERROR;
         }
         show(c);
         ka_contract_free(c);
-        return 0;
+        return KAUDIT_EXIT_OK;
     }
-    fprintf(stderr, "kaudit: error: unknown contract command '%s'\n%s", argv[1], contract_usage);
-    return 2;
+    return cli_usage_error(contract_usage, "unknown contract command '%s'", argv[1]);
 }

@@ -8,13 +8,27 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
+#include "trace_format.h"
 
 struct command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
 };
+
+/* `kaudit version`: the tool and the trace format versions it handles. */
+static int cmd_version(int argc, char **argv)
+{
+    (void)argv;
+    if (argc > 1)
+        return cli_usage_error("usage: kaudit version\n", "version takes no arguments");
+    printf("kaudit %s\n", KAUDIT_VERSION);
+    printf("trace format: writes version %u, reads versions %u to %u\n", KAT_FORMAT_VERSION,
+           KAT_FORMAT_MIN_READABLE, KAT_FORMAT_VERSION);
+    return KAUDIT_EXIT_OK;
+}
 
 static const struct command commands[] = {
     { "run", cmd_run, "run a command under the preload library and CUPTI, recording a session" },
@@ -28,6 +42,7 @@ static const struct command commands[] = {
 #ifdef KAUDIT_HAVE_INVENTORY
     { "inventory", cmd_inventory, "build, verify and query vendor kernel inventories" },
 #endif
+    { "version", cmd_version, "print the version and the trace format versions read and written" },
 };
 
 static void usage(FILE *out)
@@ -42,27 +57,25 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return KAUDIT_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return KAUDIT_EXIT_OK;
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("kaudit %s\n", KAUDIT_VERSION);
-        return 0;
-    }
+    if (!strcmp(argv[1], "--version"))
+        return cmd_version(1, argv + 1);
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
         if (!strcmp(argv[1], commands[i].name)) {
             int rc = commands[i].run(argc - 1, argv + 1);
             if (fflush(stdout) != 0 || ferror(stdout)) {
-                fprintf(stderr, "kaudit: error: cannot write to standard output\n");
-                return rc ? rc : 1;
+                cli_error("cannot write to standard output");
+                return rc ? rc : KAUDIT_EXIT_ERROR;
             }
             return rc;
         }
     }
-    fprintf(stderr, "kaudit: error: unknown command '%s'\n", argv[1]);
-    usage(stderr);
-    return 2;
+    cli_error("unknown command '%s'", argv[1]);
+    fputs("usage: kaudit <command> [options] (kaudit --help for the commands)\n", stderr);
+    return KAUDIT_EXIT_USAGE;
 }

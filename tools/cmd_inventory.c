@@ -2,9 +2,9 @@
  * cmd_inventory.c - `kaudit inventory`: build, verify and query vendor
  * kernel inventories.  Parses arguments and calls inventory.h.
  *
- * Exit status: 0 success; 1 the answer is negative (verification failed, a
- * name has no match, the inventories differ) or the build failed; 2 usage
- * errors and inventories that cannot be loaded (lookup, diff, stats, names).
+ * Exit status (cli.h): 0 success; 1 the answer is negative (verification
+ * failed, a name has no match, the inventories differ), an inventory cannot
+ * be loaded, or the build failed; 2 usage errors.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -14,48 +14,53 @@
 #include <strings.h>
 #include <time.h>
 
+#include "cli.h"
+#include "commands.h"
 #include "inventory.h"
+
+static const char inventory_usage[] =
+    "usage: kaudit inventory build [-o FILE] [-j N] [-v] [--no-patterns] [--no-scan]\n"
+    "                              [--meta KEY=VALUE]... LIB|DIR...\n"
+    "       kaudit inventory verify [--digest HEX] [--libraries] FILE\n"
+    "       kaudit inventory lookup [--digest HEX] FILE NAME...   (NAME '-': names from stdin)\n"
+    "       kaudit inventory diff A B\n"
+    "       kaudit inventory stats FILE\n"
+    "       kaudit inventory names [--kind KIND] [--library LIB] [--fatbin-only] FILE\n"
+    "       kaudit inventory calibrate [-o OUT] [--allow-other-build] INVENTORY SESSION_DIR...\n"
+    "\n"
+    "build reads the fatbin containers of each library (a DIR stands for the ELF\n"
+    "files in it) and writes a sealed inventory to FILE (default: standard output;\n"
+    "a name ending in .zst is written compressed).  Every other command verifies\n"
+    "the inventory first and fails when it does not verify.  --digest also pins\n"
+    "the inventory's XXH3-128 digest; verify --libraries also checks that each\n"
+    "library is at its path with the recorded size and digest.\n"
+    "calibrate adds an observed entry for every kernel a recorded session ran\n"
+    "inside a vendor call window, pinned to the digest of the session's library\n"
+    "file, and writes the new inventory to OUT (default: standard output).\n"
+    "KIND is cubin, ptx, observed or pattern.  --fatbin-only leaves out names\n"
+    "found only in containers outside .nv_fatbin (cuobjdump lists the rest).\n"
+    "\n"
+    "exit status: 0 success; 1 verification failed, a name did not match, the\n"
+    "inventories differ, an inventory cannot be loaded, or the build failed;\n"
+    "2 usage errors.\n";
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-        "usage: kaudit inventory build [-o FILE] [-j N] [-v] [--no-patterns] [--no-scan]\n"
-        "                              [--meta KEY=VALUE]... LIB|DIR...\n"
-        "       kaudit inventory verify [--digest HEX] [--libraries] FILE\n"
-        "       kaudit inventory lookup [--digest HEX] FILE NAME...   (NAME '-': names from stdin)\n"
-        "       kaudit inventory diff A B\n"
-        "       kaudit inventory stats FILE\n"
-        "       kaudit inventory names [--kind KIND] [--library LIB] [--fatbin-only] FILE\n"
-        "       kaudit inventory calibrate [-o OUT] [--allow-other-build] INVENTORY SESSION_DIR...\n"
-        "\n"
-        "build reads the fatbin containers of each library (a DIR stands for the ELF\n"
-        "files in it) and writes a sealed inventory to FILE (default: standard output;\n"
-        "a name ending in .zst is written compressed).  Every other command verifies\n"
-        "the inventory first and fails when it does not verify.  --digest also pins\n"
-        "the inventory's XXH3-128 digest; verify --libraries also checks that each\n"
-        "library is at its path with the recorded size and digest.\n"
-        "calibrate adds an observed entry for every kernel a recorded session ran\n"
-        "inside a vendor call window, pinned to the digest of the session's library\n"
-        "file, and writes the new inventory to OUT (default: standard output).\n"
-        "KIND is cubin, ptx, observed or pattern.  --fatbin-only leaves out names\n"
-        "found only in containers outside .nv_fatbin (cuobjdump lists the rest).\n"
-        "\n"
-        "exit status: 0 success; 1 verification failed, a name did not match, the\n"
-        "inventories differ, or the build failed; 2 usage or load errors.\n");
+    fputs(inventory_usage, out);
 }
 
 static int load(const char *path, const char *digest, struct kinv_inventory **inv)
 {
     struct kinv_err err;
     if (kinv_load(path, inv, &err)) {
-        fprintf(stderr, "kaudit: error: %s\n", err.msg);
+        cli_error("%s", err.msg);
         return -1;
     }
     if (digest) {
         char hex[33];
         kinv_digest_hex((*inv)->digest, hex);
         if (strcasecmp(hex, digest)) {
-            fprintf(stderr, "kaudit: error: inventory '%s' has digest %s, expected %s\n", path, hex,
+            cli_error("inventory '%s' has digest %s, expected %s", path, hex,
                     digest);
             kinv_free(*inv);
             *inv = NULL;
@@ -118,7 +123,7 @@ static int cmd_build(int argc, char **argv)
     size_t n_meta = 0;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:j:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:j:vh", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'j': opt.threads = atoi(optarg); break;
@@ -128,26 +133,22 @@ static int cmd_build(int argc, char **argv)
         case 'm': {
             char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg || n_meta == 32) {
-                fprintf(stderr, "kaudit: error: --meta wants KEY=VALUE (at most 32)\n");
-                return 2;
+                return cli_usage_error(inventory_usage, "--meta wants KEY=VALUE (at most 32)");
             }
             *eq = 0;
             for (size_t i = 0; i < n_meta; i++)
                 if (!strcmp(meta[i].key, optarg)) {
-                    fprintf(stderr, "kaudit: error: --meta key '%s' given twice\n", optarg);
-                    return 2;
+                    return cli_usage_error(inventory_usage, "--meta key '%s' given twice", optarg);
                 }
             meta[n_meta++] = (struct kinv_meta){ optarg, eq + 1 };
             break;
         }
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_bad_option(inventory_usage, c == ':', argv[optind - 1]);
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "kaudit: error: inventory build needs at least one library or directory\n");
-        usage(stderr);
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory build needs at least one library or directory");
     }
     opt.stats = stderr;
     qsort(meta, n_meta, sizeof(meta[0]), meta_cmp);
@@ -156,7 +157,7 @@ static int cmd_build(int argc, char **argv)
     struct kinv_inventory *inv;
     struct kinv_err err;
     if (kinv_build((const char *const *)argv + optind, (size_t)(argc - optind), &opt, &inv, NULL, &err)) {
-        fprintf(stderr, "kaudit: error: %s\n", err.msg);
+        cli_error("%s", err.msg);
         return 1;
     }
     inv->meta = n_meta ? meta : NULL;
@@ -165,7 +166,7 @@ static int cmd_build(int argc, char **argv)
     inv->meta = NULL;
     inv->n_meta = 0;
     if (rc) {
-        fprintf(stderr, "kaudit: error: %s\n", err.msg);
+        cli_error("%s", err.msg);
         kinv_free(inv);
         return 1;
     }
@@ -195,12 +196,12 @@ static int parse_digest_opt(int argc, char **argv, const char **digest)
     int c;
     optind = 1;
     check_libs = 0;
-    while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd': *digest = optarg; break;
         case 'L': check_libs = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_bad_option(inventory_usage, c == ':', argv[optind - 1]);
         }
     }
     return -1;
@@ -213,15 +214,14 @@ static int cmd_verify(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (argc - optind != 1) {
-        fprintf(stderr, "kaudit: error: inventory verify takes one file\n");
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory verify takes one file");
     }
     struct kinv_inventory *inv;
     if (load(argv[optind], digest, &inv))
         return 1;
     struct kinv_err err;
     if (check_libs && kinv_check_libraries(inv, &err)) {
-        fprintf(stderr, "kaudit: error: %s\n", err.msg);
+        cli_error("%s", err.msg);
         kinv_free(inv);
         return 1;
     }
@@ -279,12 +279,11 @@ static int cmd_lookup(int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (argc - optind < 2) {
-        fprintf(stderr, "kaudit: error: inventory lookup takes a file and at least one name\n");
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory lookup takes a file and at least one name");
     }
     struct kinv_inventory *inv;
     if (load(argv[optind], digest, &inv))
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     int missing = 0;
     for (int i = optind + 1; i < argc; i++) {
         if (strcmp(argv[i], "-")) {
@@ -369,15 +368,14 @@ static int str_cmp(const void *a, const void *b)
 static int cmd_diff(int argc, char **argv)
 {
     if (argc != 3) {
-        fprintf(stderr, "kaudit: error: inventory diff takes two files\n");
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory diff takes two files");
     }
     struct kinv_inventory *a, *b;
     if (load(argv[1], NULL, &a))
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     if (load(argv[2], NULL, &b)) {
         kinv_free(a);
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     }
     size_t added = 0, removed = 0, changed = 0, libs_changed = 0;
     for (size_t i = 0; i < a->n_libs; i++) {
@@ -426,8 +424,8 @@ static int cmd_diff(int argc, char **argv)
     size_t mod_added = 0, mod_removed = 0;
     char **ma = module_lines(a), **mb = module_lines(b);
     if (!ma || !mb) {
-        fprintf(stderr, "kaudit: error: out of memory\n");
-        return 2;
+        cli_error("out of memory");
+        return KAUDIT_EXIT_ERROR;
     }
     qsort(ma, a->n_modules, sizeof(char *), str_cmp);
     qsort(mb, b->n_modules, sizeof(char *), str_cmp);
@@ -462,12 +460,11 @@ static int cmd_diff(int argc, char **argv)
 static int cmd_stats(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "kaudit: error: inventory stats takes one file\n");
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory stats takes one file");
     }
     struct kinv_inventory *inv;
     if (load(argv[1], NULL, &inv))
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     char hex[33];
     kinv_digest_hex(inv->digest, hex);
     printf("inventory %s (xxh3-128 %s)\n", argv[1], hex);
@@ -476,7 +473,7 @@ static int cmd_stats(int argc, char **argv)
     size_t *counts = calloc(inv->n_libs * (KINV_KIND_MAX + 1) + 1, sizeof(size_t));
     if (!counts) {
         kinv_free(inv);
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     }
     for (size_t i = 0; i < inv->n_entries; i++)
         for (uint32_t k = 0; k < inv->entries[i].n_libs; k++)
@@ -517,32 +514,30 @@ static int cmd_names(int argc, char **argv)
     const char *library = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:", longopts, NULL)) != -1) {
         switch (c) {
         case 'k':
             kind = kinv_kind_parse(optarg);
             if (!kind) {
-                fprintf(stderr, "kaudit: error: unknown kind '%s'\n", optarg);
-                return 2;
+                return cli_usage_error(inventory_usage, "unknown kind '%s'", optarg);
             }
             break;
         case 'l': library = optarg; break;
         case 'f': fatbin_only = 1; break;
-        default: usage(stderr); return 2;
+        default: return cli_bad_option(inventory_usage, c == ':', argv[optind - 1]);
         }
     }
     if (argc - optind != 1) {
-        fprintf(stderr, "kaudit: error: inventory names takes one file\n");
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory names takes one file");
     }
     struct kinv_inventory *inv;
     if (load(argv[optind], NULL, &inv))
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     long lib = -1;
     if (library && (lib = kinv_find_library(inv, library)) < 0) {
-        fprintf(stderr, "kaudit: error: no library '%s' in '%s'\n", library, argv[optind]);
+        cli_error("no library '%s' in '%s'", library, argv[optind]);
         kinv_free(inv);
-        return 2;
+        return KAUDIT_EXIT_USAGE;
     }
     const struct kinv_entry *prev = NULL;
     for (size_t i = 0; i < inv->n_entries; i++) {
@@ -580,28 +575,26 @@ static int cmd_calibrate(int argc, char **argv)
     const char *output = "-";
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
         case 'A': opt.allow_other_build = 1; break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: return cli_bad_option(inventory_usage, c == ':', argv[optind - 1]);
         }
     }
     if (argc - optind < 2) {
-        fprintf(stderr, "kaudit: error: inventory calibrate takes an inventory and at least one session directory\n");
-        usage(stderr);
-        return 2;
+        return cli_usage_error(inventory_usage, "inventory calibrate takes an inventory and at least one session directory");
     }
     struct kinv_inventory *inv;
     if (load(argv[optind], NULL, &inv))
-        return 2;
+        return KAUDIT_EXIT_ERROR;
     struct kinv_calibrate_report rep;
     struct kinv_err err;
     if (kinv_calibrate(inv, (const char *const *)argv + optind + 1, (size_t)(argc - optind - 1), &opt,
                        &rep, &err) ||
         kinv_write(inv, output, &err)) {
-        fprintf(stderr, "kaudit: error: %s\n", err.msg);
+        cli_error("%s", err.msg);
         kinv_free(inv);
         return 1;
     }
@@ -625,7 +618,7 @@ static int cmd_calibrate(int argc, char **argv)
             strcmp(output, "-") ? output : "standard output", inv->n_entries, hex);
     kinv_free(inv);
     if (fflush(out)) {
-        fprintf(stderr, "kaudit: error: cannot write the report\n");
+        cli_error("cannot write the report");
         return 1;
     }
     return 0;
@@ -633,9 +626,12 @@ static int cmd_calibrate(int argc, char **argv)
 
 int cmd_inventory(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-        usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2)
+        return cli_usage_error(inventory_usage, "inventory needs a command (build, verify, lookup, diff, "
+                               "stats, names, calibrate)");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return KAUDIT_EXIT_OK;
     }
     const char *sub = argv[1];
     argc--;
@@ -654,7 +650,5 @@ int cmd_inventory(int argc, char **argv)
         return cmd_names(argc, argv);
     if (!strcmp(sub, "calibrate"))
         return cmd_calibrate(argc, argv);
-    fprintf(stderr, "kaudit: error: unknown inventory command '%s'\n", sub);
-    usage(stderr);
-    return 2;
+    return cli_usage_error(inventory_usage, "unknown inventory command '%s'", sub);
 }

@@ -1,0 +1,178 @@
+/* trace_index.c - see trace_index.h. */
+#include "trace_index.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void kat_trace_index_init(struct kat_trace_index *ix)
+{
+    memset(ix, 0, sizeof(*ix));
+}
+
+void kat_trace_index_free(struct kat_trace_index *ix)
+{
+    kat_u64map_free(&ix->vendor_of);
+    free(ix->calls);
+    free(ix->window);
+    memset(ix, 0, sizeof(*ix));
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap * 2 : 64;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*arr, nc * size);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+int kat_trace_index_add(struct kat_trace_index *ix, const struct kat_record *r)
+{
+    if (r->type == KAT_REC_EXTERNAL_CORRELATION) {
+        const struct kat_external_correlation_rec *x = r->body;
+        if (x->external_kind != KAT_VENDOR_CORRELATION_KIND)
+            return 0;
+        int fresh;
+        uint64_t *v = kat_u64map_get(&ix->vendor_of, x->correlation_id, &fresh);
+        if (!v)
+            return -1;
+        if (fresh)
+            *v = x->external_id;
+    } else if (r->type == KAT_REC_VENDOR_CALL) {
+        const struct kat_vendor_call_rec *v = r->body;
+        if (grow((void **)&ix->calls, &ix->cap_calls, ix->n_calls + 1, sizeof(*ix->calls)))
+            return -1;
+        ix->calls[ix->n_calls++] = (struct kat_index_call){ v->call_id, v->enter_ns, v->exit_ns,
+                                                            v->library, v->thread_id, v->depth };
+    }
+    return 0;
+}
+
+uint64_t kat_trace_index_vendor_call_of(const struct kat_trace_index *ix, uint32_t correlation_id)
+{
+    const uint64_t *v = kat_u64map_find(&ix->vendor_of, correlation_id);
+    return v ? *v : 0;
+}
+
+int kat_trace_index_add_kernel(struct kat_trace_index *ix, const struct kat_kernel_rec *k,
+                               uint64_t *call_id)
+{
+    uint64_t call = kat_trace_index_vendor_call_of(ix, k->correlation_id);
+    if (call_id)
+        *call_id = call;
+    if (!call)
+        return 0;
+    if (grow((void **)&ix->window, &ix->cap_window, ix->n_window + 1, sizeof(*ix->window)))
+        return -1;
+    ix->window[ix->n_window] = (struct kat_index_kernel){ call, k->correlation_id, k->name_string,
+                                                          ix->n_window };
+    ix->n_window++;
+    return 0;
+}
+
+static int compare_call(const void *a, const void *b)
+{
+    const struct kat_index_call *x = a, *y = b;
+    return x->call_id < y->call_id ? -1 : x->call_id > y->call_id;
+}
+
+static int compare_window(const void *a, const void *b)
+{
+    const struct kat_index_kernel *x = a, *y = b;
+    if (x->call_id != y->call_id)
+        return x->call_id < y->call_id ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+void kat_trace_index_finish(struct kat_trace_index *ix)
+{
+    if (ix->n_calls > 1)
+        qsort(ix->calls, ix->n_calls, sizeof(*ix->calls), compare_call);
+    if (ix->n_window > 1)
+        qsort(ix->window, ix->n_window, sizeof(*ix->window), compare_window);
+}
+
+static int fail(char *err, size_t n, const char *msg)
+{
+    if (err && n && msg != err)
+        snprintf(err, n, "%s", msg);
+    return -1;
+}
+
+int kat_trace_index_build(struct kat_trace_index *ix, struct kat_trace *t, int with_kernels,
+                          char *err, size_t errlen)
+{
+    struct kat_record r;
+    int rc;
+    kat_trace_rewind(t);
+    while ((rc = kat_trace_next(t, &r, err, errlen)) == 1)
+        if (kat_trace_index_add(ix, &r) != 0)
+            return fail(err, errlen, "out of memory");
+    if (rc < 0) {
+        kat_trace_index_finish(ix);
+        kat_trace_rewind(t);
+        return -1;
+    }
+    if (with_kernels) {
+        kat_trace_rewind(t);
+        while (kat_trace_next(t, &r, NULL, 0) == 1)
+            if (r.type == KAT_REC_KERNEL && kat_trace_index_add_kernel(ix, r.body, NULL) != 0)
+                return fail(err, errlen, "out of memory");
+    }
+    kat_trace_index_finish(ix);
+    kat_trace_rewind(t);
+    return 0;
+}
+
+const struct kat_index_call *kat_trace_index_call(const struct kat_trace_index *ix, uint64_t call_id)
+{
+    size_t lo = 0, hi = ix->n_calls;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->calls[mid].call_id < call_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->n_calls && ix->calls[lo].call_id == call_id ? &ix->calls[lo] : NULL;
+}
+
+const struct kat_index_call *kat_trace_index_outermost(const struct kat_trace_index *ix,
+                                                       const struct kat_index_call *c)
+{
+    const struct kat_index_call *best = c;
+    if (c->depth <= 1)
+        return c;
+    for (size_t i = 0; i < ix->n_calls; i++) {
+        const struct kat_index_call *o = &ix->calls[i];
+        if (o->thread_id == c->thread_id && o->depth < best->depth && o->enter_ns <= c->enter_ns &&
+            o->exit_ns >= c->exit_ns)
+            best = o;
+    }
+    return best;
+}
+
+size_t kat_trace_index_window(const struct kat_trace_index *ix, uint64_t call_id,
+                              const struct kat_index_kernel **first)
+{
+    size_t lo = 0, hi = ix->n_window;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ix->window[mid].call_id < call_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < ix->n_window && ix->window[end].call_id == call_id)
+        end++;
+    *first = ix->window + lo;
+    return end - lo;
+}

@@ -1,0 +1,110 @@
+/*
+ * cmd_report.c - `kaudit report`: explain what the analysis of a session
+ * decided and why, with the evidence (text, JSON, a Perfetto timeline).
+ * judge.c parses the options and runs the analysis, as for `kaudit analyze`.
+ *
+ *   kaudit report DIR [--contract FILE ...] [--json] [--perfetto FILE]
+ *
+ * Without --contract, the inputs of DIR/analysis.json (kaudit analyze --save)
+ * are used.  Exit status: as `kaudit analyze`.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "judge.h"
+#include "resources.h"
+
+static const char report_usage[] =
+    "usage: kaudit report DIR [--contract FILE [--manifest FILE] [--inventory FILE] [--weak W]]\n"
+    "                         [--json] [--perfetto FILE]\n"
+    "\n"
+    "Explain what the analysis of DIR decided and why, with the evidence.  Without\n"
+    "--contract, the contract, inventory and weak decision of DIR/" SAVED_ANALYSIS "\n"
+    "(written by 'kaudit analyze --save') are used, and the analysis is run again.\n"
+    "Without --inventory: $KAUDIT_INVENTORY, else the bundled calibrated one\n"
+    "('none': no inventory; a saved analysis keeps what it used).\n"
+    "\n"
+    "  --json            the JSON report instead of text\n"
+    "  --perfetto FILE   also write a timeline (Chrome trace JSON; open it in\n"
+    "                    ui.perfetto.dev): streams, kernels coloured by origin (red\n"
+    "                    vendor, yellow framework, green candidate, grey unattributed),\n"
+    "                    vendor calls, phases and timed windows\n"
+    "\n"
+    "Exit status: as 'kaudit analyze'.\n";
+
+/* For `kaudit report DIR` without --contract: what the saved analysis used. */
+static int load_saved(struct judge_args *a, char **owned_contract, char **owned_inventory)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", a->dir, SAVED_ANALYSIS);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("no saved analysis '%s': give --contract, or run 'kaudit analyze --save' first", path);
+        return KAUDIT_EXIT_ERROR;
+    }
+    char *buf = malloc(1 << 24);
+    size_t len = buf ? fread(buf, 1, (1 << 24) - 1, f) : 0;
+    fclose(f);
+    if (!buf) {
+        cli_error("out of memory");
+        return KAUDIT_EXIT_ERROR;
+    }
+    buf[len] = 0;
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    const cJSON *contract = cJSON_GetObjectItemCaseSensitive(root, "contract");
+    const cJSON *file = cJSON_GetObjectItemCaseSensitive(contract, "file");
+    if (!root || !cJSON_IsString(file)) {
+        cli_error("saved analysis '%s' is not a kaudit report (contract.file missing)", path);
+        cJSON_Delete(root);
+        return KAUDIT_EXIT_ERROR;
+    }
+    *owned_contract = strdup(file->valuestring);
+    a->contract = *owned_contract;
+    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "inventory"), "file");
+    if (!a->inventory && cJSON_IsString(inv)) {
+        *owned_inventory = strdup(inv->valuestring);
+        a->inventory = *owned_inventory;
+    }
+    const cJSON *weak = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "outcome"), "weak");
+    if (!a->weak && cJSON_IsString(weak))
+        a->weak = !strcmp(weak->valuestring, "ACCEPT") ? KA_WEAK_ACCEPT : KA_WEAK_REJECT;
+    cJSON_Delete(root);
+    return 0;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct judge_args a;
+    int rc = judge_parse(argc, argv, JUDGE_REPORT, report_usage, &a);
+    if (rc)
+        return rc < 0 ? KAUDIT_EXIT_OK : rc;
+    char *owned_contract = NULL, *owned_inventory = NULL;
+    int from_saved = !a.contract;
+    if (!a.contract && load_saved(&a, &owned_contract, &owned_inventory))
+        return KAUDIT_EXIT_ERROR;
+    /* No --inventory: the saved analysis's (none if it had none), else
+     * $KAUDIT_INVENTORY, else the bundled one; "none": none (resources.h). */
+    char inventory_found[4096];
+    kres_inventory(a.inventory ? a.inventory : from_saved ? "none" : NULL, &a.inventory, inventory_found,
+                   sizeof inventory_found);
+    struct judge j;
+    rc = judge_run(&a, &j);
+    if (!rc) {
+        if (a.json)
+            printf("%s\n", j.json);
+        else
+            ka_report_text(stdout, j.an);
+        rc = judge_exit_status(j.an->certificate);
+    }
+    judge_free(&j);
+    free(owned_contract);
+    free(owned_inventory);
+    return rc;
+}
