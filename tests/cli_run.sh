@@ -17,6 +17,7 @@ err_has() { grep -q -- "$1" "$T/err"; }
 run --bogus -- true
 check "unknown option: exit 2" rc 2
 check "unknown option: named" err_has "kaudit: error: unknown option '--bogus'"
+check "unknown option: a one-line hint, not the whole help" sh -c "[ \$(wc -l <'$T/err') = 2 ] && grep -qx 'usage: kaudit run \[options\] -- CMD \[ARGS...\] (kaudit run --help for more)' '$T/err'"
 
 run
 check "no command: exit 2" rc 2

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "child_env.h"
 #include "kaudit_env.h"
@@ -33,6 +34,8 @@
 #include "session_name.h"
 
 extern char **environ;
+
+#define RUN_SYNOPSIS "usage: kaudit run [options] -- CMD [ARGS...]"
 
 static void usage(FILE *out)
 {
@@ -71,6 +74,14 @@ static void say(const char *level, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+/* A usage error: the message and the synopsis, not the whole help (tools/cli.h). */
+static int run_usage_error(const char *fmt, const char *arg)
+{
+    say("error", fmt, arg);
+    fputs(RUN_SYNOPSIS " (kaudit run --help for more)\n", stderr);
+    return KAUDIT_EXIT_USAGE;
 }
 
 static int file_readable(const char *path)
@@ -227,21 +238,12 @@ static int run_command(int argc, char **argv)
         /* Read by the preload (cupti_backend.c); the child inherits our environment. */
         case 'E': setenv("KAUDIT_EXACT_EVENT_TIMES", "1", 1); break;
         case 'h': usage(stdout); return 0;
-        case ':':
-            say("error", "option '%s' needs an argument", argv[optind - 1]);
-            usage(stderr);
-            return 2;
-        default:
-            say("error", "unknown option '%s'", argv[optind - 1]);
-            usage(stderr);
-            return 2;
+        case ':': return run_usage_error("option '%s' needs a value", argv[optind - 1]);
+        default: return run_usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind >= argc) {
-        say("error", "no command to run");
-        usage(stderr);
-        return 2;
-    }
+    if (optind >= argc)
+        return run_usage_error("no command to run", NULL);
     char **command = argv + optind;
 
     char preload[PATH_MAX];
