@@ -219,18 +219,22 @@ const struct ka_thread_origin *ka_thread_origin(const struct ka_proc *p, uint32_
 const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_t tid, uint64_t s, uint64_t e);
 /* What the trace shows about one kernel launch, for its origin. */
 struct ka_kernel_facts {
-    int in_vendor_call;             /* its correlation id is in a vendor call's window */
+    const char *name;
+    int name_match;                 /* enum kinv_strength: how the inventory knows its name (cached per name) */
+    const struct ka_vcall *vcall;   /* the outermost vendor call whose window it is in, NULL if none */
     const struct ka_module *module; /* the module its launch loaded, NULL if unknown */
-    int name_match;                 /* the inventory knows its name */
     int framework_name;             /* PyTorch's own code by its name */
 };
 struct ka_kernel_attribution {
     enum ka_origin origin;
     enum ka_party party;            /* in: the launch's party; out: the candidate's when its module is */
     int impersonation;              /* candidate code under a name the inventory knows: flagged */
-    int digest_vendor;              /* the module's bytes are a vendor cubin the inventory knows */
+    int digest_vendor;              /* vendor by its module's bytes (a vendor cubin the inventory knows) */
+    int verdict;                    /* enum kinv_verdict of the attribution rule */
+    const char *reason;             /* ... and its one line, static */
 };
-void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_kernel_facts *f,
+/* The origin of a kernel of process p: kinv_attribute's verdict, then framework and phase (origin.c). */
+void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p, const struct ka_kernel_facts *f,
                       struct ka_kernel_attribution *out);
 /* Is the library behind a vendor call pinned by the inventory: 1, 0, or -1 without an inventory. */
 int ka_library_pinned(const struct kinv_inventory *inv, const struct ka_proc *p, uint32_t library);

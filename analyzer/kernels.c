@@ -25,7 +25,7 @@ struct name_info {
     int8_t cls;                 /* enum ka_class from the name */
     uint8_t framework;          /* PyTorch's own code by its name */
     uint8_t low_precision;
-    uint8_t name_match;         /* the inventory knows the name */
+    uint8_t name_match;         /* enum kinv_strength: how the inventory knows the name */
 };
 
 /* The element proxy of a framework kernel's work: threads launched (grid x block). */
@@ -91,11 +91,11 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             ni->cls = (int8_t)ka_class_of_kernel_name(name);
             ni->framework = (uint8_t)ka_is_framework_kernel_name(name);
             ni->low_precision = (uint8_t)ka_is_low_precision_name(name);
-            ni->name_match = 0;
+            ni->name_match = KINV_MATCH_NONE;
             if (inv) {
                 struct kinv_match m;
                 kinv_match(inv, name, strlen(name), &m);
-                ni->name_match = m.strength != KINV_MATCH_NONE;
+                ni->name_match = (uint8_t)m.strength;
             }
             if (ka_u32map_put(&name_index, k->name_string, (uint32_t)n_names) == 0)
                 n_names++;
@@ -114,13 +114,20 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         /* Origin (docs/inventory.md, "Name collisions", extended to framework code: origin.c) */
         int cls = vc ? vc->cls : ni ? ni->cls : ka_class_of_kernel_name(name);
         struct ka_kernel_facts facts = {
-            .in_vendor_call = vc != NULL,
+            .name = name,
+            .name_match = ni ? ni->name_match : KINV_MATCH_NONE,
+            .vcall = vc,
             .module = mod,
-            .name_match = ni ? ni->name_match : 0,
             .framework_name = ni ? ni->framework : ka_is_framework_kernel_name(name),
         };
         struct ka_kernel_attribution at = { .party = party };
-        ka_kernel_origin(inv, &facts, &at);
+        ka_kernel_origin(inv, p, &facts, &at);
+        if (at.verdict == KINV_VERDICT_VENDOR_UNPINNED || at.verdict == KINV_VERDICT_CONFLICT)
+            ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
+                           at.verdict == KINV_VERDICT_CONFLICT ? "kernel-origin-conflict" : "kernel-origin-unpinned",
+                           p->file, k->start_ns,
+                           "kernel '%.160s': %s: counted neither as vendor work nor as the candidate's own", name,
+                           at.reason);
         enum ka_origin origin = at.origin;
         int impersonation = at.impersonation, digest_vendor = at.digest_vendor;
         party = at.party;

@@ -263,64 +263,115 @@ const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_
 }
 
 
-/* ---- kernels -------------------------------------------------------------- */
-
-/*
- * Origin (docs/inventory.md, "Name collisions", extended to framework code):
- * the first evidence that applies decides.
- */
-void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_kernel_facts *f,
-                      struct ka_kernel_attribution *out)
-{
-    const struct ka_module *mod = f->module;
-    out->impersonation = 0;
-    out->digest_vendor = 0;
-    if (inv && mod) {
-        uint8_t d[16];
-        const struct kinv_module *first;
-        kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, d);
-        out->digest_vendor = kinv_lookup_module(inv, d, &first) > 0;
-    }
-    if (f->in_vendor_call) {
-        out->origin = KA_ORIGIN_VENDOR;
-    } else if (out->digest_vendor || (mod && mod->loader_kind == KA_LOADER_VENDOR)) {
-        out->origin = KA_ORIGIN_VENDOR;
-    } else if (mod && mod->loader_kind == KA_LOADER_CANDIDATE) {
-        out->origin = KA_ORIGIN_CANDIDATE;
-        out->impersonation = f->name_match;
-        /* A function of a module the candidate's object loaded is the candidate's launch. */
-        if (out->party == KA_PARTY_UNKNOWN || out->party == KA_PARTY_HARNESS)
-            out->party = KA_PARTY_CANDIDATE;
-    } else if ((mod && mod->loader_kind == KA_LOADER_FRAMEWORK) || f->framework_name) {
-        out->origin = KA_ORIGIN_FRAMEWORK;
-    } else if (out->party == KA_PARTY_CANDIDATE) {
-        out->origin = KA_ORIGIN_CANDIDATE;
-        out->impersonation = f->name_match;
-    } else {
-        out->origin = KA_ORIGIN_UNATTRIBUTED;
-    }
-}
-
 /* ---- vendor libraries ------------------------------------------------------ */
 
-/* Is the library behind a vendor call pinned by the inventory: 1, 0, or -1 without an inventory. */
+static const char *vendor_soname_prefix(uint32_t library)
+{
+    return library == KAT_LIB_CUBLAS ? "libcublas.so" : library == KAT_LIB_CUBLASLT ? "libcublasLt.so" : "libcudnn.so";
+}
+
+/* The XXH3-128 of the process's library whose soname starts with prefix (into d), NULL if it loaded none. */
+static const uint8_t *library_digest(const struct ka_proc *p, const char *prefix, uint8_t d[16])
+{
+    for (size_t i = 0; i < p->n_libs; i++)
+        if (!strncmp(p->libs[i].soname, prefix, strlen(prefix))) {
+            kinv_digest_from_halves(p->libs[i].lo, p->libs[i].hi, d);
+            return d;
+        }
+    return NULL;
+}
+
 int ka_library_pinned(const struct kinv_inventory *inv, const struct ka_proc *p, uint32_t library)
 {
     if (!inv)
         return -1;
-    const char *prefix = library == KAT_LIB_CUBLAS ? "libcublas.so" : library == KAT_LIB_CUBLASLT ? "libcublasLt.so"
-                                                                                                  : "libcudnn.so";
-    for (size_t i = 0; i < p->n_libs; i++) {
-        if (strncmp(p->libs[i].soname, prefix, strlen(prefix)))
-            continue;
-        uint8_t digest[16];
-        kinv_digest_from_halves(p->libs[i].lo, p->libs[i].hi, digest);
-        for (size_t j = 0; j < inv->n_libs; j++)
-            if (!memcmp(inv->libs[j].digest, digest, 16))
-                return 1;
-        return 0;
+    uint8_t d[16];
+    return kinv_library_pinned(inv, library_digest(p, vendor_soname_prefix(library), d));
+}
+
+/* ---- kernels -------------------------------------------------------------- */
+
+/*
+ * A kernel's origin.  Vendor or not is the inventory's attribution rule,
+ * kinv_attribute (inventory/attribution.c, docs/inventory.md "Name
+ * collisions"): the analyzer hands it the launch's facts and applies its
+ * verdict, so the rule that runs is the rule inventory_attribution tests.
+ * (Until this was one rule the analyzer had its own copy: a vendor call
+ * window made a kernel vendor work even when its module was the
+ * candidate's, and it never asked whether the library was pinned.  On every
+ * recorded session in examples/ both gave the same origins, which
+ * tests/golden checks; they differ only for a window around the candidate's
+ * own module and for libraries the inventory does not pin.)  What the rule
+ * does not decide, the analyzer does: framework code by its module or name,
+ * and the candidate's work by its phase.
+ */
+void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p, const struct ka_kernel_facts *f,
+                      struct ka_kernel_attribution *out)
+{
+    const struct ka_module *mod = f->module;
+    uint8_t window_lib[16], module_lib[16], module_digest[16];
+    struct kinv_match match = { .strength = (enum kinv_strength)f->name_match };
+    struct kinv_launch_facts facts = {
+        .name = f->name,
+        .name_len = strlen(f->name),
+        .in_vendor_window = f->vcall != NULL,
+        .name_match = &match,
+    };
+    if (f->vcall)
+        facts.window_library_digest = library_digest(p, vendor_soname_prefix(f->vcall->rec.library), window_lib);
+    if (mod) {
+        switch (mod->loader_kind) {
+        case KA_LOADER_CANDIDATE: facts.module_origin = KINV_MODULE_CANDIDATE; break;
+        case KA_LOADER_VENDOR: facts.module_origin = KINV_MODULE_VENDOR; break;
+        case KA_LOADER_UNKNOWN: facts.module_origin = KINV_MODULE_UNKNOWN; break;
+        default: facts.module_origin = KINV_MODULE_OTHER; break;
+        }
+        if (facts.module_origin == KINV_MODULE_VENDOR)
+            facts.module_library_digest = library_digest(p, ka_base_name(mod->loader), module_lib);
+        kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, module_digest);
+        facts.module_digest = module_digest;
     }
-    return 0;
+    struct kinv_attribution v;
+    kinv_attribute(inv, &facts, &v);
+    out->verdict = v.verdict;
+    out->reason = v.reason;
+    out->impersonation = 0;
+    out->digest_vendor = 0;
+    switch (v.verdict) {
+    case KINV_VERDICT_VENDOR:
+        out->origin = KA_ORIGIN_VENDOR;
+        if (inv && mod) {
+            const struct kinv_module *first;
+            out->digest_vendor = kinv_lookup_module(inv, module_digest, &first) > 0;
+        }
+        return;
+    case KINV_VERDICT_CANDIDATE:
+    case KINV_VERDICT_IMPERSONATION:
+        out->origin = KA_ORIGIN_CANDIDATE;
+        out->impersonation = v.verdict == KINV_VERDICT_IMPERSONATION;
+        /* A function of a module the candidate's object loaded is the candidate's launch. */
+        if (out->party == KA_PARTY_UNKNOWN || out->party == KA_PARTY_HARNESS)
+            out->party = KA_PARTY_CANDIDATE;
+        return;
+    case KINV_VERDICT_VENDOR_UNPINNED:
+    case KINV_VERDICT_CONFLICT:
+        /* Reported (kernels.c), never vendor work, and not the candidate's own either. */
+        out->origin = KA_ORIGIN_UNATTRIBUTED;
+        return;
+    case KINV_VERDICT_NAME_ONLY:
+    case KINV_VERDICT_UNATTRIBUTED:
+    default:
+        break;
+    }
+    if ((mod && mod->loader_kind == KA_LOADER_FRAMEWORK) || f->framework_name) {
+        out->origin = KA_ORIGIN_FRAMEWORK;
+    } else if (out->party == KA_PARTY_CANDIDATE) {
+        /* the candidate's phase launched it: its work, flagged under a vendor name */
+        out->origin = KA_ORIGIN_CANDIDATE;
+        out->impersonation = v.name_match != KINV_MATCH_NONE;
+    } else {
+        out->origin = KA_ORIGIN_UNATTRIBUTED;
+    }
 }
 
 /* ---- Python --------------------------------------------------------------- */
