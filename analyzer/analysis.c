@@ -80,7 +80,7 @@ int ka_icontains(const char *hay, const char *needle)
     return strcasestr(hay, needle) != NULL;
 }
 
-void ka_session_facts_free(struct ka_session_facts *s)
+static void session_facts_free(struct ka_session_facts *s)
 {
     for (size_t i = 0; i < s->n_procs; i++) {
         free(s->procs[i].argv0);
@@ -103,7 +103,8 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
     if (!t) {
         a->unreadable_traces++;
         run->facts.read_error = 1;
-        ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-unreadable", file, 0, "%s", err);
+        ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-unreadable", file, 0,
+                       "%s", err);
         return;
     }
     struct ka_proc p;
@@ -222,8 +223,8 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     kat_session_close(s);
 
     if (run.facts.kernels_without_api)
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "kernels-without-launch-record", NULL, 0,
-                       "%llu kernels have no launch API record: their thread and phase are unknown",
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "kernels-without-launch-record",
+                       NULL, 0, "%llu kernels have no launch API record: their thread and phase are unknown",
                        (unsigned long long)run.facts.kernels_without_api);
     ka_build_failures(&run.findings, &run.facts, a);
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, a);
@@ -232,7 +233,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     ka_summarize_dropped(&run.findings);
 
     ka_work_tally_free(&run.work);
-    ka_session_facts_free(&run.facts);
+    session_facts_free(&run.facts);
     ka_findings_free(&run.findings);
     *out = a;
     return 0;

@@ -97,8 +97,6 @@ struct ka_session_facts {
     uint64_t kernels_without_api;
 };
 
-void ka_session_facts_free(struct ka_session_facts *s);
-
 /* ---- work tallies (kernels.c, work_items.c) ------------------------------ */
 
 enum ka_item_kind { KA_ITEM_VENDOR_CALL = 1, KA_ITEM_FRAMEWORK_KERNELS, KA_ITEM_VENDOR_KERNEL };
@@ -135,8 +133,6 @@ struct ka_work_tally {
     uint64_t nm_time[KA_CLASS_COUNT];
 };
 
-struct ka_work_item *ka_add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
-                                 uint64_t t, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* Vendor calls become work items (outermost calls only). */
 void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const struct ka_contract *c,
                           const struct kinv_inventory *inv, const struct ka_proc *p);

@@ -163,8 +163,8 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             p->status_known = (e->flags & KAT_END_FLAG_STATUS_KNOWN) != 0;
             if (e->records_lost) {
                 run->facts.health_problem = 1;
-                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "records-lost", p->file, e->time_ns,
-                               "the trace writer lost %llu records (no space)", (unsigned long long)e->records_lost);
+                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "records-lost", p->file,
+                               e->time_ns, "the trace writer lost %llu records (no space)", (unsigned long long)e->records_lost);
             }
             break;
         }
@@ -430,11 +430,10 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
         qsort(p->modules, p->n_modules, sizeof *p->modules, module_cmp);
     if (p->n_vcalls)
         qsort(p->vcalls, p->n_vcalls, sizeof *p->vcalls, vcall_cmp);
+    struct ka_session_facts *facts = &run->facts;
     for (size_t i = 0; i < p->n_phases; i++)
-        if (p->phases[i].party == KA_PARTY_CANDIDATE && !GROW(run->facts.cand_phases, run->facts.n_cand_phases, run->facts.cap_cand_phases)) {
-            run->facts.cand_phases[run->facts.n_cand_phases].start = p->phases[i].start_ns;
-            run->facts.cand_phases[run->facts.n_cand_phases++].end = p->phases[i].end_ns;
-        }
+        if (p->phases[i].party == KA_PARTY_CANDIDATE && !GROW(facts->cand_phases, facts->n_cand_phases, facts->cap_cand_phases))
+            facts->cand_phases[facts->n_cand_phases++] = (struct ka_span){ p->phases[i].start_ns, p->phases[i].end_ns };
     if (p->phase_marks)
         run->a->phases_seen = 1;
 

@@ -142,8 +142,8 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             if (origin == KA_ORIGIN_CANDIDATE)
                 run->work.candidate_kernels_own++;
             if (impersonation)
-                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "vendor-named-candidate-kernel", p->file,
-                               k->start_ns,
+                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "vendor-named-candidate-kernel",
+                               p->file, k->start_ns,
                                "candidate kernel '%.160s' carries a vendor kernel's name but its module is the "
                                "candidate's: counted as candidate work, flagged",
                                name);

@@ -13,8 +13,12 @@
 
 #include "analysis_internal.h"
 
-struct ka_work_item *ka_add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
-                                 uint64_t t, const char *fmt, ...)
+static struct ka_work_item *add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
+                                     uint64_t t, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static struct ka_work_item *add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
+                                     uint64_t t, const char *fmt, ...)
 {
     if (GROW(w->items, w->n_items, w->cap_items))
         return NULL;
@@ -47,26 +51,26 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
             continue;
         }
         if (vc->party == KA_PARTY_UNKNOWN) {
-            ka_add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
-                        "%s (call %llu) called from %s (thread %u) by an unknown party: %s %.4g FLOP", vc->api,
-                        (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)",
-                        vc->rec.thread_id, ka_class_name(vc->cls), vc->work);
+            add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
+                     "%s (call %llu) called from %s (thread %u) by an unknown party: %s %.4g FLOP", vc->api,
+                     (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)",
+                     vc->rec.thread_id, ka_class_name(vc->cls), vc->work);
             w->items[w->n_items - 1].unattributed = 1;
             continue;
         }
         if (vc->party != KA_PARTY_CANDIDATE)
             continue;
         int pinned = ka_library_pinned(inv, p, vc->rec.library);
-        ka_add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
-                    "%s (call %llu) called from %s (thread %u)%s%s: %s %.4g %s, %llu kernels in its window", vc->api,
-                    (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)", vc->rec.thread_id,
-                    vc->caller_is_candidate ? ", the candidate's own object (below the framework)"
-                    : vc->caller_is_framework ? ", reached through the framework in the candidate phase"
-                                              : "",
-                    pinned == 1 ? ", library pinned by the inventory" : pinned == 0 ? ", library NOT in the inventory" : "",
-                    ka_class_name(vc->cls), vc->work,
-                    vc->cls == KA_CLASS_GEMM || vc->cls == KA_CLASS_CONV ? "FLOP" : "units",
-                    (unsigned long long)vc->kernels);
+        add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
+                 "%s (call %llu) called from %s (thread %u)%s%s: %s %.4g %s, %llu kernels in its window", vc->api,
+                 (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)", vc->rec.thread_id,
+                 vc->caller_is_candidate ? ", the candidate's own object (below the framework)"
+                 : vc->caller_is_framework ? ", reached through the framework in the candidate phase"
+                                           : "",
+                 pinned == 1 ? ", library pinned by the inventory" : pinned == 0 ? ", library NOT in the inventory" : "",
+                 ka_class_name(vc->cls), vc->work,
+                 vc->cls == KA_CLASS_GEMM || vc->cls == KA_CLASS_CONV ? "FLOP" : "units",
+                 (unsigned long long)vc->kernels);
         /* Library uses the contract declares are exempt. */
         struct ka_work_item *it = &w->items[w->n_items - 1];
         for (size_t u = 0; u < c->n_library_uses; u++) {
@@ -87,26 +91,26 @@ void ka_tally_items(struct ka_work_tally *w)
     /* The framework kernels of the candidate become one item per class. */
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (w->fw_count[cls])
-            ka_add_item(w, cls, w->fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, w->fw_process[cls], 0,
-                        "%llu framework kernel%s of class %s in the candidate phase (e.g. '%.120s'): %.4g elements by "
-                        "the threads-launched proxy",
-                        (unsigned long long)w->fw_count[cls], w->fw_count[cls] == 1 ? "" : "s", ka_class_name(cls),
-                        w->fw_example[cls], w->fw_work[cls]);
+            add_item(w, cls, w->fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, w->fw_process[cls], 0,
+                     "%llu framework kernel%s of class %s in the candidate phase (e.g. '%.120s'): %.4g elements by "
+                     "the threads-launched proxy",
+                     (unsigned long long)w->fw_count[cls], w->fw_count[cls] == 1 ? "" : "s", ka_class_name(cls),
+                     w->fw_example[cls], w->fw_work[cls]);
 
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (w->nm_count[cls])
-            ka_add_item(w, cls, 0, KA_ITEM_VENDOR_KERNEL, w->nm_process[cls], w->nm_time[cls],
-                        "%llu vendor kernel%s of class %s launched by the candidate outside any intercepted library "
-                        "call, e.g. %s",
-                        (unsigned long long)w->nm_count[cls], w->nm_count[cls] == 1 ? "" : "s", ka_class_name(cls),
-                        w->nm_example[cls] ? w->nm_example[cls] : "?");
+            add_item(w, cls, 0, KA_ITEM_VENDOR_KERNEL, w->nm_process[cls], w->nm_time[cls],
+                     "%llu vendor kernel%s of class %s launched by the candidate outside any intercepted library "
+                     "call, e.g. %s",
+                     (unsigned long long)w->nm_count[cls], w->nm_count[cls] == 1 ? "" : "s", ka_class_name(cls),
+                     w->nm_example[cls] ? w->nm_example[cls] : "?");
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (w->unk_fw_count[cls]) {
-            ka_add_item(w, cls, w->unk_fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, NULL, 0,
-                        "%llu framework kernel%s of class %s launched by an unknown party: %.4g elements by the "
-                        "threads-launched proxy",
-                        (unsigned long long)w->unk_fw_count[cls], w->unk_fw_count[cls] == 1 ? "" : "s",
-                        ka_class_name(cls), w->unk_fw_work[cls]);
+            add_item(w, cls, w->unk_fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, NULL, 0,
+                     "%llu framework kernel%s of class %s launched by an unknown party: %.4g elements by the "
+                     "threads-launched proxy",
+                     (unsigned long long)w->unk_fw_count[cls], w->unk_fw_count[cls] == 1 ? "" : "s",
+                     ka_class_name(cls), w->unk_fw_work[cls]);
             w->items[w->n_items - 1].unattributed = 1;
         }
 }
