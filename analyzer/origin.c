@@ -262,7 +262,6 @@ const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_
     return found;
 }
 
-
 /* ---- vendor libraries ------------------------------------------------------ */
 
 static const char *vendor_soname_prefix(uint32_t library)
@@ -279,6 +278,32 @@ static const uint8_t *library_digest(const struct ka_proc *p, const char *prefix
             return d;
         }
     return NULL;
+}
+
+/*
+ * The library record of the vendor object that loaded a module: the loader
+ * is a path (.../libcudnn_graph.so.9), the record has its soname
+ * (libcudnn_graph.so.9).  The same name, else the same name up to ".so"
+ * (a loader path with a longer version, libcublasLt.so.13.0.1).
+ */
+static const uint8_t *loader_library_digest(const struct ka_proc *p, const char *loader, uint8_t d[16])
+{
+    const char *b = ka_base_name(loader);
+    const char *so = strstr(b, ".so");
+    size_t stem = so ? (size_t)(so - b) + 3 : strlen(b);
+    const char *found = NULL;
+    size_t at = 0;
+    for (size_t i = 0; i < p->n_libs && !(found && !strcmp(found, b)); i++) {
+        const char *name = p->libs[i].soname;
+        if (!strcmp(name, b) || (!found && !strncmp(name, b, stem) && (name[stem] == '.' || !name[stem]))) {
+            found = name;
+            at = i;
+        }
+    }
+    if (!found)
+        return NULL;
+    kinv_digest_from_halves(p->libs[at].lo, p->libs[at].hi, d);
+    return d;
 }
 
 int ka_library_pinned(const struct kinv_inventory *inv, const struct ka_proc *p, uint32_t library)
@@ -327,7 +352,7 @@ void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p,
         default: facts.module_origin = KINV_MODULE_OTHER; break;
         }
         if (facts.module_origin == KINV_MODULE_VENDOR)
-            facts.module_library_digest = library_digest(p, ka_base_name(mod->loader), module_lib);
+            facts.module_library_digest = loader_library_digest(p, mod->loader, module_lib);
         kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, module_digest);
         facts.module_digest = module_digest;
     }
