@@ -216,10 +216,12 @@ const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_
 /* What the trace shows about one kernel launch, for its origin. */
 struct ka_kernel_facts {
     const char *name;
+    size_t name_len;
     int name_match;                 /* enum kinv_strength: how the inventory knows its name (cached per name) */
     const struct ka_vcall *vcall;   /* the outermost vendor call whose window it is in, NULL if none */
     const struct ka_module *module; /* the module its launch loaded, NULL if unknown */
     int framework_name;             /* PyTorch's own code by its name */
+    uint8_t *name_verdict;          /* the name's verdict without window and module, kept per name (0: not yet) */
 };
 struct ka_kernel_attribution {
     enum ka_origin origin;

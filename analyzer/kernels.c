@@ -26,6 +26,8 @@ struct name_info {
     uint8_t framework;          /* PyTorch's own code by its name */
     uint8_t low_precision;
     uint8_t name_match;         /* enum kinv_strength: how the inventory knows the name */
+    uint32_t name_len;          /* strlen: kinv_attribute wants it with every launch */
+    uint8_t verdict;            /* its attribution verdict outside windows and modules, 0 until known */
 };
 
 /* The element proxy of a framework kernel's work: threads launched (grid x block). */
@@ -92,9 +94,11 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             ni->framework = (uint8_t)ka_is_framework_kernel_name(name);
             ni->low_precision = (uint8_t)ka_is_low_precision_name(name);
             ni->name_match = KINV_MATCH_NONE;
+            ni->name_len = (uint32_t)strlen(name);
+            ni->verdict = 0;
             if (inv) {
                 struct kinv_match m;
-                kinv_match(inv, name, strlen(name), &m);
+                kinv_match(inv, name, ni->name_len, &m);
                 ni->name_match = (uint8_t)m.strength;
             }
             if (ka_u32map_put(&name_index, k->name_string, (uint32_t)n_names) == 0)
@@ -115,10 +119,12 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         int cls = vc ? vc->cls : ni ? ni->cls : ka_class_of_kernel_name(name);
         struct ka_kernel_facts facts = {
             .name = name,
+            .name_len = ni ? ni->name_len : strlen(name),
             .name_match = ni ? ni->name_match : KINV_MATCH_NONE,
             .vcall = vc,
             .module = mod,
             .framework_name = ni ? ni->framework : ka_is_framework_kernel_name(name),
+            .name_verdict = ni ? &ni->verdict : NULL,
         };
         struct ka_kernel_attribution at = { .party = party };
         ka_kernel_origin(inv, p, &facts, &at);

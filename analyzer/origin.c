@@ -330,15 +330,17 @@ int ka_library_pinned(const struct kinv_inventory *inv, const struct ka_proc *p,
  * does not decide, the analyzer does: framework code by its module or name,
  * and the candidate's work by its phase.
  */
-void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p, const struct ka_kernel_facts *f,
-                      struct ka_kernel_attribution *out)
+
+/* The launch's facts as kinv_attribute takes them, and its verdict. */
+static void attribute(const struct kinv_inventory *inv, const struct ka_proc *p, const struct ka_kernel_facts *f,
+                      struct kinv_attribution *v)
 {
     const struct ka_module *mod = f->module;
     uint8_t window_lib[16], module_lib[16], module_digest[16];
     struct kinv_match match = { .strength = (enum kinv_strength)f->name_match };
     struct kinv_launch_facts facts = {
         .name = f->name,
-        .name_len = strlen(f->name),
+        .name_len = f->name_len,
         .in_vendor_window = f->vcall != NULL,
         .name_match = &match,
     };
@@ -356,8 +358,25 @@ void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p,
         kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, module_digest);
         facts.module_digest = module_digest;
     }
+    kinv_attribute(inv, &facts, v);
+}
+
+void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p, const struct ka_kernel_facts *f,
+                      struct ka_kernel_attribution *out)
+{
+    const struct ka_module *mod = f->module;
     struct kinv_attribution v;
-    kinv_attribute(inv, &facts, &v);
+    /* Without a window and a module the verdict depends on the name alone: the
+       caller keeps it per name, which spares most launches the rule's cost. */
+    int name_alone = !f->vcall && !mod;
+    if (name_alone && f->name_verdict && *f->name_verdict) {
+        v = (struct kinv_attribution){ .verdict = (enum kinv_verdict)*f->name_verdict,
+                                       .name_match = (enum kinv_strength)f->name_match };
+    } else {
+        attribute(inv, p, f, &v);
+        if (name_alone && f->name_verdict)
+            *f->name_verdict = (uint8_t)v.verdict;
+    }
     out->verdict = v.verdict;
     out->reason = v.reason;
     out->impersonation = 0;
@@ -366,8 +385,10 @@ void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p,
     case KINV_VERDICT_VENDOR:
         out->origin = KA_ORIGIN_VENDOR;
         if (inv && mod) {
+            uint8_t d[16];
             const struct kinv_module *first;
-            out->digest_vendor = kinv_lookup_module(inv, module_digest, &first) > 0;
+            kinv_digest_from_halves(mod->digest_lo, mod->digest_hi, d);
+            out->digest_vendor = kinv_lookup_module(inv, d, &first) > 0;
         }
         return;
     case KINV_VERDICT_CANDIDATE:
