@@ -10,14 +10,20 @@
  */
 #include "internal.h"
 
-static int pinned(const struct kinv_inventory *inv, const uint8_t *digest)
+int kinv_library_pinned(const struct kinv_inventory *inv, const uint8_t *digest)
 {
-    if (!digest)
+    if (!inv || !digest)
         return 0;
     for (size_t i = 0; i < inv->n_libs; i++)
         if (!memcmp(inv->libs[i].digest, digest, 16))
             return 1;
     return 0;
+}
+
+/* The library behind the evidence is pinned; without an inventory there is nothing to pin against. */
+static int pinned(const struct kinv_inventory *inv, const uint8_t *digest)
+{
+    return !inv || kinv_library_pinned(inv, digest);
 }
 
 const char *kinv_verdict_name(enum kinv_verdict v)
@@ -44,8 +50,13 @@ static void set(struct kinv_attribution *out, enum kinv_verdict v, const char *r
 void kinv_attribute(const struct kinv_inventory *inv, const struct kinv_launch_facts *f,
                     struct kinv_attribution *out)
 {
-    struct kinv_match m;
-    kinv_match(inv, f->name, f->name_len, &m);
+    /* Without an inventory nothing matches and nothing can be pinned: the
+       origin evidence stands as the trace shows it (see pinned below). */
+    struct kinv_match m = { .strength = KINV_MATCH_NONE };
+    if (f->name_match)
+        m = *f->name_match;
+    else if (inv)
+        kinv_match(inv, f->name, f->name_len, &m);
     out->name_match = m.strength;
     int named = m.strength != KINV_MATCH_NONE;
 
@@ -53,7 +64,7 @@ void kinv_attribute(const struct kinv_inventory *inv, const struct kinv_launch_f
        whoever loaded it.  A candidate that loads it itself delegates to the
        vendor; it does not impersonate it. */
     const struct kinv_module *mod;
-    if (f->module_digest && kinv_lookup_module(inv, f->module_digest, &mod)) {
+    if (inv && f->module_digest && kinv_lookup_module(inv, f->module_digest, &mod)) {
         set(out, KINV_VERDICT_VENDOR, f->module_origin == KINV_MODULE_CANDIDATE
             ? "module bytes are a cubin of a pinned vendor library, loaded by the candidate"
             : "module bytes are a cubin of a pinned vendor library");

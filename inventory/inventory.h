@@ -338,6 +338,9 @@ struct kinv_launch_facts {
     const uint8_t *module_library_digest;   /* for KINV_MODULE_VENDOR: the library's digest */
     /* XXH3-128 of the module's cubin image, when the trace recorded it */
     const uint8_t *module_digest;
+    /* kinv_match of name when the caller has it already (the analyzer matches
+       each distinct name once, not each launch); NULL: kinv_attribute matches */
+    const struct kinv_match *name_match;
 };
 
 enum kinv_verdict {
@@ -358,7 +361,17 @@ struct kinv_attribution {
 };
 
 const char *kinv_verdict_name(enum kinv_verdict v);
+/*
+ * The verdict for one launch.  This is the rule the analyzer applies
+ * (analyzer/origin.c, ka_kernel_origin), not a second opinion beside it.
+ * inv may be NULL (an analysis without an inventory): then no name and no
+ * module digest matches, and there is nothing to pin against, so the origin
+ * evidence stands as the trace shows it: a vendor window or a vendor loader
+ * is `vendor` (docs/inventory.md, "Name collisions").
+ */
 void kinv_attribute(const struct kinv_inventory *inv, const struct kinv_launch_facts *facts,
                     struct kinv_attribution *out);
+/* Does the inventory pin a library with this XXH3-128 (an `L` record)?  0 for a NULL digest. */
+int kinv_library_pinned(const struct kinv_inventory *inv, const uint8_t *digest);
 
 #endif

@@ -962,3 +962,62 @@ Test(inventory_attribution, name_match_alone_never_counts_as_vendor_work)
     kinv_free(inv);
     kinv_buf_free(&lib);
 }
+
+/* The analyzer runs without an inventory too (kaudit analyze without --inventory) and
+ * applies the same rule: nothing matches, nothing is pinned against, origin evidence stands. */
+Test(inventory_attribution, without_an_inventory_origin_evidence_stands)
+{
+    static const uint8_t digest[16] = { 1, 2, 3 };
+    struct {
+        int window;
+        enum kinv_module_origin origin;
+        enum kinv_verdict verdict;
+    } cases[] = {
+        { 1, KINV_MODULE_UNKNOWN, KINV_VERDICT_VENDOR },
+        { 0, KINV_MODULE_VENDOR, KINV_VERDICT_VENDOR },
+        { 1, KINV_MODULE_CANDIDATE, KINV_VERDICT_CANDIDATE },
+        { 0, KINV_MODULE_CANDIDATE, KINV_VERDICT_CANDIDATE },
+        { 1, KINV_MODULE_OTHER, KINV_VERDICT_CONFLICT },
+        { 0, KINV_MODULE_OTHER, KINV_VERDICT_UNATTRIBUTED },
+        { 0, KINV_MODULE_UNKNOWN, KINV_VERDICT_UNATTRIBUTED },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct kinv_launch_facts f = {
+            .name = "k_alpha", .name_len = 7,
+            .in_vendor_window = cases[i].window, .window_library_digest = digest,
+            .module_origin = cases[i].origin, .module_library_digest = digest, .module_digest = digest,
+        };
+        struct kinv_attribution a;
+        kinv_attribute(NULL, &f, &a);
+        cr_expect_eq(a.verdict, cases[i].verdict, "case %zu: got %s, want %s (%s)", i,
+                     kinv_verdict_name(a.verdict), kinv_verdict_name(cases[i].verdict), a.reason);
+        cr_expect_eq(a.name_match, KINV_MATCH_NONE, "case %zu", i);
+    }
+    cr_expect_eq(kinv_library_pinned(NULL, digest), 0);
+}
+
+/* The analyzer matches each distinct name once and hands the match in: it is used as given. */
+Test(inventory_attribution, a_given_name_match_is_used)
+{
+    struct kinv_buf lib = reference(0);
+    struct kinv_err err;
+    struct kinv_inventory *inv = build_one(lib.p, lib.len, &err);
+    cr_assert_not_null(inv, "%s", err.msg);
+    struct kinv_match none = { .strength = KINV_MATCH_NONE }, exact = { .strength = KINV_MATCH_EXACT };
+    struct kinv_launch_facts f = { .name = "k_alpha", .name_len = 7, .module_origin = KINV_MODULE_CANDIDATE };
+    struct kinv_attribution a;
+    kinv_attribute(inv, &f, &a);
+    cr_expect_eq(a.verdict, KINV_VERDICT_IMPERSONATION, "%s", kinv_verdict_name(a.verdict));
+    f.name_match = &none;
+    kinv_attribute(inv, &f, &a);
+    cr_expect_eq(a.verdict, KINV_VERDICT_CANDIDATE, "%s", kinv_verdict_name(a.verdict));
+    f.name = "no_such_kernel";
+    f.name_len = strlen(f.name);
+    f.name_match = &exact;
+    kinv_attribute(inv, &f, &a);
+    cr_expect_eq(a.verdict, KINV_VERDICT_IMPERSONATION, "%s", kinv_verdict_name(a.verdict));
+    cr_expect_eq(a.name_match, KINV_MATCH_EXACT);
+    cr_expect_eq(kinv_library_pinned(inv, inv->libs[0].digest), 1);
+    kinv_free(inv);
+    kinv_buf_free(&lib);
+}

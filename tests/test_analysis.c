@@ -384,6 +384,43 @@ Test(implementation, vendor_module_without_library_call_is_non_mediated)
     done(&s, a);
 }
 
+/*
+ * The analyzer applies the inventory's attribution rule (kinv_attribute,
+ * docs/inventory.md "Name collisions"; its cases are inventory_attribution's):
+ * a vendor call window around a function of the candidate's own module does
+ * not make that function vendor code.  The call itself is still a work item.
+ */
+Test(implementation, vendor_window_around_candidate_module_is_candidate_code)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+    struct kat_vendor_call_rec v;
+    memset(&v, 0, sizeof v);
+    v.call_id = s.next_call++;
+    v.enter_ns = T0 + 15 * MS;
+    v.exit_ns = v.enter_ns + 20000;
+    v.api_string = tb_string(&s.b, "cublasSgemm_v2");
+    v.library = KAT_LIB_CUBLAS;
+    v.caller_string = tb_string(&s.b, "/tmp/torch_extensions/ext/ext.so");
+    v.thread_id = PID;
+    v.depth = 1;
+    v.work_class = KAT_WORK_GEMM;
+    tb_record(&s.b, KAT_REC_VENDOR_CALL, &v, sizeof v, NULL, 0);
+    uint32_t corr = launch(&s, PID, v.enter_ns + 1000);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, v.enter_ns + 1500);
+    struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND, .correlation_id = corr,
+                                              .external_id = v.call_id };
+    tb_record(&s.b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
+    kernel(&s, corr, "my_gemm_kernel", 7, v.enter_ns + 10000, v.enter_ns + 90000, 64, 128);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 0);
+    cr_expect_eq(a->vendor_calls, 1);
+    done(&s, a);
+}
+
 Test(implementation, failed_build_without_violation_is_inconclusive)
 {
     struct scene s;

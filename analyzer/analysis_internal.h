@@ -1,0 +1,278 @@
+/*
+ * analysis_internal.h - what the stages of the analysis share (private to
+ * analyzer/; tools/ and tests use analysis.h only).
+ *
+ * ka_analyze (analysis.c) is a pipeline; each stage is one file and keeps
+ * its own state, and this header declares what passes between them:
+ *
+ *   index.c           pass 1: one trace into a struct ka_proc (evidence.h)
+ *   windows.c         the timed windows, from the event records
+ *   stop_bounds.c     stop events without a GPU timestamp, bounded from stream order
+ *   origin.c          whose work it is: party, phases, threads, module loaders, origin
+ *   work_classes.c    what kind of work it is: the name and operator tables, FLOPs
+ *   kernels.c         pass 2: stream the kernels into the tallies
+ *   work_items.c      the work items the implementation axis weighs
+ *   findings.c        the lines of evidence, capped per code
+ *   verdict_implementation.c, verdict_measurement.c, outcome.c   the rules
+ *
+ * docs/analysis.md ("Where each rule lives") maps the rules to the files.
+ */
+#ifndef KAUDIT_ANALYSIS_INTERNAL_H
+#define KAUDIT_ANALYSIS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis.h"
+#include "evidence.h"
+#include "trace_reader.h"
+
+struct kinv_inventory;
+
+/* ---- small containers (analysis.c) ------------------------------------- */
+
+#define GROW(arr, n, cap)                                                                    \
+    ((n) < (cap) ? 0                                                                         \
+                 : ka_grow((void **)&(arr), &(cap), sizeof *(arr)))
+
+int ka_grow(void **arr, size_t *cap, size_t elem);
+const char *ka_base_name(const char *path);
+int ka_icontains(const char *hay, const char *needle);
+
+/* ---- findings (findings.c) --------------------------------------------- */
+
+struct ka_code_count {
+    char code[48];
+    unsigned seen;
+};
+
+/* The findings of one analysis, at most KA_FINDINGS_PER_CODE per code. */
+struct ka_findings {
+    struct ka_analysis *a;              /* appended to a->findings */
+    struct ka_code_count *codes;
+    size_t n_codes, cap_codes;
+};
+
+void ka_add_finding(struct ka_findings *f, enum ka_axis axis, enum ka_finding_kind kind, const char *code,
+                    const char *process, uint64_t time_ns, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+/* How many findings of code were added (kept or not). */
+unsigned ka_code_seen(const struct ka_findings *f, const char *code);
+/* Findings past the per-code limit become one summary line each. */
+void ka_summarize_dropped(struct ka_findings *f);
+void ka_findings_free(struct ka_findings *f);
+
+/* ---- session facts (gathered by index.c and analysis.c) ------------------ */
+
+struct ka_span {
+    uint64_t start, end;
+};
+
+struct ka_proc_summary {
+    uint32_t pid, ppid;
+    char *argv0, *file;
+    uint64_t start_ns;
+    int build_tool, status_known;
+    int32_t status;
+    uint32_t end_kind;
+};
+
+struct ka_child_exit {                  /* what a parent's wait() saw */
+    uint32_t pid;
+    int32_t wait_status;
+};
+
+/* What the session-level rules read about all the traces together. */
+struct ka_session_facts {
+    struct ka_span *cand_phases;        /* the candidate's phases, every process */
+    size_t n_cand_phases, cap_cand_phases;
+    struct ka_proc_summary *procs;
+    size_t n_procs, cap_procs;
+    struct ka_child_exit *child_exits;  /* from every trace */
+    size_t n_child_exits, cap_child_exits;
+    uint64_t candidate_modules;         /* modules loaded by candidate objects */
+    /* what limits the evidence */
+    int health_problem, truncated, read_error;
+    unsigned python_off;                /* Python processes without Python-side provenance */
+    uint64_t kernels_without_api;
+};
+
+/* ---- work tallies (kernels.c, work_items.c) ------------------------------ */
+
+enum ka_item_kind { KA_ITEM_VENDOR_CALL = 1, KA_ITEM_FRAMEWORK_KERNELS, KA_ITEM_VENDOR_KERNEL };
+
+/* One piece of work the implementation axis weighs. */
+struct ka_work_item {
+    int cls;
+    double work;            /* 0: not estimable */
+    int kind;               /* enum ka_item_kind */
+    char *what;             /* for the finding */
+    char *process;
+    uint64_t time_ns;
+    int exempt;
+    char *exempt_why;
+    int unattributed;       /* party unknown: can never convict, can leave the axis unresolved */
+};
+
+struct ka_work_tally {
+    struct ka_work_item *items;
+    size_t n_items, cap_items;
+    uint64_t candidate_kernels_own;     /* candidate-party kernels of candidate origin */
+    uint64_t candidate_kernels_any;
+    /* framework kernels of the candidate, summed per class (proxy: threads launched) */
+    double fw_work[KA_CLASS_COUNT];
+    uint64_t fw_count[KA_CLASS_COUNT];
+    char *fw_example[KA_CLASS_COUNT];
+    char *fw_process[KA_CLASS_COUNT];
+    double unk_fw_work[KA_CLASS_COUNT];
+    uint64_t unk_fw_count[KA_CLASS_COUNT];
+    /* vendor kernels the candidate launched outside any library call, per class */
+    uint64_t nm_count[KA_CLASS_COUNT];
+    char *nm_example[KA_CLASS_COUNT];
+    char *nm_process[KA_CLASS_COUNT];
+    uint64_t nm_time[KA_CLASS_COUNT];
+};
+
+/* Vendor calls become work items (outermost calls only). */
+void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const struct ka_contract *c,
+                          const struct kinv_inventory *inv, const struct ka_proc *p);
+/* After all traces: the per-class sums become one item per class. */
+void ka_tally_items(struct ka_work_tally *w);
+void ka_work_tally_free(struct ka_work_tally *w);
+
+/* ---- measurement evidence (kernels.c, verdict_measurement.c) ------------ */
+
+struct ka_timing_facts {
+    uint64_t escaped_unattributed;      /* unattributable work past a stop event */
+    uint64_t stop_time_ambiguous;       /* kernels between a stop event's bounds */
+    uint64_t guard_changes, reported_mismatch, reported_total;
+    int tamper;
+};
+
+/* ---- the run: every stage's state, owned by ka_analyze ------------------ */
+
+struct ka_run {
+    struct ka_analysis *a;
+    const struct ka_contract *c;
+    const struct ka_options *opt;
+    struct ka_findings findings;
+    struct ka_session_facts facts;
+    struct ka_work_tally work;
+    struct ka_timing_facts timing;
+};
+
+/* ---- pass 1: the index (index.c, windows.c) ----------------------------- */
+
+struct ka_timing_rec {
+    struct kat_timing_call_rec r;
+};
+
+struct ka_event_rec {
+    uint32_t correlation_id, stream_id;
+    uint64_t device_ts;
+};
+
+/* Index one trace into p; the timing calls and CUDA_EVENT records come back for windows and bounds. */
+void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, struct ka_timing_rec **timing,
+                    size_t *n_timing, struct ka_event_rec **events, size_t *n_events);
+/* After pass 1: sort, resolve outer calls, parties, timed windows. */
+void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec *timing, size_t n_timing,
+                     struct ka_event_rec *events, size_t n_events);
+const struct ka_api *ka_api_of(const struct ka_proc *p, uint32_t correlation_id);
+long ka_vcall_find(const struct ka_proc *p, uint64_t id);
+void ka_proc_free(struct ka_proc *p);
+
+/* A cudaEventRecord call, for finding the last record of an event before a query. */
+struct ka_event_record {
+    uint64_t event, enter_ns;
+    const struct kat_timing_call_rec *rec;
+};
+int ka_event_record_cmp(const void *x, const void *y);
+/* The last successful record of event at or before t, in recs sorted by (event, time). */
+const struct kat_timing_call_rec *ka_last_record_before(const struct ka_event_record *recs, size_t n,
+                                                        uint64_t event, uint64_t t);
+/* The timed windows of p from its timing calls and events (windows.c). */
+void ka_build_windows(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec *timing, size_t n_timing,
+                      struct ka_event_rec *events, size_t n_events);
+/* The window a launch at host time t belongs to (its start record <= t < its end record). */
+struct ka_window *ka_window_at(struct ka_proc *p, uint64_t t);
+
+/* Stop-event bounds from stream order (stop_bounds.c). */
+void ka_bound_stop_events(struct kat_trace *t, struct ka_proc *p, const struct ka_timing_rec *timing,
+                          size_t n_timing);
+
+/* ---- whose work (origin.c) ---------------------------------------------- */
+
+int ka_path_matches(const char *path, char *const *patterns, size_t n);
+int ka_is_candidate_object(const struct ka_contract *c, const char *path);
+int ka_is_framework_object(const char *path);
+int ka_loader_kind(const struct ka_contract *c, const char *loader);
+int ka_is_build_tool(const char *argv0, const char *exe);
+enum ka_party ka_phase_party(const struct ka_contract *c, const char *message, int python);
+enum ka_party ka_party_of_launch(const struct ka_proc *p, uint32_t tid, uint64_t t, int *via_thread,
+                                 uint64_t *thread_created_ns);
+const struct ka_thread_origin *ka_thread_origin(const struct ka_proc *p, uint32_t tid);
+const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_t tid, uint64_t s, uint64_t e);
+/* What the trace shows about one kernel launch, for its origin. */
+struct ka_kernel_facts {
+    const char *name;
+    size_t name_len;
+    int name_match;                 /* enum kinv_strength: how the inventory knows its name (cached per name) */
+    const struct ka_vcall *vcall;   /* the outermost vendor call whose window it is in, NULL if none */
+    const struct ka_module *module; /* the module its launch loaded, NULL if unknown */
+    int framework_name;             /* PyTorch's own code by its name */
+    uint8_t *name_verdict;          /* the name's verdict without window and module, kept per name (0: not yet) */
+};
+struct ka_kernel_attribution {
+    enum ka_origin origin;
+    enum ka_party party;            /* in: the launch's party; out: the candidate's when its module is */
+    int impersonation;              /* candidate code under a name the inventory knows: flagged */
+    int digest_vendor;              /* vendor by its module's bytes (a vendor cubin the inventory knows) */
+    int verdict;                    /* enum kinv_verdict of the attribution rule */
+    const char *reason;             /* ... and its one line, static */
+};
+/* The origin of a kernel of process p: kinv_attribute's verdict, then framework and phase (origin.c). */
+void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p, const struct ka_kernel_facts *f,
+                      struct ka_kernel_attribution *out);
+/* Is the library behind a vendor call pinned by the inventory: 1, 0, or -1 without an inventory. */
+int ka_library_pinned(const struct kinv_inventory *inv, const struct ka_proc *p, uint32_t library);
+void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts *s, struct ka_proc *p,
+                                  const char *argv0, const char *exe);
+
+/* ---- what kind of work (work_classes.c) ---------------------------------- */
+
+int ka_class_of_kernel_name(const char *name);
+int ka_is_framework_kernel_name(const char *name);
+int ka_is_low_precision_name(const char *name);
+/* FLOPs of a vendor call from its argument summary (0 when not estimable); *cls its class. */
+double ka_vendor_call_work(const struct kat_vendor_call_rec *r, const char *api, int *cls);
+
+/* ---- pass 2 (kernels.c) and the per-kernel measurement rule ------------- */
+
+void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *p);
+
+/* One kernel of a known party as the measurement rule sees it (verdict_measurement.c). */
+struct ka_kernel_timing {
+    const char *name;
+    const struct kat_kernel_rec *k;
+    enum ka_party party;
+    int via_thread;         /* belongs to the window its launching thread was created in */
+};
+void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p,
+                            struct ka_window *w, const struct ka_kernel_timing *kt);
+
+/* ---- the rules ----------------------------------------------------------- */
+
+void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p);
+void ka_measurement_signals(struct ka_findings *f, const struct ka_contract *c, const struct ka_proc *p);
+void ka_build_failures(struct ka_findings *f, const struct ka_session_facts *s, struct ka_analysis *a);
+void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
+                               const struct ka_contract *c, struct ka_analysis *a);
+void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_facts *tf,
+                            const struct ka_session_facts *s, const struct ka_work_tally *w,
+                            const struct ka_contract *c, struct ka_analysis *a);
+/* The semantic axis, the certificate and the outcome code (outcome.c). */
+void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const struct ka_contract *c,
+                  struct ka_analysis *a);
+
+#endif

@@ -1,0 +1,513 @@
+/*
+ * index.c - pass 1: one trace into the per-process index (struct ka_proc,
+ * evidence.h).
+ *
+ * Everything but the kernels is read and kept: API records, vendor calls,
+ * NVTX phases, modules, threads, timing calls and symbols, libraries.  Pass 2
+ * (kernels.c) joins each kernel to them, so nothing here grows with the
+ * number of kernels.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+static char *dup_trace_string(const struct kat_trace *t, uint32_t id)
+{
+    return strdup(kat_trace_string(t, id));
+}
+
+static int phase_cmp(const void *x, const void *y, void *base)
+{
+    const struct ka_phase *phases = base;
+    const struct ka_phase *a = &phases[*(const uint32_t *)x], *b = &phases[*(const uint32_t *)y];
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    /* same start: push order, so that a child sorts after its parent */
+    return *(const uint32_t *)x < *(const uint32_t *)y ? -1 : 1;
+}
+
+static int module_cmp(const void *x, const void *y)
+{
+    const struct ka_module *a = x, *b = y;
+    return a->time_ns < b->time_ns ? -1 : a->time_ns > b->time_ns;
+}
+
+
+struct nvtx_open {
+    uint32_t tid;
+    uint32_t message;
+    uint32_t domain;
+    int32_t phase;              /* index of the phase this range opened, -1 if it is no phase */
+    uint64_t start_ns;
+};
+
+/* Open a phase on tid (its end is set when the range closes); returns its index. */
+static int32_t open_phase(struct ka_proc *p, uint32_t tid, enum ka_party party, int python, int32_t parent,
+                          uint64_t s)
+{
+    if (GROW(p->phases, p->n_phases, p->cap_phases))
+        return -1;
+    p->phases[p->n_phases] = (struct ka_phase){ .tid = tid, .party = (uint8_t)party, .python = (uint8_t)python,
+                                                .parent = parent, .start_ns = s, .end_ns = UINT64_MAX };
+    p->phase_marks = 1;
+    return (int32_t)p->n_phases++;
+}
+
+static void note_mark(struct ka_proc *p, const char *msg, int python)
+{
+    if (python) {
+        free(p->python_status);
+        p->python_status = strdup(msg);
+        return;
+    }
+    static const char reported[] = "kaudit:reported_ms ";
+    static const char guard[] = "kaudit:guard-changed ";
+    if (!strncmp(msg, reported, sizeof reported - 1)) {
+        char *end;
+        double v = strtod(msg + sizeof reported - 1, &end);
+        if (end != msg + sizeof reported - 1 && !GROW(p->reported_ms, p->n_reported, p->cap_reported))
+            p->reported_ms[p->n_reported++] = v;
+    } else if (!strncmp(msg, guard, sizeof guard - 1)) {
+        if (!GROW(p->guard_changed, p->n_guard, p->cap_guard))
+            p->guard_changed[p->n_guard++] = strdup(msg + sizeof guard - 1);
+    }
+}
+
+/* Health records that limit what the trace can show. */
+static void note_health(struct ka_run *run, struct ka_proc *p, const struct kat_trace *t,
+                        const struct kat_health_rec *h)
+{
+    const char *detail = kat_trace_string(t, h->detail_string);
+    const char *name = kat_health_code_name(h->code);
+    int problem = 0;
+    switch (h->code) {
+    case KAT_HEALTH_CUPTI_NOT_FOUND:
+    case KAT_HEALTH_CUPTI_ENABLE_FAILED:
+    case KAT_HEALTH_CUPTI_UNSUPPORTED:
+    case KAT_HEALTH_FOREIGN_SUBSCRIBER:
+    case KAT_HEALTH_CALLBACK_OVERRIDDEN:
+        problem = 1;
+        break;
+    case KAT_HEALTH_CUPTI_SUBSCRIBE:
+        problem = h->value != 0;
+        break;
+    case KAT_HEALTH_API_RECORD_POLICY:
+        problem = h->value < 0;         /* no API records: no vendor windows */
+        break;
+    case KAT_HEALTH_ACTIVITY_KINDS:
+    case KAT_HEALTH_BENCH_CONTROL:      /* recording may have been paused */
+        problem = h->value > 0;
+        break;
+    case KAT_HEALTH_CUPTI_DROPPED:
+    case KAT_HEALTH_BUFFER_LOST:
+    case KAT_HEALTH_WRITER_FULL:
+        problem = h->value > 0;
+        break;
+    case KAT_HEALTH_SYMBOL_UNRESOLVED:
+        problem = 1;
+        break;
+    default:
+        break;
+    }
+    if (!problem)
+        return;
+    run->facts.health_problem = 1;
+    ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "tool-health", p->file, h->time_ns,
+                   "tool health: %s (value %lld%s%s): evidence in this process may be incomplete",
+                   name ? name : "unknown", (long long)h->value, detail[0] ? ", " : "", detail);
+}
+
+void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, struct ka_timing_rec **timing,
+                    size_t *n_timing, struct ka_event_rec **events, size_t *n_events)
+{
+    const struct ka_contract *c = run->c;
+    struct nvtx_open *open = NULL;
+    size_t n_open = 0, cap_open = 0;
+    uint32_t python_domain = 0;
+    size_t cap_timing = 0, cap_events = 0;
+    struct { uint64_t token; uint32_t tid; uint64_t t; } *starts = NULL;
+    size_t n_starts = 0, cap_starts = 0;
+    struct kat_record r;
+    char err[512];
+    int rc;
+    while ((rc = kat_trace_next(t, &r, err, sizeof err)) == 1) {
+        switch (r.type) {
+        case KAT_REC_PROCESS_START: {
+            const struct kat_process_start_rec *s = r.body;
+            free(p->exe);
+            p->exe = dup_trace_string(t, s->exe_string);
+            const char *argv = kat_trace_string(t, s->argv_string);
+            uint32_t len = kat_trace_string_length(t, s->argv_string);
+            free(p->argv0);
+            p->argv0 = strdup(argv);
+            free(p->argv);
+            p->argv = malloc((size_t)len + 1);
+            if (p->argv) {
+                for (uint32_t i = 0; i < len; i++)
+                    p->argv[i] = argv[i] ? argv[i] : ' ';
+                p->argv[len] = 0;
+            }
+            p->start_ns = s->time_ns;
+            break;
+        }
+        case KAT_REC_PROCESS_END: {
+            const struct kat_process_end_rec *e = r.body;
+            p->end_known = 1;
+            p->end_kind = e->kind;
+            p->status = e->status;
+            p->status_known = (e->flags & KAT_END_FLAG_STATUS_KNOWN) != 0;
+            if (e->records_lost) {
+                run->facts.health_problem = 1;
+                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "records-lost", p->file,
+                               e->time_ns, "the trace writer lost %llu records (no space)", (unsigned long long)e->records_lost);
+            }
+            break;
+        }
+        case KAT_REC_CHILD_EXIT: {
+            /* what a parent's wait() saw: the status of a child whose own trace may lack it */
+            const struct kat_child_exit_rec *x = r.body;
+            if (!GROW(run->facts.child_exits, run->facts.n_child_exits, run->facts.cap_child_exits)) {
+                run->facts.child_exits[run->facts.n_child_exits].pid = x->child_pid;
+                run->facts.child_exits[run->facts.n_child_exits++].wait_status = x->wait_status;
+            }
+            break;
+        }
+        case KAT_REC_HEALTH:
+            note_health(run, p, t, r.body);
+            break;
+        case KAT_REC_LIBRARY: {
+            const struct kat_library_rec *l = r.body;
+            if (!GROW(p->libs, p->n_libs, p->cap_libs)) {
+                const char *so = kat_trace_string(t, l->soname_string);
+                p->libs[p->n_libs].soname = strdup(so[0] ? so : ka_base_name(kat_trace_string(t, l->path_string)));
+                p->libs[p->n_libs].lo = l->digest_lo;
+                p->libs[p->n_libs++].hi = l->digest_hi;
+            }
+            break;
+        }
+        case KAT_REC_MODULE: {
+            const struct kat_module_rec *m = r.body;
+            if (GROW(p->modules, p->n_modules, p->cap_modules))
+                break;
+            struct ka_module *km = &p->modules[p->n_modules++];
+            km->time_ns = m->time_ns;
+            km->tid = m->thread_id;
+            km->loader = dup_trace_string(t, m->loader_string);
+            km->digest_lo = m->digest_lo;
+            km->digest_hi = m->digest_hi;
+            km->size = m->size;
+            km->loader_kind = ka_loader_kind(c, km->loader);
+            if (km->loader_kind == KA_LOADER_CANDIDATE || p->candidate_process)
+                run->facts.candidate_modules++;
+            break;
+        }
+        case KAT_REC_API: {
+            const struct kat_api_rec *ap = r.body;
+            if (GROW(p->apis, p->n_apis, p->cap_apis))
+                break;
+            if (!ap->correlation_id)
+                break;
+            p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
+                                                    .start_ns = ap->start_ns, .end_ns = ap->end_ns };
+            run->a->api_records++;
+            break;
+        }
+        case KAT_REC_EXTERNAL_CORRELATION: {
+            const struct kat_external_correlation_rec *x = r.body;
+            if (x->external_kind != KAT_VENDOR_CORRELATION_KIND || x->external_id > UINT32_MAX)
+                break;
+            /* Stored as the call id; resolved to an index after the pass. */
+            if (ka_u32map_put(&p->ext, x->correlation_id, (uint32_t)x->external_id) == 0 &&
+                x->correlation_id > p->max_ext_correlation)
+                p->max_ext_correlation = x->correlation_id;
+            break;
+        }
+        case KAT_REC_VENDOR_CALL: {
+            const struct kat_vendor_call_rec *v = r.body;
+            if (GROW(p->vcalls, p->n_vcalls, p->cap_vcalls))
+                break;
+            struct ka_vcall *vc = &p->vcalls[p->n_vcalls++];
+            memset(vc, 0, sizeof *vc);
+            vc->rec = *v;
+            vc->api = dup_trace_string(t, v->api_string);
+            vc->caller = dup_trace_string(t, v->caller_string);
+            vc->work = ka_vendor_call_work(v, vc->api, &vc->cls);
+            vc->caller_is_candidate = ka_is_candidate_object(c, vc->caller);
+            vc->caller_is_framework = ka_is_framework_object(vc->caller);
+            run->a->vendor_calls++;
+            break;
+        }
+        case KAT_REC_NVTX: {
+            const struct kat_nvtx_rec *nv = r.body;
+            int python = python_domain && nv->domain_string == python_domain;
+            if (!python && !python_domain && nv->domain_string &&
+                !strcmp(kat_trace_string(t, nv->domain_string), "kaudit.python")) {
+                python_domain = nv->domain_string;
+                python = 1;
+            }
+            if (nv->kind == KAT_NVTX_PUSH || nv->kind == KAT_NVTX_START) {
+                if (GROW(open, n_open, cap_open))
+                    break;
+                /* start/end ranges are process-wide: tid 0 */
+                uint32_t tid = nv->kind == KAT_NVTX_PUSH ? nv->thread_id : 0;
+                enum ka_party party = ka_phase_party(c, kat_trace_string(t, nv->message_string), python);
+                int32_t parent = -1;
+                for (size_t i = n_open; i-- > 0;)
+                    if (open[i].tid == tid && open[i].phase >= 0) {
+                        parent = open[i].phase;
+                        break;
+                    }
+                int32_t phase = party != KA_PARTY_UNKNOWN ? open_phase(p, tid, party, python, parent, nv->time_ns) : -1;
+                open[n_open++] = (struct nvtx_open){ .tid = tid, .message = nv->message_string,
+                                                     .domain = nv->domain_string, .phase = phase,
+                                                     .start_ns = nv->time_ns };
+            } else if (nv->kind == KAT_NVTX_POP || nv->kind == KAT_NVTX_END) {
+                /* pop: the innermost open push of this thread and domain; end: the oldest open range */
+                uint32_t tid = nv->kind == KAT_NVTX_POP ? nv->thread_id : 0;
+                size_t found = n_open;
+                if (nv->kind == KAT_NVTX_POP) {
+                    for (size_t i = n_open; i-- > 0;)
+                        if (open[i].tid == tid && open[i].domain == nv->domain_string) {
+                            found = i;
+                            break;
+                        }
+                } else {
+                    for (size_t i = 0; i < n_open; i++)
+                        if (open[i].tid == 0) {
+                            found = i;
+                            break;
+                        }
+                }
+                if (found == n_open)
+                    break;
+                if (open[found].phase >= 0)
+                    p->phases[open[found].phase].end_ns = nv->time_ns;
+                memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
+                n_open--;
+            } else if (nv->kind == KAT_NVTX_MARK) {
+                note_mark(p, kat_trace_string(t, nv->message_string), python);
+            }
+            break;
+        }
+        case KAT_REC_TIMING_CALL: {
+            const struct kat_timing_call_rec *tc = r.body;
+            if (GROW(*timing, *n_timing, cap_timing))
+                break;
+            (*timing)[(*n_timing)++].r = *tc;
+            if (tc->api == KAT_TIMING_EVENT_ELAPSED && tc->status == 0 &&
+                !GROW(p->elapsed_ms, p->n_elapsed, p->cap_elapsed))
+                p->elapsed_ms[p->n_elapsed++] = tc->elapsed_ms;
+            break;
+        }
+        case KAT_REC_CUDA_EVENT: {
+            const struct kat_cuda_event_rec *e = r.body;
+            if (GROW(*events, *n_events, cap_events))
+                break;
+            (*events)[(*n_events)++] = (struct ka_event_rec){ e->correlation_id, e->stream_id, e->device_timestamp_ns };
+            break;
+        }
+        case KAT_REC_TIMING_SYMBOL: {
+            const struct kat_timing_symbol_rec *s = r.body;
+            if (GROW(p->symbols, p->n_symbols, p->cap_symbols))
+                break;
+            struct ka_symbol *ks = &p->symbols[p->n_symbols++];
+            ks->symbol = dup_trace_string(t, s->symbol_string);
+            ks->object = dup_trace_string(t, s->object_string);
+            ks->address = s->address;
+            ks->phase = s->phase;
+            ks->time_ns = s->time_ns;
+            break;
+        }
+        case KAT_REC_THREAD: {
+            const struct kat_thread_rec *th = r.body;
+            if (th->event == KAT_THREAD_CREATE) {
+                if (!GROW(p->threads, p->n_threads, p->cap_threads))
+                    p->threads[p->n_threads++] = (struct ka_thread_origin){
+                        .tid = 0, .creator_tid = th->thread_id, .create_ns = th->time_ns, .token = th->token };
+            } else if (th->event == KAT_THREAD_START) {
+                if (!GROW(starts, n_starts, cap_starts)) {
+                    starts[n_starts].token = th->token;
+                    starts[n_starts].tid = th->thread_id;
+                    starts[n_starts++].t = th->time_ns;
+                }
+            }
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (rc < 0) {
+        p->read_error = 1;
+        run->facts.read_error = 1;
+        ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-unreadable", p->file, 0,
+                       "the trace is malformed past a point and was read up to it: %s", err);
+    }
+    p->complete = kat_trace_complete(t);
+    /* Ranges still open at the end of the trace keep end UINT64_MAX: they last until then. */
+    free(open);
+    /* Pair thread creations with their starts. */
+    for (size_t i = 0; i < p->n_threads; i++)
+        for (size_t j = 0; j < n_starts; j++)
+            if (starts[j].token == p->threads[i].token) {
+                p->threads[i].tid = starts[j].tid;
+                break;
+            }
+    free(starts);
+}
+
+
+static int vcall_cmp(const void *x, const void *y)
+{
+    const struct ka_vcall *a = x, *b = y;
+    return a->rec.call_id < b->rec.call_id ? -1 : a->rec.call_id > b->rec.call_id;
+}
+
+long ka_vcall_find(const struct ka_proc *p, uint64_t id)
+{
+    size_t lo = 0, hi = p->n_vcalls;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (p->vcalls[mid].rec.call_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < p->n_vcalls && p->vcalls[lo].rec.call_id == id ? (long)lo : -1;
+}
+
+/* correlation id -> API record: a direct table when the ids are dense (they are, from CUPTI). */
+static void index_apis(struct ka_proc *p)
+{
+    uint32_t max = 0;
+    for (size_t i = 0; i < p->n_apis; i++)
+        if (p->apis[i].correlation_id > max)
+            max = p->apis[i].correlation_id;
+    if (p->n_apis && (uint64_t)max <= 4 * (uint64_t)p->n_apis + (1u << 20) && max < UINT32_MAX - 1) {
+        p->api_direct = calloc((size_t)max + 1, sizeof *p->api_direct);
+        if (p->api_direct) {
+            p->api_direct_size = max + 1;
+            for (size_t i = 0; i < p->n_apis; i++)
+                p->api_direct[p->apis[i].correlation_id] = (uint32_t)i + 1;
+            return;
+        }
+    }
+    for (size_t i = 0; i < p->n_apis; i++)
+        ka_u32map_put(&p->api_index, p->apis[i].correlation_id, (uint32_t)i);
+}
+
+const struct ka_api *ka_api_of(const struct ka_proc *p, uint32_t correlation_id)
+{
+    if (p->api_direct) {
+        if (correlation_id < p->api_direct_size && p->api_direct[correlation_id])
+            return &p->apis[p->api_direct[correlation_id] - 1];
+        return NULL;
+    }
+    uint32_t idx;
+    return ka_u32map_get(&p->api_index, correlation_id, &idx) ? &p->apis[idx] : NULL;
+}
+
+
+/* After pass 1: sort, resolve outer calls, parties, timed windows. */
+void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec *timing, size_t n_timing,
+                     struct ka_event_rec *events, size_t n_events)
+{
+    p->phase_order = malloc((p->n_phases ? p->n_phases : 1) * sizeof *p->phase_order);
+    if (!p->phase_order)
+        p->n_phases = 0;
+    for (size_t i = 0; i < p->n_phases; i++)
+        p->phase_order[i] = (uint32_t)i;
+    index_apis(p);
+    /* (qsort with an empty, NULL array is undefined: sort only what is there) */
+    if (p->n_phases)
+        qsort_r(p->phase_order, p->n_phases, sizeof *p->phase_order, phase_cmp, p->phases);
+    if (p->n_modules)
+        qsort(p->modules, p->n_modules, sizeof *p->modules, module_cmp);
+    if (p->n_vcalls)
+        qsort(p->vcalls, p->n_vcalls, sizeof *p->vcalls, vcall_cmp);
+    struct ka_session_facts *facts = &run->facts;
+    for (size_t i = 0; i < p->n_phases; i++)
+        if (p->phases[i].party == KA_PARTY_CANDIDATE && !GROW(facts->cand_phases, facts->n_cand_phases, facts->cap_cand_phases))
+            facts->cand_phases[facts->n_cand_phases++] = (struct ka_span){ p->phases[i].start_ns, p->phases[i].end_ns };
+    if (p->phase_marks)
+        run->a->phases_seen = 1;
+
+    for (size_t i = 0; i < p->n_vcalls; i++) {
+        struct ka_vcall *vc = &p->vcalls[i];
+        vc->outer = i;
+        if (vc->rec.depth > 1) {
+            for (size_t j = i; j-- > 0;) {
+                const struct ka_vcall *o = &p->vcalls[j];
+                if (o->rec.thread_id == vc->rec.thread_id && o->rec.depth == 1 && o->rec.enter_ns <= vc->rec.enter_ns &&
+                    vc->rec.enter_ns <= o->rec.exit_ns) {
+                    vc->outer = j;
+                    break;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < p->n_vcalls; i++) {
+        struct ka_vcall *vc = &p->vcalls[i];
+        const struct ka_vcall *outer = &p->vcalls[vc->outer];
+        if (p->candidate_process || outer->caller_is_candidate) {
+            vc->party = KA_PARTY_CANDIDATE;
+        } else {
+            int via;
+            uint64_t created;
+            vc->party = ka_party_of_launch(p, outer->rec.thread_id, outer->rec.enter_ns, &via, &created);
+        }
+        if (run->opt->on_vendor_call)
+            run->opt->on_vendor_call(run->opt->sink_arg, p->pid, vc->rec.thread_id, vc->api, vc->rec.call_id,
+                                     vc->rec.enter_ns, vc->rec.exit_ns, vc->party);
+    }
+    if (run->opt->on_phase)
+        for (size_t i = 0; i < p->n_phases; i++)
+            run->opt->on_phase(run->opt->sink_arg, p->pid, p->phases[i].tid, ka_party_name(p->phases[i].party),
+                               p->phases[i].start_ns, p->phases[i].end_ns);
+    ka_build_windows(run, p, timing, n_timing, events, n_events);
+}
+
+void ka_proc_free(struct ka_proc *p)
+{
+    free(p->file);
+    free(p->exe);
+    free(p->argv0);
+    free(p->argv);
+    ka_u32map_free(&p->api_index);
+    free(p->api_direct);
+    ka_u32map_free(&p->ext);
+    free(p->apis);
+    for (size_t i = 0; i < p->n_vcalls; i++) {
+        free(p->vcalls[i].api);
+        free(p->vcalls[i].caller);
+    }
+    free(p->vcalls);
+    free(p->phases);
+    free(p->phase_order);
+    free(p->python_status);
+    for (size_t i = 0; i < p->n_modules; i++)
+        free(p->modules[i].loader);
+    free(p->modules);
+    free(p->windows);
+    free(p->threads);
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        free(p->symbols[i].symbol);
+        free(p->symbols[i].object);
+    }
+    free(p->symbols);
+    free(p->reported_ms);
+    free(p->elapsed_ms);
+    for (size_t i = 0; i < p->n_guard; i++)
+        free(p->guard_changed[i]);
+    free(p->guard_changed);
+    for (size_t i = 0; i < p->n_libs; i++)
+        free(p->libs[i].soname);
+    free(p->libs);
+    free(p->low_precision_example);
+}
+

@@ -1,0 +1,84 @@
+/*
+ * outcome.c - from the axis verdicts to the certificate and the outcome code
+ * (docs/analysis.md, "Certificate and outcome"; paper, Eq. 3 and Table 1).
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+/* The semantic axis as supplied, the aggregate verdict, the certificate (R-B) and the outcome code. */
+void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const struct ka_contract *c,
+                  struct ka_analysis *a)
+{
+    if (opt->semantic_given) {
+        a->axis[KA_AXIS_SEMANTIC].verdict = opt->semantic;
+        a->axis[KA_AXIS_SEMANTIC].root_cause =
+            opt->semantic == KA_PASS ? NULL : strdup("as supplied by a separate semantic run (--semantic)");
+        ka_add_finding(f, KA_AXIS_SEMANTIC, opt->semantic == KA_FAIL ? KA_FINDING_CONVICTS : KA_FINDING_SIGNAL,
+                       "semantic-supplied", NULL, 0, "the semantic verdict %s was supplied, not decided from the traces",
+                       ka_verdict_name(opt->semantic));
+    } else {
+        a->axis[KA_AXIS_SEMANTIC].verdict = KA_UNSUPPORTED;
+        a->axis[KA_AXIS_SEMANTIC].root_cause =
+            strdup("semantic stress runs are not part of this analysis (traces cannot decide output correctness)");
+    }
+    int any_fail = 0, any_unresolved = 0;
+    for (int i = 0; i < KA_AXIS_COUNT; i++) {
+        if (a->axis[i].verdict == KA_FAIL)
+            any_fail = 1;
+        else if (a->axis[i].verdict != KA_PASS)
+            any_unresolved = 1;
+    }
+    a->aggregate = any_fail ? KA_FAIL : any_unresolved ? KA_INCONCLUSIVE : KA_PASS;
+    a->certificate = a->aggregate;
+    if (a->aggregate == KA_FAIL) {
+        a->certificate_reason = strdup("an axis FAILs on candidate-attributable evidence");
+    } else if (a->aggregate == KA_INCONCLUSIVE) {
+        for (int i = 0; i < KA_AXIS_COUNT; i++)
+            if (a->axis[i].verdict != KA_PASS) {
+                if (asprintf(&a->certificate_reason, "the %s axis is %s: %s", ka_axis_name(i),
+                             ka_verdict_name(a->axis[i].verdict),
+                             a->axis[i].root_cause ? a->axis[i].root_cause : "unresolved") < 0)
+                    a->certificate_reason = NULL;
+                break;
+            }
+    } else if (c->degenerate_reference) {
+        a->certificate = KA_INCONCLUSIVE;
+        a->certificate_reason = strdup("R-B: the contract lists the reference as degenerate: PASS is withheld");
+    } else {
+        a->certificate_reason = strdup("no violation detected on the audited surfaces");
+    }
+    /* Outcome codes (Table 1) against the weak verifier's decision. */
+    a->weak = opt->weak;
+    if (a->weak == KA_WEAK_NONE)
+        return;
+    const char *code, *why;
+    if (a->certificate == KA_PASS) {
+        code = "C0";
+        why = a->weak == KA_WEAK_ACCEPT ? "certified, and the weak verifier accepts"
+                                        : "certified; the weak verifier's rejection is a false reject";
+    } else if (a->certificate == KA_FAIL && a->weak == KA_WEAK_REJECT) {
+        code = "C1";
+        why = "the weak verifier rejects and the certificate is FAIL (public failure)";
+    } else if (a->certificate == KA_FAIL) {
+        /* priority C3b over C3c over C3a over C2 */
+        if (a->axis[KA_AXIS_IMPLEMENTATION].verdict == KA_FAIL) {
+            code = "C3b";
+            why = "false accept: the implementation axis FAILs";
+        } else if (a->axis[KA_AXIS_MEASUREMENT].verdict == KA_FAIL) {
+            code = "C3c";
+            why = "false accept: the measurement axis FAILs";
+        } else {
+            code = "C2";
+            why = "false accept: the semantic axis FAILs without a mechanism signature";
+        }
+    } else {
+        code = "INCONCL";
+        why = a->certificate_reason ? a->certificate_reason : "unresolved";
+    }
+    snprintf(a->outcome, sizeof a->outcome, "%s", code);
+    a->outcome_reason = strdup(why);
+}

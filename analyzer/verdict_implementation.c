@@ -1,0 +1,235 @@
+/*
+ * verdict_implementation.c - the implementation axis (docs/analysis.md,
+ * "Implementation"): did the candidate delegate work the contract forbids?
+ *
+ * The work items (work_items.c) are weighed against the reference's work R
+ * by the targeting thresholds (paper, Section 3.3); only attributable items
+ * convict, unattributable ones can only leave the axis unresolved, and R-A
+ * asks for positive evidence that the candidate did work at all.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "analysis_internal.h"
+
+/* Builds the candidate started that failed: a signal, and a reason a PASS of the fallback path means little. */
+void ka_build_failures(struct ka_findings *f, const struct ka_session_facts *fs, struct ka_analysis *a)
+{
+    for (size_t i = 0; i < fs->n_procs; i++) {
+        const struct ka_proc_summary *s = &fs->procs[i];
+        if (!s->build_tool)
+            continue;
+        int32_t status = 0;
+        int known = 0;
+        if (s->status_known && s->end_kind != KAT_END_EXEC) {
+            status = s->status;
+            known = 1;
+        } else {
+            /* killed or cut short: the parent's wait() may still have seen how it ended */
+            for (size_t j = 0; j < fs->n_child_exits; j++)
+                if (fs->child_exits[j].pid == s->pid) {
+                    int ws = fs->child_exits[j].wait_status;
+                    status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 0;
+                    known = 1;
+                }
+        }
+        if (!known || status == 0)
+            continue;
+        /* Only builds the candidate started count (all of them when there are no phases). */
+        int in_candidate = fs->n_cand_phases == 0;
+        for (size_t j = 0; j < fs->n_cand_phases; j++)
+            if (s->start_ns >= fs->cand_phases[j].start && s->start_ns <= fs->cand_phases[j].end)
+                in_candidate = 1;
+        if (!in_candidate)
+            continue;
+        a->build_failures++;
+        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "candidate-build-failed", s->file, s->start_ns,
+                       "build tool '%s' (pid %u) exited with status %d during the candidate phase", s->argv0, s->pid,
+                       (int)status);
+    }
+}
+
+static double sum_classes(const double *w)
+{
+    double s = 0;
+    for (int i = 0; i < KA_CLASS_COUNT; i++)
+        s += w[i];
+    return s;
+}
+
+void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
+                               const struct ka_contract *c, struct ka_analysis *a)
+{
+    struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
+
+    ka_tally_items(w);
+
+    /* R: the reference's work (contract amount, or measured in the reference phase). */
+    double R;
+    int dom = c->dominant_class;
+    if (c->measure_reference) {
+        R = sum_classes(a->reference_work.amount);
+        if (dom < 0) {
+            double best = 0;
+            for (int i = 0; i < KA_CLASS_COUNT; i++)
+                if (a->reference_work.amount[i] > best && i != KA_CLASS_GLUE) {
+                    best = a->reference_work.amount[i];
+                    dom = i;
+                }
+        }
+    } else {
+        R = c->reference_work;
+    }
+    double R_dom = c->measure_reference && dom >= 0 ? a->reference_work.amount[dom] : R;
+    a->reference_total = R;
+    a->dominant_class = dom;
+
+    /* Mediators and epilogues the contract allows. */
+    double C_class[KA_CLASS_COUNT] = { 0 };
+    for (size_t i = 0; i < w->n_items; i++) {
+        struct ka_work_item *it = &w->items[i];
+        if (it->exempt)
+            continue;
+        if (it->cls == KA_CLASS_GLUE && c->allow_glue && it->kind != KA_ITEM_VENDOR_KERNEL) {
+            it->exempt = 1;
+            it->exempt_why = strdup("layout/copy glue is an allowed mediator");
+        }
+    }
+    for (size_t i = 0; i < w->n_items; i++)
+        if (!w->items[i].exempt && !w->items[i].unattributed)
+            C_class[w->items[i].cls] += w->items[i].work;
+    for (size_t e = 0; e < c->n_epilogues; e++) {
+        const struct ka_epilogue *ep = &c->epilogues[e];
+        double limit = ep->max_share * fmax(R, 1);
+        if (C_class[ep->cls] > limit)
+            continue;
+        for (size_t i = 0; i < w->n_items; i++) {
+            struct ka_work_item *it = &w->items[i];
+            if (it->exempt || it->unattributed || it->cls != (int)ep->cls || it->kind == KA_ITEM_VENDOR_KERNEL)
+                continue;
+            it->exempt = 1;
+            if (asprintf(&it->exempt_why, "allowed epilogue%s%s: %.3g%% of the reference's work (limit %.3g%%)",
+                         ep->note ? " " : "", ep->note ? ep->note : "", 100.0 * C_class[ep->cls] / fmax(R, 1),
+                         100.0 * ep->max_share) < 0)
+                it->exempt_why = NULL;
+        }
+        C_class[ep->cls] = 0;
+    }
+    double C = 0;
+    for (int i = 0; i < KA_CLASS_COUNT; i++) {
+        a->candidate_work.amount[i] = C_class[i];
+        C += C_class[i];
+    }
+    for (size_t i = 0; i < w->n_items; i++)
+        if (!w->items[i].exempt && !w->items[i].unattributed)
+            a->candidate_work.items[w->items[i].cls]++;
+    double U_class[KA_CLASS_COUNT] = { 0 };
+    for (size_t i = 0; i < w->n_items; i++)
+        if (!w->items[i].exempt && w->items[i].unattributed)
+            U_class[w->items[i].cls] += w->items[i].work;
+
+    /* Targeting thresholds (paper, Section 3.3): which forbidden items are selected. */
+    unsigned convicting = 0, unattributed_selected = 0;
+    for (size_t i = 0; i < w->n_items; i++) {
+        struct ka_work_item *it = &w->items[i];
+        if (it->exempt) {
+            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "exempt-mediator", it->process, it->time_ns,
+                           "%s — exempt: %s", it->what ? it->what : "?", it->exempt_why ? it->exempt_why : "allowed");
+            continue;
+        }
+        int forbidden = c->self_implemented && (c->forbidden & (1u << it->cls));
+        if (!forbidden) {
+            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "allowed-work", it->process, it->time_ns,
+                           "%s — class %s is not forbidden by the contract", it->what ? it->what : "?",
+                           ka_class_name(it->cls));
+            continue;
+        }
+        const char *why = NULL;
+        char buf[160];
+        if (it->kind == KA_ITEM_VENDOR_KERNEL) {
+            why = "a vendor kernel the candidate launched without a library call: work not estimable, selected";
+        } else if (it->cls == dom && it->work >= 0.05 * fmax(R_dom, 1)) {
+            snprintf(buf, sizeof buf, "%.3g%% of the reference's %s work (threshold 5%%)",
+                     100.0 * it->work / fmax(R_dom, 1), ka_class_name(it->cls));
+            why = buf;
+        } else if (C_class[it->cls] >= 0.30 * R && R > 0) {
+            snprintf(buf, sizeof buf, "class %s totals %.3g%% of the reference's work (threshold 30%%)",
+                     ka_class_name(it->cls), 100.0 * C_class[it->cls] / R);
+            why = buf;
+        } else if (C >= 0.05 * fmax(R, 1) && C_class[it->cls] >= 0.30 * C) {
+            snprintf(buf, sizeof buf, "class %s is %.3g%% of the candidate's work, itself %.3g%% of the reference's",
+                     ka_class_name(it->cls), 100.0 * C_class[it->cls] / fmax(C, 1), 100.0 * C / fmax(R, 1));
+            why = buf;
+        } else if (it->work == 0 && it->kind == KA_ITEM_VENDOR_CALL) {
+            why = "a forbidden vendor call whose work could not be estimated from its arguments";
+        }
+        if (it->unattributed) {
+            /* The same thresholds on work nobody can be held to: enough to stop a PASS. */
+            if (it->cls == dom ? it->work >= 0.05 * fmax(R_dom, 1) || it->work == 0
+                               : U_class[it->cls] >= 0.30 * fmax(R, 1)) {
+                unattributed_selected++;
+                ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "unattributed-forbidden-work",
+                               it->process, it->time_ns, "%s — forbidden class %s, but not attributable to the candidate",
+                               it->what ? it->what : "?", ka_class_name(it->cls));
+            }
+            continue;
+        }
+        if (!why) {
+            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "below-threshold", it->process, it->time_ns,
+                           "%s — forbidden class %s but below the targeting thresholds", it->what ? it->what : "?",
+                           ka_class_name(it->cls));
+            continue;
+        }
+        convicting++;
+        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS,
+                       it->kind == KA_ITEM_VENDOR_CALL ? "forbidden-vendor-call"
+                       : it->kind == KA_ITEM_VENDOR_KERNEL ? "non-mediated-vendor-launch"
+                                                        : "forbidden-framework-work",
+                       it->process, it->time_ns, "%s — forbidden (%s)", it->what ? it->what : "?", why);
+    }
+
+    /* Positive work evidence (R-A). */
+    if (w->candidate_kernels_any)
+        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SUPPORT, "candidate-work", NULL, 0,
+                       "the candidate launched %llu kernels, %llu of them its own code; %llu candidate modules loaded",
+                       (unsigned long long)w->candidate_kernels_any, (unsigned long long)w->candidate_kernels_own,
+                       (unsigned long long)s->candidate_modules);
+
+    if (convicting) {
+        ax->verdict = KA_FAIL;
+        if (asprintf(&ax->root_cause, "%u attributable use%s of work the contract forbids%s", convicting,
+                     convicting == 1 ? "" : "s",
+                     a->build_failures ? " (on the fallback path after a failed custom build)" : "") < 0)
+            ax->root_cause = NULL;
+        return;
+    }
+    ax->verdict = KA_INCONCLUSIVE;
+    const char *cause = NULL;
+    if (a->build_failures && !s->candidate_modules)
+        cause = "the candidate's custom build failed and no candidate module was loaded: the fallback path shows no "
+                "violation, which cannot certify the unavailable custom implementation";
+    else if (s->read_error || s->truncated)
+        cause = "a trace is truncated or malformed: launches after its last record are not known";
+    else if (s->health_problem)
+        cause = "tool health: the evidence may be incomplete (see the findings)";
+    else if (unattributed_selected && s->python_off)
+        cause = "forbidden-class work ran that cannot be attributed to the candidate or the reference (no phase "
+                "marks around it, and Python-side provenance was off): absence of delegation is not established";
+    else if (unattributed_selected)
+        cause = "forbidden-class work ran that cannot be attributed to the candidate or the reference (no phase "
+                "marks or party frames around it): absence of delegation is not established";
+    else if (!w->candidate_kernels_any && !a->phases_seen && !s->candidate_modules)
+        cause = "R-A: no work can be attributed to the candidate (no phase marks, no candidate process or module)";
+    else if (!w->candidate_kernels_any)
+        cause = "R-A: no positive evidence that the candidate did any work";
+    if (cause) {
+        ax->root_cause = strdup(cause);
+        return;
+    }
+    ax->verdict = KA_PASS;
+    ax->root_cause = NULL;
+}

@@ -1,0 +1,225 @@
+/*
+ * verdict_measurement.c - the measurement axis (docs/analysis.md,
+ * "Measurement"): does the reported time cover the candidate's work, and was
+ * it measured by the CUDA runtime?
+ *
+ * Per kernel (ka_check_kernel_window, from kernels.c): work of a timed
+ * window must end before its stop event.  Per process (ka_timing_integrity):
+ * who defines the timing entry points, whether they changed, and whether
+ * the reported times are values the runtime returned.  After all traces,
+ * ka_measurement_verdict turns the findings into the verdict.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+/* Did work that ended at END end after T, by more than the 1 us the rule allows?
+ * (Written so that no value of a hostile trace wraps around.) */
+static int ended_after(uint64_t end, uint64_t t)
+{
+    return end > t && end - t > 1000;
+}
+
+/*
+ * Measurement: work of a timed iteration must finish before its stop event
+ * (kernels.c finds the window w the kernel belongs to).
+ */
+void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p,
+                            struct ka_window *w, const struct ka_kernel_timing *kt)
+{
+    const char *name = kt->name;
+    const struct kat_kernel_rec *k = kt->k;
+    enum ka_party party = kt->party;
+    int via_thread = kt->via_thread;
+    /* The stop event's GPU time: exact, or (no CUDA_EVENT record) its upper bound. */
+    uint64_t stop_ns = w->gpu_end_ns ? w->gpu_end_ns : w->end_bounded && w->end_hi_ns != UINT64_MAX ? w->end_hi_ns : 0;
+    /* Only the candidate's work, and work nobody can be held to (R-C), is checked. */
+    if (party != KA_PARTY_CANDIDATE && party != KA_PARTY_UNKNOWN)
+        return;
+    if (!w->gpu_end_ns && !w->end_bounded) {
+        /* Neither an event timestamp nor a stream id for the stop event: nothing to check against. */
+        tf->stop_time_ambiguous++;
+        if (!w->ambiguous_reported++)
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-unknown", p->file,
+                           k->start_ns,
+                           "timed window #%u: the stop event's GPU time is unknown (%s), so whether kernel "
+                           "'%.120s' finished inside the window cannot be checked",
+                           w->index,
+                           w->end_contradictory ? "its stream-order bounds contradict each other"
+                                                : "no CUDA_EVENT record, and its record call carries no stream id",
+                           name);
+    } else if (!w->gpu_end_ns && w->end_bounded && !(stop_ns && ended_after(k->end_ns, stop_ns)) &&
+               ended_after(k->end_ns, w->end_lo_ns)) {
+        /* Between the bounds: it may have ended after the stop event, or not. */
+        tf->stop_time_ambiguous++;
+        if (!w->ambiguous_reported++)
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-bounded", p->file,
+                           k->start_ns,
+                           "kernel '%.120s' (stream %u) of timed window #%u ended %s; the stop event's GPU "
+                           "time is known only from stream order (no CUDA_EVENT records), so whether the "
+                           "kernel finished inside the timed window is unknown; rerun with "
+                           "KAUDIT_EXACT_EVENT_TIMES=1 for exact event times",
+                           name, k->stream_id, w->index,
+                           w->end_lo_ns ? "after the earliest time the stop event can have completed"
+                                        : "while nothing bounds the stop event's completion from below");
+    } else if (stop_ns && ended_after(k->end_ns, stop_ns)) {
+        if (party == KA_PARTY_CANDIDATE) {
+            const char *how = via_thread ? "launched from a thread the candidate created in the window"
+                              : (w->end_stream != UINT32_MAX && k->stream_id != w->end_stream)
+                                  ? "on a stream the stop event did not wait for"
+                                  : "on the stop event's stream";
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS,
+                           via_thread ? "work-in-injected-thread" : "work-after-stop-event", p->file, k->start_ns,
+                           "candidate kernel '%.120s' (stream %u) of timed window #%u ended %s%.3f ms after the "
+                           "stop event (%s); the harness reported %.4f ms",
+                           name, k->stream_id, w->index, w->gpu_end_ns ? "" : "at least ",
+                           (double)(k->end_ns - stop_ns) / 1e6, how,
+                           (double)w->elapsed_ms);
+        } else {
+            tf->escaped_unattributed++;
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "unattributed-work-after-stop-event",
+                           p->file, k->start_ns,
+                           "kernel '%.120s' launched inside timed window #%u ended after its stop event, but "
+                           "cannot be attributed (R-C)",
+                           name, w->index);
+        }
+    } else if (party == KA_PARTY_CANDIDATE && w->end_stream != UINT32_MAX && k->stream_id != w->end_stream) {
+        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "side-stream-within-window", p->file,
+                       k->start_ns,
+                       "candidate kernel '%.120s' ran on stream %u, not the timing stream %u, and finished "
+                       "before the stop event of window #%u",
+                       name, k->stream_id, w->end_stream, w->index);
+    }
+}
+
+void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p)
+{
+    /* Objects other than the runtime and driver that define timing entry points. */
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const struct ka_symbol *s = &p->symbols[i];
+        if (s->phase != KAT_SYMBOL_DEFINED_BY_OBJECT || !s->object)
+            continue;
+        const char *b = ka_base_name(s->object);
+        if (!strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10) || !strncmp(b, "libkaudit", 9))
+            continue;
+        tf->tamper = 1;
+        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "foreign-timing-definition", p->file, s->time_ns,
+                       "'%s' defines the timing entry point %s: an object other than the CUDA runtime or driver can "
+                       "hand the harness a made-up time",
+                       s->object, s->symbol);
+    }
+    /* A timing entry point that resolves differently at CUDA init and at the end. */
+    for (size_t i = 0; i < p->n_symbols; i++) {
+        const struct ka_symbol *s = &p->symbols[i];
+        if (s->phase == KAT_SYMBOL_DEFINED_BY_OBJECT || !s->address)
+            continue;
+        for (size_t j = i + 1; j < p->n_symbols; j++) {
+            const struct ka_symbol *u = &p->symbols[j];
+            if (u->phase == KAT_SYMBOL_DEFINED_BY_OBJECT || !u->address || u->phase == s->phase ||
+                strcmp(u->symbol, s->symbol) || u->address == s->address)
+                continue;
+            tf->tamper = 1;
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-function-changed", p->file, u->time_ns,
+                           "%s resolved to %s at one point and to %s later: the timing function changed during the run",
+                           s->symbol, s->object && s->object[0] ? s->object : "?",
+                           u->object && u->object[0] ? u->object : "?");
+        }
+    }
+    /* The harness's own identity guard (docs/analysis.md, "Harness marks"). */
+    for (size_t i = 0; i < p->n_guard; i++) {
+        tf->guard_changes++;
+        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file, 0,
+                       "the harness's guard saw %s replaced after the candidate was imported", p->guard_changed[i]);
+    }
+    /* Reported times must be values the CUDA runtime returned. */
+    for (size_t i = 0; i < p->n_reported; i++) {
+        double v = p->reported_ms[i];
+        tf->reported_total++;
+        int ok = 0;
+        double nearest = NAN;
+        for (size_t j = 0; j < p->n_elapsed; j++) {
+            double e = p->elapsed_ms[j];
+            if (isnan(nearest) || fabs(e - v) < fabs(nearest - v))
+                nearest = e;
+            if (fabs(e - v) <= 1e-6 * fmax(fabs(e), 1e-9))
+                ok = 1;
+        }
+        if (!ok) {
+            tf->reported_mismatch++;
+            if (isnan(nearest))
+                ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-not-measured", p->file, 0,
+                               "the harness reported %.6g ms but the CUDA runtime returned no elapsed time at all", v);
+            else
+                ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-not-measured", p->file, 0,
+                               "the harness reported %.6g ms, which the CUDA runtime never returned (nearest: %.6g ms)",
+                               v, nearest);
+        }
+    }
+}
+
+void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_facts *tf,
+                            const struct ka_session_facts *s, const struct ka_work_tally *w,
+                            const struct ka_contract *c, struct ka_analysis *a)
+{
+    struct ka_axis_result *ax = &a->axis[KA_AXIS_MEASUREMENT];
+    unsigned convicting = ka_code_seen(f, "work-after-stop-event") + ka_code_seen(f, "work-in-injected-thread") +
+                          ka_code_seen(f, "foreign-timing-definition") + ka_code_seen(f, "timing-function-changed") +
+                          ka_code_seen(f, "timing-primitive-replaced") + ka_code_seen(f, "reported-time-not-measured");
+    if (c->timing == KA_TIMING_NONE && !convicting) {
+        ax->verdict = KA_UNSUPPORTED;
+        ax->root_cause = strdup("the contract makes no timing claim (timing.window is none)");
+        return;
+    }
+    if (convicting) {
+        ax->verdict = KA_FAIL;
+        if (asprintf(&ax->root_cause, "%u piece%s of evidence that the reported time does not cover the candidate's "
+                                      "work or was not measured by the CUDA runtime",
+                     convicting, convicting == 1 ? "" : "s") < 0)
+            ax->root_cause = NULL;
+        return;
+    }
+    ax->verdict = KA_INCONCLUSIVE;
+    if (!a->timed_windows) {
+        ax->root_cause = strdup("no timed window could be reconstructed (no cudaEventElapsedTime on recorded events)");
+        return;
+    }
+    if (tf->escaped_unattributed) {
+        ax->root_cause = strdup("R-C: work escaped a timed window but is not attributable to the candidate");
+        return;
+    }
+    if (tf->stop_time_ambiguous) {
+        ax->root_cause = strdup("work may have ended after a stop event whose GPU time is unknown or known only "
+                                "from stream order (no CUDA_EVENT records; KAUDIT_EXACT_EVENT_TIMES=1 records "
+                                "them)");
+        return;
+    }
+    if (s->read_error || s->truncated) {
+        ax->root_cause = strdup("a trace is truncated or malformed: kernels after its last record are not known");
+        return;
+    }
+    if (s->health_problem) {
+        ax->root_cause = strdup("tool health: the evidence may be incomplete (see the findings)");
+        return;
+    }
+    if (!w->candidate_kernels_any) {
+        ax->root_cause = strdup("no candidate kernel was attributed to any timed window");
+        return;
+    }
+    ax->verdict = KA_PASS;
+}
+
+/* Recorded, never gating. */
+void ka_measurement_signals(struct ka_findings *f, const struct ka_contract *c, const struct ka_proc *p)
+{
+    if (p->low_precision_kernels)
+        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "lower-precision-kernels", p->file, 0,
+                       "%llu candidate kernels have lower-precision names (e.g. '%.120s') in a %s task",
+                       (unsigned long long)p->low_precision_kernels, p->low_precision_example, c->timing_dtype);
+    if (p->graph_kernels)
+        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "graph-replays", p->file, 0,
+                       "%llu kernels ran from CUDA graphs", (unsigned long long)p->graph_kernels);
+}

@@ -1,0 +1,133 @@
+/*
+ * work_items.c - the work the implementation axis weighs (struct
+ * ka_work_item): one item per outermost vendor call, one per class for the
+ * candidate's framework kernels, for the vendor kernels it launched outside
+ * any library call, and for framework kernels of an unknown party.
+ */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+static struct ka_work_item *add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
+                                     uint64_t t, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static struct ka_work_item *add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
+                                     uint64_t t, const char *fmt, ...)
+{
+    if (GROW(w->items, w->n_items, w->cap_items))
+        return NULL;
+    struct ka_work_item *it = &w->items[w->n_items++];
+    memset(it, 0, sizeof *it);
+    it->cls = cls;
+    it->work = work;
+    it->kind = kind;
+    it->process = process ? strdup(process) : NULL;
+    it->time_ns = t;
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&it->what, fmt, ap) < 0)
+        it->what = NULL;
+    va_end(ap);
+    return it;
+}
+
+/* Vendor calls become work items (outermost calls only: nested ones are the same work). */
+void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const struct ka_contract *c,
+                          const struct kinv_inventory *inv, const struct ka_proc *p)
+{
+    for (size_t i = 0; i < p->n_vcalls; i++) {
+        const struct ka_vcall *vc = &p->vcalls[i];
+        if (vc->outer != i)
+            continue;
+        if (vc->party == KA_PARTY_REFERENCE) {
+            a->reference_work.amount[vc->cls] += vc->work;
+            a->reference_work.items[vc->cls]++;
+            continue;
+        }
+        if (vc->party == KA_PARTY_UNKNOWN) {
+            add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
+                     "%s (call %llu) called from %s (thread %u) by an unknown party: %s %.4g FLOP", vc->api,
+                     (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)",
+                     vc->rec.thread_id, ka_class_name(vc->cls), vc->work);
+            w->items[w->n_items - 1].unattributed = 1;
+            continue;
+        }
+        if (vc->party != KA_PARTY_CANDIDATE)
+            continue;
+        int pinned = ka_library_pinned(inv, p, vc->rec.library);
+        add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
+                 "%s (call %llu) called from %s (thread %u)%s%s: %s %.4g %s, %llu kernels in its window", vc->api,
+                 (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)", vc->rec.thread_id,
+                 vc->caller_is_candidate ? ", the candidate's own object (below the framework)"
+                 : vc->caller_is_framework ? ", reached through the framework in the candidate phase"
+                                           : "",
+                 pinned == 1 ? ", library pinned by the inventory" : pinned == 0 ? ", library NOT in the inventory" : "",
+                 ka_class_name(vc->cls), vc->work,
+                 vc->cls == KA_CLASS_GEMM || vc->cls == KA_CLASS_CONV ? "FLOP" : "units",
+                 (unsigned long long)vc->kernels);
+        /* Library uses the contract declares are exempt. */
+        struct ka_work_item *it = &w->items[w->n_items - 1];
+        for (size_t u = 0; u < c->n_library_uses; u++) {
+            const struct ka_library_use *use = &c->library_uses[u];
+            const char *lib = vc->rec.library == KAT_LIB_CUBLAS ? "cublas" : vc->rec.library == KAT_LIB_CUBLASLT ? "cublaslt" : "cudnn";
+            if ((strcmp(use->library, "*") && strcmp(use->library, lib)) || fnmatch(use->api, vc->api, 0) != 0 ||
+                (use->cls >= 0 && use->cls != vc->cls))
+                continue;
+            it->exempt = 1;
+            it->exempt_why = strdup("declared library use");
+        }
+    }
+}
+
+/* After all traces: the per-class sums of kernels become one item per class. */
+void ka_tally_items(struct ka_work_tally *w)
+{
+    /* The framework kernels of the candidate become one item per class. */
+    for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
+        if (w->fw_count[cls])
+            add_item(w, cls, w->fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, w->fw_process[cls], 0,
+                     "%llu framework kernel%s of class %s in the candidate phase (e.g. '%.120s'): %.4g elements by "
+                     "the threads-launched proxy",
+                     (unsigned long long)w->fw_count[cls], w->fw_count[cls] == 1 ? "" : "s", ka_class_name(cls),
+                     w->fw_example[cls], w->fw_work[cls]);
+
+    for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
+        if (w->nm_count[cls])
+            add_item(w, cls, 0, KA_ITEM_VENDOR_KERNEL, w->nm_process[cls], w->nm_time[cls],
+                     "%llu vendor kernel%s of class %s launched by the candidate outside any intercepted library "
+                     "call, e.g. %s",
+                     (unsigned long long)w->nm_count[cls], w->nm_count[cls] == 1 ? "" : "s", ka_class_name(cls),
+                     w->nm_example[cls] ? w->nm_example[cls] : "?");
+    for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
+        if (w->unk_fw_count[cls]) {
+            add_item(w, cls, w->unk_fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, NULL, 0,
+                     "%llu framework kernel%s of class %s launched by an unknown party: %.4g elements by the "
+                     "threads-launched proxy",
+                     (unsigned long long)w->unk_fw_count[cls], w->unk_fw_count[cls] == 1 ? "" : "s",
+                     ka_class_name(cls), w->unk_fw_work[cls]);
+            w->items[w->n_items - 1].unattributed = 1;
+        }
+}
+
+void ka_work_tally_free(struct ka_work_tally *w)
+{
+    for (size_t i = 0; i < w->n_items; i++) {
+        free(w->items[i].what);
+        free(w->items[i].process);
+        free(w->items[i].exempt_why);
+    }
+    free(w->items);
+    for (int i = 0; i < KA_CLASS_COUNT; i++) {
+        free(w->fw_example[i]);
+        free(w->fw_process[i]);
+        free(w->nm_example[i]);
+        free(w->nm_process[i]);
+    }
+    memset(w, 0, sizeof *w);
+}
