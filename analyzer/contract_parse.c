@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "contract_internal.h"
+#include "trace_names.h"
 
 
 struct ctx {
@@ -292,8 +293,7 @@ static void parse_implementation(struct ctx *c, const cJSON *v, struct ka_contra
             k->n_library_uses = (size_t)i + 1;
             snprintf(q, sizeof q, "%s.library", p);
             u->library = dup_string(c, get(c, it, "library", p, 1), q, 0);
-            if (u->library && strcmp(u->library, "cublas") && strcmp(u->library, "cublaslt") &&
-                strcmp(u->library, "cudnn") && strcmp(u->library, "*"))
+            if (u->library && !kat_vendor_library_of(u->library) && strcmp(u->library, "*"))
                 fail(c, q, "unknown library '%s' (cublas, cublaslt, cudnn or *)", u->library);
             snprintf(q, sizeof q, "%s.api", p);
             u->api = dup_string(c, get(c, it, "api", p, 0), q, 1);

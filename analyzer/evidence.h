@@ -15,17 +15,8 @@
 
 #include "analysis.h"
 #include "trace_format.h"
-
-/* correlation id -> a value, open addressing (ids are never 0 in CUPTI). */
-struct ka_u32map {
-    uint32_t *keys;
-    uint32_t *vals;
-    size_t cap, count;
-};
-int ka_u32map_put(struct ka_u32map *m, uint32_t key, uint32_t val);
-/* 1 and *val when present. */
-int ka_u32map_get(const struct ka_u32map *m, uint32_t key, uint32_t *val);
-void ka_u32map_free(struct ka_u32map *m);
+#include "trace_index.h"
+#include "u64map.h"
 
 struct ka_api {                 /* one launch-capable API call */
     uint32_t tid;
@@ -119,11 +110,13 @@ struct ka_proc {
      */
     uint32_t *api_direct;
     uint32_t api_direct_size;
-    struct ka_u32map api_index;
+    struct kat_u64map api_index;
     uint32_t max_ext_correlation;       /* no external correlation above this id */
     struct ka_api *apis;
     size_t n_apis, cap_apis;
-    struct ka_u32map ext;               /* correlation -> index into vcalls (+1) */
+    /* The kernel -> vendor call join that dump and calibration use too
+     * (session/trace_index.h); vcalls below keeps what the analysis adds. */
+    struct kat_trace_index calls_index;
     struct ka_vcall *vcalls;
     size_t n_vcalls, cap_vcalls;
     struct ka_phase *phases;            /* in push order; parents point into it */

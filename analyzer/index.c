@@ -219,11 +219,9 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
         }
         case KAT_REC_EXTERNAL_CORRELATION: {
             const struct kat_external_correlation_rec *x = r.body;
-            if (x->external_kind != KAT_VENDOR_CORRELATION_KIND || x->external_id > UINT32_MAX)
+            if (x->external_kind != KAT_VENDOR_CORRELATION_KIND || !x->correlation_id)
                 break;
-            /* Stored as the call id; resolved to an index after the pass. */
-            if (ka_u32map_put(&p->ext, x->correlation_id, (uint32_t)x->external_id) == 0 &&
-                x->correlation_id > p->max_ext_correlation)
+            if (kat_trace_index_add(&p->calls_index, &r) == 0 && x->correlation_id > p->max_ext_correlation)
                 p->max_ext_correlation = x->correlation_id;
             break;
         }
@@ -231,6 +229,7 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             const struct kat_vendor_call_rec *v = r.body;
             if (GROW(p->vcalls, p->n_vcalls, p->cap_vcalls))
                 break;
+            kat_trace_index_add(&p->calls_index, &r);
             struct ka_vcall *vc = &p->vcalls[p->n_vcalls++];
             memset(vc, 0, sizeof *vc);
             vc->rec = *v;
@@ -398,7 +397,11 @@ static void index_apis(struct ka_proc *p)
         }
     }
     for (size_t i = 0; i < p->n_apis; i++)
-        ka_u32map_put(&p->api_index, p->apis[i].correlation_id, (uint32_t)i);
+        if (p->apis[i].correlation_id) {
+            uint64_t *slot = kat_u64map_get(&p->api_index, p->apis[i].correlation_id, NULL);
+            if (slot)
+                *slot = i;
+        }
 }
 
 const struct ka_api *ka_api_of(const struct ka_proc *p, uint32_t correlation_id)
@@ -408,8 +411,8 @@ const struct ka_api *ka_api_of(const struct ka_proc *p, uint32_t correlation_id)
             return &p->apis[p->api_direct[correlation_id] - 1];
         return NULL;
     }
-    uint32_t idx;
-    return ka_u32map_get(&p->api_index, correlation_id, &idx) ? &p->apis[idx] : NULL;
+    const uint64_t *idx = correlation_id ? kat_u64map_find(&p->api_index, correlation_id) : NULL;
+    return idx ? &p->apis[*idx] : NULL;
 }
 
 
@@ -437,19 +440,14 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
     if (p->phase_marks)
         run->a->phases_seen = 1;
 
+    /* The outer call of each vendor call, from the shared index (both arrays
+     * hold the trace's VENDOR_CALL records sorted by call id). */
+    kat_trace_index_finish(&p->calls_index);
     for (size_t i = 0; i < p->n_vcalls; i++) {
         struct ka_vcall *vc = &p->vcalls[i];
-        vc->outer = i;
-        if (vc->rec.depth > 1) {
-            for (size_t j = i; j-- > 0;) {
-                const struct ka_vcall *o = &p->vcalls[j];
-                if (o->rec.thread_id == vc->rec.thread_id && o->rec.depth == 1 && o->rec.enter_ns <= vc->rec.enter_ns &&
-                    vc->rec.enter_ns <= o->rec.exit_ns) {
-                    vc->outer = j;
-                    break;
-                }
-            }
-        }
+        const struct kat_index_call *c = kat_trace_index_call(&p->calls_index, vc->rec.call_id);
+        long outer = c ? ka_vcall_find(p, kat_trace_index_outermost(&p->calls_index, c)->call_id) : -1;
+        vc->outer = outer >= 0 ? (size_t)outer : i;
     }
     for (size_t i = 0; i < p->n_vcalls; i++) {
         struct ka_vcall *vc = &p->vcalls[i];
@@ -478,9 +476,9 @@ void ka_proc_free(struct ka_proc *p)
     free(p->exe);
     free(p->argv0);
     free(p->argv);
-    ka_u32map_free(&p->api_index);
+    kat_u64map_free(&p->api_index);
     free(p->api_direct);
-    ka_u32map_free(&p->ext);
+    kat_trace_index_free(&p->calls_index);
     free(p->apis);
     for (size_t i = 0; i < p->n_vcalls; i++) {
         free(p->vcalls[i].api);

@@ -44,7 +44,7 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
     const struct kinv_inventory *inv = run->opt->inventory;
     struct name_info *names = NULL;
     size_t n_names = 0, cap_names = 0;
-    struct ka_u32map name_index = { 0 };
+    struct kat_u64map name_index = KAT_U64MAP_INIT;
     int fp32_task = c->timing_dtype && (!strcmp(c->timing_dtype, "float32") || !strcmp(c->timing_dtype, "fp32"));
     struct kat_record r;
     int rc;
@@ -57,9 +57,10 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         a->kernels++;
         p->kernels++;
         const struct ka_api *api = ka_api_of(p, k->correlation_id);
-        uint32_t call_id = 0;
+        uint64_t call_id = 0;
         const struct ka_vcall *vc = NULL;
-        if (k->correlation_id <= p->max_ext_correlation && ka_u32map_get(&p->ext, k->correlation_id, &call_id)) {
+        if (k->correlation_id <= p->max_ext_correlation
+            && (call_id = kat_trace_index_vendor_call_of(&p->calls_index, k->correlation_id)) != 0) {
             long idx = ka_vcall_find(p, call_id);
             if (idx >= 0) {
                 p->vcalls[idx].kernels++;
@@ -83,10 +84,11 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             run->facts.kernels_without_api++;
         }
         /* What the name says (cached per name) */
-        uint32_t slot;
+        /* (name 0, no name, is never cached: each such kernel is looked at anew) */
+        const uint64_t *slot = k->name_string ? kat_u64map_find(&name_index, k->name_string) : NULL;
         struct name_info *ni = NULL;
-        if (ka_u32map_get(&name_index, k->name_string, &slot)) {
-            ni = &names[slot];
+        if (slot) {
+            ni = &names[*slot];
         } else if (!GROW(names, n_names, cap_names)) {
             ni = &names[n_names];
             ni->module = -1;
@@ -101,7 +103,10 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
                 kinv_match(inv, name, ni->name_len, &m);
                 ni->name_match = (uint8_t)m.strength;
             }
-            if (ka_u32map_put(&name_index, k->name_string, (uint32_t)n_names) == 0)
+            uint64_t *fresh = k->name_string ? kat_u64map_get(&name_index, k->name_string, NULL) : NULL;
+            if (fresh)
+                *fresh = n_names;
+            if (fresh || !k->name_string)
                 n_names++;
             else
                 ni = NULL;
@@ -209,6 +214,6 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
                                 (enum ka_class)cls, vc ? vc->rec.call_id : 0);
     }
     free(names);
-    ka_u32map_free(&name_index);
+    kat_u64map_free(&name_index);
 }
 

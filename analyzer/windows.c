@@ -49,6 +49,12 @@ struct stream_handle_id {
     uint32_t id_plus_one;
 };
 
+/* The event record of a correlation id (0 is CUPTI's "none": never one). */
+static const uint64_t *event_of(const struct kat_u64map *event_by_corr, uint32_t correlation_id)
+{
+    return correlation_id ? kat_u64map_find(event_by_corr, correlation_id) : NULL;
+}
+
 static int stream_handle_cmp(const void *x, const void *y)
 {
     const struct stream_handle_id *a = x, *b = y;
@@ -56,15 +62,14 @@ static int stream_handle_cmp(const void *x, const void *y)
 }
 
 static void fill_stream_ids(struct ka_timing_rec *timing, size_t n_timing, const struct ka_event_rec *events,
-                            const struct ka_u32map *event_by_corr)
+                            const struct kat_u64map *event_by_corr)
 {
     size_t n_known = 0;
     for (size_t i = 0; i < n_timing; i++) {
         struct kat_timing_call_rec *r = &timing[i].r;
-        uint32_t k;
-        if (r->api == KAT_TIMING_EVENT_RECORD && !r->stream_id_plus_one &&
-            ka_u32map_get(event_by_corr, r->correlation_id, &k))
-            r->stream_id_plus_one = events[k].stream_id + 1;
+        const uint64_t *k;
+        if (r->api == KAT_TIMING_EVENT_RECORD && !r->stream_id_plus_one && (k = event_of(event_by_corr, r->correlation_id)))
+            r->stream_id_plus_one = events[*k].stream_id + 1;
         n_known += r->api == KAT_TIMING_EVENT_RECORD && r->stream_id_plus_one;
     }
     struct stream_handle_id *known = n_known ? malloc(n_known * sizeof *known) : NULL;
@@ -113,9 +118,12 @@ void ka_build_windows(struct ka_run *run, struct ka_proc *p, struct ka_timing_re
             recs[k++] = (struct ka_event_record){ timing[i].r.event, timing[i].r.enter_ns, &timing[i].r };
     if (n_recs)
         qsort(recs, n_recs, sizeof *recs, ka_event_record_cmp);
-    struct ka_u32map event_by_corr = { 0 };
-    for (size_t k = 0; k < n_events; k++)
-        ka_u32map_put(&event_by_corr, events[k].correlation_id, (uint32_t)k);
+    struct kat_u64map event_by_corr = KAT_U64MAP_INIT;
+    for (size_t k = 0; k < n_events; k++) {
+        uint64_t *slot = events[k].correlation_id ? kat_u64map_get(&event_by_corr, events[k].correlation_id, NULL) : NULL;
+        if (slot)
+            *slot = k;     /* the last event of an id wins */
+    }
     fill_stream_ids(timing, n_timing, events, &event_by_corr);
 
     for (size_t i = 0; i < n_timing; i++) {
@@ -140,18 +148,18 @@ void ka_build_windows(struct ka_run *run, struct ka_proc *p, struct ka_timing_re
         w->start_stream = rec_s->stream_id_plus_one ? rec_s->stream_id_plus_one - 1 : UINT32_MAX;
         w->end_stream = rec_e->stream_id_plus_one ? rec_e->stream_id_plus_one - 1 : UINT32_MAX;
         int timestamps = !run->opt->event_times_from_stream_order;
-        uint32_t k;
-        if (ka_u32map_get(&event_by_corr, rec_s->correlation_id, &k)) {
-            w->gpu_start_ns = timestamps ? events[k].device_ts : 0;
-            w->start_stream = events[k].stream_id;
+        const uint64_t *k;
+        if ((k = event_of(&event_by_corr, rec_s->correlation_id))) {
+            w->gpu_start_ns = timestamps ? events[*k].device_ts : 0;
+            w->start_stream = events[*k].stream_id;
         }
-        if (ka_u32map_get(&event_by_corr, rec_e->correlation_id, &k)) {
-            w->gpu_end_ns = timestamps ? events[k].device_ts : 0;
-            w->end_stream = events[k].stream_id;
+        if ((k = event_of(&event_by_corr, rec_e->correlation_id))) {
+            w->gpu_end_ns = timestamps ? events[*k].device_ts : 0;
+            w->end_stream = events[*k].stream_id;
         }
     }
     free(recs);
-    ka_u32map_free(&event_by_corr);
+    kat_u64map_free(&event_by_corr);
     if (p->n_windows)
         qsort(p->windows, p->n_windows, sizeof *p->windows, window_cmp);
     /* The same pair of records queried twice is one window. */

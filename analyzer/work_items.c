@@ -75,8 +75,7 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
         struct ka_work_item *it = &w->items[w->n_items - 1];
         for (size_t u = 0; u < c->n_library_uses; u++) {
             const struct ka_library_use *use = &c->library_uses[u];
-            const char *lib = vc->rec.library == KAT_LIB_CUBLAS ? "cublas" : vc->rec.library == KAT_LIB_CUBLASLT ? "cublaslt" : "cudnn";
-            if ((strcmp(use->library, "*") && strcmp(use->library, lib)) || fnmatch(use->api, vc->api, 0) != 0 ||
+            if ((strcmp(use->library, "*") && kat_vendor_library_of(use->library) != vc->rec.library) || fnmatch(use->api, vc->api, 0) != 0 ||
                 (use->cls >= 0 && use->cls != vc->cls))
                 continue;
             it->exempt = 1;

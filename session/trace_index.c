@@ -37,7 +37,8 @@ int kat_trace_index_add(struct kat_trace_index *ix, const struct kat_record *r)
 {
     if (r->type == KAT_REC_EXTERNAL_CORRELATION) {
         const struct kat_external_correlation_rec *x = r->body;
-        if (x->external_kind != KAT_VENDOR_CORRELATION_KIND)
+        /* Correlation id 0 is CUPTI's "none": it joins nothing. */
+        if (x->external_kind != KAT_VENDOR_CORRELATION_KIND || x->correlation_id == 0)
             return 0;
         int fresh;
         uint64_t *v = kat_u64map_get(&ix->vendor_of, x->correlation_id, &fresh);
@@ -57,7 +58,7 @@ int kat_trace_index_add(struct kat_trace_index *ix, const struct kat_record *r)
 
 uint64_t kat_trace_index_vendor_call_of(const struct kat_trace_index *ix, uint32_t correlation_id)
 {
-    const uint64_t *v = kat_u64map_find(&ix->vendor_of, correlation_id);
+    const uint64_t *v = correlation_id ? kat_u64map_find(&ix->vendor_of, correlation_id) : NULL;
     return v ? *v : 0;
 }
 
@@ -147,16 +148,16 @@ const struct kat_index_call *kat_trace_index_call(const struct kat_trace_index *
 const struct kat_index_call *kat_trace_index_outermost(const struct kat_trace_index *ix,
                                                        const struct kat_index_call *c)
 {
-    const struct kat_index_call *best = c;
-    if (c->depth <= 1)
+    if (c->depth <= 1 || c < ix->calls || c >= ix->calls + ix->n_calls)
         return c;
-    for (size_t i = 0; i < ix->n_calls; i++) {
-        const struct kat_index_call *o = &ix->calls[i];
-        if (o->thread_id == c->thread_id && o->depth < best->depth && o->enter_ns <= c->enter_ns &&
-            o->exit_ns >= c->exit_ns)
-            best = o;
-    }
-    return best;
+    /* Call ids grow with entry, so the call open around c was entered before
+     * it: the nearest earlier depth-1 call on c's thread whose span holds
+     * c's entry.  Nested calls sit right after their outer one, so the scan
+     * is short (a cuBLAS call's cuBLASLt calls). */
+    for (const struct kat_index_call *o = c; o-- > ix->calls;)
+        if (o->thread_id == c->thread_id && o->depth == 1 && o->enter_ns <= c->enter_ns && c->enter_ns <= o->exit_ns)
+            return o;
+    return c;
 }
 
 size_t kat_trace_index_window(const struct kat_trace_index *ix, uint64_t call_id,

@@ -6,13 +6,14 @@
  * KAT_VENDOR_CORRELATION_KIND around the call.  A kernel whose correlation
  * id has an EXTERNAL_CORRELATION record of that kind was launched inside
  * that call's window.  Nothing else (timing, names, threads) puts a kernel
- * in a window.  This index is that join, shared by `kaudit dump`, the
- * inventory's calibration, and meant for the analyzer.
+ * in a window.  This index is that join, the one that `kaudit dump`, the
+ * inventory's calibration and the analyzer (analyzer/index.c) all use.
  *
  * What it indexes:
  *   - correlation id -> vendor call id: the first EXTERNAL_CORRELATION of
  *     our kind for a correlation id wins (one API call carries one id of
- *     our kind: the innermost open window);
+ *     our kind: the innermost open window); id 0 (CUPTI's "none") joins
+ *     nothing;
  *   - the vendor calls, sorted by call id (id, enter/exit, library, thread,
  *     depth), and for a nested call the outermost call open around it;
  *   - optionally the in-window kernels, grouped by call id and in trace
@@ -35,7 +36,8 @@
  *
  * Complexity: add O(1) amortized; finish O(c log c + w log w) for c calls
  * and w in-window kernels; vendor_call_of O(1) expected; call and window
- * O(log); outermost O(c) for a nested call (O(1) at depth 1).
+ * O(log); outermost O(1) at depth 1, else the calls between it and its
+ * outer call (a backward scan).
  *
  * libc only.  Not thread-safe; one index per trace.
  */
@@ -93,7 +95,9 @@ int kat_trace_index_build(struct kat_trace_index *ix, struct kat_trace *t, int w
 uint64_t kat_trace_index_vendor_call_of(const struct kat_trace_index *ix, uint32_t correlation_id);
 /* The VENDOR_CALL record of call_id, NULL if the trace has none (after finish). */
 const struct kat_index_call *kat_trace_index_call(const struct kat_trace_index *ix, uint64_t call_id);
-/* The outermost call open around c on its thread (c itself at depth <= 1). */
+/* The outermost call open around c on its thread: the nearest earlier
+ * depth-1 call of that thread whose span holds c's entry; c itself at depth
+ * <= 1 or when there is none.  c must point into ix->calls. */
 const struct kat_index_call *kat_trace_index_outermost(const struct kat_trace_index *ix,
                                                        const struct kat_index_call *c);
 /* The in-window kernels of call_id: *first[0 .. return value), in trace order. */

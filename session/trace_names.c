@@ -2,6 +2,7 @@
 #include "trace_names.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "trace_format.h"
 
@@ -36,6 +37,14 @@ const char *kat_vendor_library_name(uint32_t v)
     static const char *const names[] = {
         [KAT_LIB_CUBLAS] = "cublas", [KAT_LIB_CUBLASLT] = "cublaslt", [KAT_LIB_CUDNN] = "cudnn" };
     return NAME_OF(names, v);
+}
+
+uint32_t kat_vendor_library_of(const char *name)
+{
+    for (uint32_t v = KAT_LIB_CUBLAS; v <= KAT_LIB_CUDNN; v++)
+        if (name && !strcmp(name, kat_vendor_library_name(v)))
+            return v;
+    return 0;
 }
 
 const char *kat_vendor_library_soname(uint32_t v)

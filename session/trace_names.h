@@ -20,6 +20,8 @@ const char *kat_end_kind_name(uint32_t kind);            /* KAT_END_*: "exit", "
 const char *kat_fork_kind_name(uint32_t kind);           /* KAT_FORK_*: "fork", "posix_spawn" */
 /* KAT_LIB_*: "cublas", "cublaslt", "cudnn" (the contract's spelling too). */
 const char *kat_vendor_library_name(uint32_t library);
+/* The KAT_LIB_* value that kat_vendor_library_name names so, 0 if none. */
+uint32_t kat_vendor_library_of(const char *name);
 /* KAT_LIB_*: the soname prefix of its LIBRARY record ("libcublasLt.so"); NULL if unknown. */
 const char *kat_vendor_library_soname(uint32_t library);
 const char *kat_work_class_name(uint32_t work_class);    /* KAT_WORK_*: "gemm", "conv", ... */

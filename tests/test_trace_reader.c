@@ -658,6 +658,41 @@ Test(trace_reader, trace_index_joins_kernels_to_vendor_calls)
     tb_free(&b);
 }
 
+/* The outer call is the nearest earlier depth-1 call of the same thread that
+ * was open at the nested call's entry; correlation id 0 (CUPTI's "none")
+ * joins nothing. */
+Test(trace_reader, trace_index_outer_call_is_on_the_same_thread_and_open)
+{
+    struct tb b;
+    tb_init(&b, 100, 1, KAT_ORIGIN_EXEC, 5000);
+    struct kat_vendor_call_rec calls[] = {
+        { .call_id = 1, .enter_ns = 100, .exit_ns = 150, .library = KAT_LIB_CUDNN, .thread_id = 1, .depth = 1 },
+        { .call_id = 2, .enter_ns = 200, .exit_ns = 900, .library = KAT_LIB_CUBLAS, .thread_id = 1, .depth = 1 },
+        { .call_id = 3, .enter_ns = 250, .exit_ns = 950, .library = KAT_LIB_CUBLAS, .thread_id = 2, .depth = 1 },
+        { .call_id = 4, .enter_ns = 300, .exit_ns = 400, .library = KAT_LIB_CUBLASLT, .thread_id = 2, .depth = 2 },
+        { .call_id = 5, .enter_ns = 500, .exit_ns = 600, .library = KAT_LIB_CUBLASLT, .thread_id = 1, .depth = 2 },
+        /* nested, but no depth-1 call of its thread is open at its entry */
+        { .call_id = 6, .enter_ns = 1000, .exit_ns = 1100, .library = KAT_LIB_CUBLASLT, .thread_id = 1, .depth = 2 },
+    };
+    for (int i = 0; i < 6; i++)
+        tb_record(&b, KAT_REC_VENDOR_CALL, &calls[i], sizeof(calls[i]), NULL, 0);
+    struct kat_external_correlation_rec x = { KAT_VENDOR_CORRELATION_KIND, 0, 2 };
+    tb_record(&b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof(x), NULL, 0);
+    struct kat_trace *t = open_built(&b);
+    struct kat_trace_index ix;
+    kat_trace_index_init(&ix);
+    char err[256];
+    cr_assert_eq(kat_trace_index_build(&ix, t, 0, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(kat_trace_index_outermost(&ix, kat_trace_index_call(&ix, 4))->call_id, 3);
+    cr_expect_eq(kat_trace_index_outermost(&ix, kat_trace_index_call(&ix, 5))->call_id, 2,
+                 "thread 2's open call does not hold thread 1's");
+    cr_expect_eq(kat_trace_index_outermost(&ix, kat_trace_index_call(&ix, 6))->call_id, 6);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 0), 0, "correlation id 0 joins a window");
+    kat_trace_index_free(&ix);
+    kat_trace_close(t);
+    tb_free(&b);
+}
+
 TestSuite(session, .init = setup, .fini = teardown);
 
 static void write_trace(const char *name, uint32_t pid, uint64_t start)
