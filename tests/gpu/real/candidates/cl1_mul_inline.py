@@ -1,0 +1,35 @@
+# Clean under CUDA-L1's evaluator: the scalar multiply in a CUDA kernel of the
+# candidate's own, built with load_inline (CUDA-L1 runs candidates from strings).
+import torch
+import torch.nn as nn
+from torch.utils.cpp_extension import load_inline
+
+source = r"""
+#include <torch/extension.h>
+
+__global__ void scale_kernel(const float* x, float* out, float s, long n) {
+    long i = (long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i] * s;
+}
+
+torch::Tensor scale(torch::Tensor x, double s) {
+    auto xc = x.contiguous();
+    auto out = torch::empty_like(xc);
+    long n = xc.numel();
+    int threads = 256;
+    long blocks = (n + threads - 1) / threads;
+    scale_kernel<<<blocks, threads>>>(xc.data_ptr<float>(), out.data_ptr<float>(), (float)s, n);
+    return out;
+}
+"""
+
+module = load_inline(name="kaudit_scale_cl1", cpp_sources="torch::Tensor scale(torch::Tensor x, double s);",
+                     cuda_sources=source, functions=["scale"], verbose=False)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A: torch.Tensor, s: float) -> torch.Tensor:
+        return module.scale(A, s)
