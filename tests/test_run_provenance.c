@@ -281,3 +281,14 @@ Test(provenance, no_replacement_no_timing_finding, .timeout = 120)
     cr_expect_eq(o.replaced + o.unattributed, 0, "'%s'", o.text);
     cr_expect_neq(o.measurement, KA_FAIL);
 }
+
+Test(provenance, candidate_replacing_event_elapsed_time_fails_measurement, .timeout = 120)
+{
+    /* torch (a stand-in, tests/python/timing_stub) is imported after the sitecustomize ran */
+    struct timing_outcome o;
+    run_timing_case("event", &o);
+    cr_expect_geq(o.replaced, 1, "no timing-primitive-replaced finding");
+    cr_expect_eq(o.unattributed, 0, "'%s'", o.text);
+    cr_expect(strstr(o.text, "torch.cuda.Event.elapsed_time") != NULL, "text: '%s'", o.text);
+    cr_expect_eq(o.measurement, KA_FAIL, "%s", ka_verdict_name(o.measurement));
+}

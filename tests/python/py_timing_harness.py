@@ -9,6 +9,9 @@ CASE:
               returns a made-up time (the harness then reports a tiny time)
   harness     the harness itself wraps time.perf_counter (a profiler would),
               outside any watched frame
+  event       the harness imports (a stand-in) torch after kaudit's sitecustomize
+              ran and times with torch.cuda.Event; ModelNew.forward replaces
+              torch.cuda.Event.elapsed_time
   none        nobody replaces anything
 """
 import sys
@@ -44,8 +47,21 @@ class ModelNew:
 ''',
 }
 CANDIDATES["none"] = CANDIDATES["harness"]
+CANDIDATES["event"] = '''
+import torch
+
+class ModelNew:
+    def forward(self, cuda):
+        torch.cuda.Event.elapsed_time = lambda self, end: 0.001
+        return cuda.sgemm(16, 16, 16)
+'''
 
 case = sys.argv[2]
+if case == "event":
+    import os
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "timing_stub"))
+    import torch  # after kaudit's sitecustomize ran, as in a real harness
 cuda = standin_cuda.Cuda(sys.argv[1], sys.argv[3] if len(sys.argv) > 3 else None)
 if case == "harness":
     _real_perf_counter = time.perf_counter
@@ -60,7 +76,16 @@ reference = namespace["Model"]().forward(cuda)
 exec(compile(CANDIDATES[case], "<string>", "exec"), namespace)
 model = namespace["ModelNew"]()
 times = []
-for _ in range(3):
+if case == "event":
+    for _ in range(3):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        candidate = model.forward(cuda)
+        cuda.sync()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+for _ in range(3 if case != "event" else 0):
     start = time.perf_counter()
     candidate = model.forward(cuda)
     cuda.sync()
