@@ -100,7 +100,45 @@ def _kaudit_timing_watch(say):
         return "<%s-object>" % "".join(c if c.isprintable() and not c.isspace() else "_"
                                        for c in type_qualname(t))[:200]
 
+    import operator
+
+    is_ = operator.is_
+    # fast path: one group per module of plain module attributes, compared all at once in C
+    # and a class's own attributes (where torch defines these methods) the same way;
+    # anything else (an inherited attribute, a changed class) takes the full look-up
+    flat = {}
+    for module_name, path, name in targets:
+        attrs, classes = flat.setdefault(module_name, ([], {}))
+        if path[0] not in attrs:
+            attrs.append(path[0])
+        if len(path) > 1:
+            classes.setdefault(path[0], []).append(path[1])
+    flat = tuple((m, tuple(attrs), [missing] * len(attrs),
+                  tuple((c, tuple(a), [missing] * len(a)) for c, a in classes.items()))
+                 for m, (attrs, classes) in flat.items())
+
     def check(when):
+        for module_name, attrs, last, classes in flat:
+            m = modules.get(module_name)
+            if m is None:
+                continue
+            if not isinstance(m, types.ModuleType):
+                return full(when)
+            d = module_dict(m)
+            now = list(map(d.get, attrs))
+            if not all(map(is_, now, last)):
+                last[:] = now
+                return full(when)
+            for cls_name, cls_attrs, cls_last in classes:
+                cls = d.get(cls_name)
+                if not isinstance(cls, type):
+                    continue
+                now = list(map(type_dict(cls).get, cls_attrs))
+                if not all(map(is_, now, cls_last)):
+                    cls_last[:] = now
+                    return full(when)
+
+    def full(when):
         for module_name, path, name in targets:
             try:
                 now = resolve(module_name, path)
