@@ -138,6 +138,11 @@ struct ka_proc {
     size_t n_elapsed, cap_elapsed;
     char **guard_changed;
     size_t n_guard, cap_guard;
+    /* The Python side's timing-primitive snapshot (docs/python-provenance.md,
+     * "Timing primitives"): each "timing-replaced" status mark, after the
+     * prefix, and whether a candidate phase was open on its thread then. */
+    struct ka_py_timing { char *text; uint64_t time_ns; int candidate; } *py_timing;
+    size_t n_py_timing, cap_py_timing;
     struct { char *soname; uint64_t lo, hi; } *libs;
     size_t n_libs, cap_libs;
     uint64_t kernels;

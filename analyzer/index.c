@@ -289,7 +289,26 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                 memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
                 n_open--;
             } else if (nv->kind == KAT_NVTX_MARK) {
-                note_mark(p, kat_trace_string(t, nv->message_string), python);
+                static const char replaced[] = "timing-replaced ";
+                const char *msg = kat_trace_string(t, nv->message_string);
+                if (python && !strncmp(msg, replaced, sizeof replaced - 1)) {
+                    /* the Python side saw a timing primitive change (not a status: python_status stays);
+                     * the candidate's when a candidate range is open on the mark's thread, by record order */
+                    if (GROW(p->py_timing, p->n_py_timing, p->cap_py_timing))
+                        break;
+                    int cand = 0;
+                    for (size_t i = 0; i < n_open; i++)
+                        if ((open[i].tid == nv->thread_id || open[i].tid == 0) && open[i].phase >= 0 &&
+                            p->phases[open[i].phase].party == KA_PARTY_CANDIDATE)
+                            cand = 1;
+                    char *text = strdup(msg + sizeof replaced - 1);
+                    if (!text)
+                        break;
+                    p->py_timing[p->n_py_timing++] =
+                        (struct ka_py_timing){ .text = text, .time_ns = nv->time_ns, .candidate = cand };
+                    break;
+                }
+                note_mark(p, msg, python);
             }
             break;
         }
@@ -503,6 +522,9 @@ void ka_proc_free(struct ka_proc *p)
     for (size_t i = 0; i < p->n_guard; i++)
         free(p->guard_changed[i]);
     free(p->guard_changed);
+    for (size_t i = 0; i < p->n_py_timing; i++)
+        free(p->py_timing[i].text);
+    free(p->py_timing);
     for (size_t i = 0; i < p->n_libs; i++)
         free(p->libs[i].soname);
     free(p->libs);

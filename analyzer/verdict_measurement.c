@@ -135,6 +135,30 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
         ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file, 0,
                        "the harness's guard saw %s replaced after the candidate was imported", p->guard_changed[i]);
     }
+    /* The Python side's snapshot of the timing primitives (docs/python-provenance.md, "Timing primitives"):
+     * text "WHEN NAME OLD -> NEW".  Changed while a candidate frame was open on the reporting thread:
+     * the candidate's doing; otherwise (the harness, a profiler, or seen only at exit) recorded, never gating. */
+    for (size_t i = 0; i < p->n_py_timing; i++) {
+        const struct ka_py_timing *pt = &p->py_timing[i];
+        const char *what = strchr(pt->text, ' ');
+        what = what ? what + 1 : pt->text;
+        int n = (int)strcspn(what, " ");
+        const char *change = what[n] ? what + n + 1 : "";
+        if (pt->candidate) {
+            tf->guard_changes++;
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file,
+                           pt->time_ns,
+                           "%.*s was replaced while the candidate's code ran (%.600s): the harness's timer can "
+                           "hand back a made-up time",
+                           n, what, change);
+        } else {
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "timing-primitive-replaced-unattributed",
+                           p->file, pt->time_ns,
+                           "%.*s changed (%.600s) while no candidate frame was open (seen at %.*s): not attributable to "
+                           "the candidate",
+                           n, what, change, (int)(what - pt->text > 0 ? what - pt->text - 1 : 0), pt->text);
+        }
+    }
     /* Reported times must be values the CUDA runtime returned. */
     for (size_t i = 0; i < p->n_reported; i++) {
         double v = p->reported_ms[i];

@@ -198,3 +198,97 @@ Test(provenance, old_python_is_off, .timeout = 120)
 {
     degrade("old_python", "older than 3.10");
 }
+
+/*
+ * Timing primitives (docs/python-provenance.md, "Timing primitives"): an
+ * unmodified harness times the candidate with time.perf_counter and marks
+ * nothing (tests/python/py_timing_harness.py).  The Python side compares the
+ * primitives' identities at every watched frame's entry and exit and at exit.
+ */
+struct timing_outcome {
+    enum ka_verdict measurement;
+    unsigned replaced, unattributed;
+    char text[512];
+    char python_status[256];
+};
+
+static void run_timing_case(const char *which, struct timing_outcome *o)
+{
+    if (!PYTHON3[0])
+        cr_skip_test("python3 was not found when the build was configured");
+    struct rh_case p;
+    rh_case_init(&p, which);
+    char *argv[] = { PYTHON3, PYTHON_DIR "/py_timing_harness.py", STANDIN_DIR, (char *)which, p.log, NULL };
+    char *plain[] = { PYTHON3, PYTHON_DIR "/py_timing_harness.py", STANDIN_DIR, (char *)which, NULL };
+    rh_case_run(&p, argv, plain, NULL);
+    cr_assert_eq(p.run.status, 0, "%#x\n%s", p.run.status, p.run.err);
+    /* nothing the harness prints changes, the fake time included */
+    cr_expect_str_eq(p.run.out, p.plain.out);
+    cr_expect_str_eq(p.run.err, p.plain.err);
+
+    struct ka_contract *c;
+    char err[1024];
+    cr_assert_eq(ka_contract_parse(contract_text, strlen(contract_text), "exec.json", &c, err, sizeof err), 0, "%s", err);
+    struct ka_analysis *a;
+    cr_assert_eq(ka_analyze(p.session, c, NULL, &a, err, sizeof err), 0, "%s", err);
+    o->measurement = a->axis[KA_AXIS_MEASUREMENT].verdict;
+    o->replaced = o->unattributed = 0;
+    o->text[0] = o->python_status[0] = 0;
+    for (size_t i = 0; i < a->n_findings; i++) {
+        if (!strcmp(a->findings[i].code, "timing-primitive-replaced")) {
+            o->replaced++;
+            snprintf(o->text, sizeof o->text, "%s", a->findings[i].text);
+            cr_expect_eq(a->findings[i].kind, KA_FINDING_CONVICTS);
+        }
+        if (!strcmp(a->findings[i].code, "python-provenance"))
+            snprintf(o->python_status, sizeof o->python_status, "%s", a->findings[i].text);
+        if (!strcmp(a->findings[i].code, "timing-primitive-replaced-unattributed")) {
+            o->unattributed++;
+            snprintf(o->text, sizeof o->text, "%s", a->findings[i].text);
+            cr_expect_eq(a->findings[i].kind, KA_FINDING_UNRESOLVED);
+        }
+    }
+    ka_analysis_free(a);
+    ka_contract_free(c);
+    rh_case_free(&p);
+}
+
+Test(provenance, candidate_replacing_perf_counter_fails_measurement, .timeout = 120)
+{
+    struct timing_outcome o;
+    run_timing_case("candidate", &o);
+    cr_expect_eq(o.replaced, 1, "%u timing-primitive-replaced findings", o.replaced);
+    cr_expect_eq(o.unattributed, 0);
+    cr_expect(strstr(o.text, "time.perf_counter") && strstr(o.text, "_fake_perf_counter"), "text: '%s'", o.text);
+    cr_expect_eq(o.measurement, KA_FAIL, "%s", ka_verdict_name(o.measurement));
+}
+
+Test(provenance, harness_wrapping_perf_counter_is_not_the_candidates, .timeout = 120)
+{
+    struct timing_outcome o;
+    run_timing_case("harness", &o);
+    cr_expect_eq(o.replaced, 0, "the harness's own wrapper convicted the candidate: '%s'", o.text);
+    cr_expect_eq(o.unattributed, 1, "%u unattributed findings", o.unattributed);
+    cr_expect(strstr(o.text, "harness_perf_counter") != NULL, "text: '%s'", o.text);
+    cr_expect_neq(o.measurement, KA_FAIL);
+}
+
+Test(provenance, no_replacement_no_timing_finding, .timeout = 120)
+{
+    struct timing_outcome o;
+    run_timing_case("none", &o);
+    cr_expect(strstr(o.python_status, "timing primitives watched") != NULL, "python side: '%s'", o.python_status);
+    cr_expect_eq(o.replaced + o.unattributed, 0, "'%s'", o.text);
+    cr_expect_neq(o.measurement, KA_FAIL);
+}
+
+Test(provenance, candidate_replacing_event_elapsed_time_fails_measurement, .timeout = 120)
+{
+    /* torch (a stand-in, tests/python/timing_stub) is imported after the sitecustomize ran */
+    struct timing_outcome o;
+    run_timing_case("event", &o);
+    cr_expect_geq(o.replaced, 1, "no timing-primitive-replaced finding");
+    cr_expect_eq(o.unattributed, 0, "'%s'", o.text);
+    cr_expect(strstr(o.text, "torch.cuda.Event.elapsed_time") != NULL, "text: '%s'", o.text);
+    cr_expect_eq(o.measurement, KA_FAIL, "%s", ka_verdict_name(o.measurement));
+}

@@ -26,6 +26,137 @@ Afterwards the program's own sitecustomize, if any, is run.
 """
 
 
+# Timing primitives whose identity is watched (docs/python-provenance.md,
+# "Timing primitives"): (module, attribute path).  Looked up in the raw
+# dictionaries only (never getattr, never an import), so that looking runs no
+# code of the program's.
+_KAUDIT_TIMING = (
+    ("time", ("perf_counter",)),
+    ("time", ("perf_counter_ns",)),
+    ("time", ("time",)),
+    ("time", ("time_ns",)),
+    ("time", ("monotonic",)),
+    ("time", ("monotonic_ns",)),
+    ("torch.cuda", ("synchronize",)),
+    ("torch.cuda", ("Event", "record")),
+    ("torch.cuda", ("Event", "elapsed_time")),
+    ("torch.cuda", ("Event", "synchronize")),
+    ("torch.cuda", ("Stream", "synchronize")),
+    ("triton.testing", ("do_bench",)),
+)
+
+
+def _kaudit_timing_watch(say):
+    """Return check(when): compares each timing primitive with the object it
+    was when last seen and reports every change as a status mark
+    'timing-replaced WHEN NAME OLD -> NEW'.  The analyzer attributes the mark
+    by the watched frames open on the reporting thread at that point."""
+    import sys
+    import types
+
+    modules = sys.modules
+    module_dict = types.ModuleType.__dict__["__dict__"].__get__
+    type_dict = type.__dict__["__dict__"].__get__
+    type_mro = type.__dict__["__mro__"].__get__
+    type_qualname = type.__dict__["__qualname__"].__get__
+    plain = (types.FunctionType, types.BuiltinFunctionType, types.MethodDescriptorType,
+             types.WrapperDescriptorType, types.ClassMethodDescriptorType)
+    missing = object()
+    targets = [(m, path, m + "." + ".".join(path)) for m, path in _KAUDIT_TIMING]
+    seen = {}  # name -> the object last seen (a strong reference: its id cannot be reused)
+
+    def resolve(module_name, path):
+        m = modules.get(module_name)
+        if m is None or not isinstance(m, types.ModuleType):
+            return missing
+        obj = module_dict(m).get(path[0], missing)
+        if len(path) == 1 or obj is missing:
+            return obj
+        if not isinstance(obj, type):
+            return missing
+        for klass in type_mro(obj):
+            d = type_dict(klass)
+            if path[1] in d:
+                return d[path[1]]
+        return missing
+
+    def describe(obj):
+        t = type(obj)
+        if t in plain or t is staticmethod or t is classmethod:
+            if t is staticmethod or t is classmethod:
+                obj = obj.__func__
+                t = type(obj)
+            if t in plain:
+                mod = getattr(obj, "__module__", None) if t is types.FunctionType else None
+                if mod is None and t is types.BuiltinFunctionType:
+                    owner = obj.__self__
+                    if isinstance(owner, types.ModuleType):
+                        mod = module_dict(owner).get("__name__")
+                text = "%s.%s" % (mod, obj.__qualname__) if isinstance(mod, str) else obj.__qualname__
+                code = getattr(obj, "__code__", None) if t is types.FunctionType else None
+                if code is not None:
+                    text += "@%s:%d" % (code.co_filename, code.co_firstlineno)
+                return "".join(c if c.isprintable() and not c.isspace() else "_" for c in text)[:240]
+        return "<%s-object>" % "".join(c if c.isprintable() and not c.isspace() else "_"
+                                       for c in type_qualname(t))[:200]
+
+    import operator
+
+    is_ = operator.is_
+    # fast path: one group per module of plain module attributes, compared all at once in C
+    # and a class's own attributes (where torch defines these methods) the same way;
+    # anything else (an inherited attribute, a changed class) takes the full look-up
+    flat = {}
+    for module_name, path, name in targets:
+        attrs, classes = flat.setdefault(module_name, ([], {}))
+        if path[0] not in attrs:
+            attrs.append(path[0])
+        if len(path) > 1:
+            classes.setdefault(path[0], []).append(path[1])
+    flat = tuple((m, tuple(attrs), [missing] * len(attrs),
+                  tuple((c, tuple(a), [missing] * len(a)) for c, a in classes.items()))
+                 for m, (attrs, classes) in flat.items())
+
+    def check(when):
+        for module_name, attrs, last, classes in flat:
+            m = modules.get(module_name)
+            if m is None:
+                continue
+            if not isinstance(m, types.ModuleType):
+                return full(when)
+            d = module_dict(m)
+            now = list(map(d.get, attrs))
+            if not all(map(is_, now, last)):
+                last[:] = now
+                return full(when)
+            for cls_name, cls_attrs, cls_last in classes:
+                cls = d.get(cls_name)
+                if not isinstance(cls, type):
+                    continue
+                now = list(map(type_dict(cls).get, cls_attrs))
+                if not all(map(is_, now, cls_last)):
+                    cls_last[:] = now
+                    return full(when)
+
+    def full(when):
+        for module_name, path, name in targets:
+            try:
+                now = resolve(module_name, path)
+                if now is missing:
+                    continue
+                old = seen.get(name, missing)
+                if old is now:
+                    continue
+                seen[name] = now
+                if old is not missing:
+                    say("timing-replaced %s %s %s -> %s" % (when, name, describe(old), describe(now)))
+            except Exception:
+                pass
+
+    check("start")
+    return check
+
+
 def _kaudit_install():
     import os
     import sys
@@ -81,6 +212,21 @@ def _kaudit_install():
     except Exception:
         subinterp_note = ""
 
+    try:
+        check = _kaudit_timing_watch(say)
+        subinterp_note = "; timing primitives watched" + subinterp_note
+    except Exception as exc:
+        say("error: timing primitives are not watched: %s" % exc)
+
+        def check(when):
+            pass
+    else:
+        try:
+            import atexit
+            atexit.register(check, "exit")  # registered first: runs after the program's own handlers
+        except Exception:
+            pass
+
     if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
         mon = sys.monitoring
         tool = None
@@ -104,6 +250,7 @@ def _kaudit_install():
                 if not watched(code.co_qualname, code.co_filename):
                     return DISABLE
                 name = names[code] = label(code.co_qualname, code.co_filename)
+            check("push")
             push(name)
             return None
 
@@ -111,12 +258,14 @@ def _kaudit_install():
             name = names.get(code)
             if name is None:
                 return DISABLE
+            check("pop")
             pop(name)
             return None
 
         def on_unwind(code, offset, exc):
             name = names.get(code)
             if name is not None:
+                check("pop")
                 pop(name)
 
         mon.register_callback(tool, events.PY_START, on_start)
@@ -139,10 +288,12 @@ def _kaudit_install():
 
             @functools.wraps(fn)
             def kaudit_party_frame(*args, **kwargs):
+                check("push")
                 push(name)
                 try:
                     return fn(*args, **kwargs)
                 finally:
+                    check("pop")
                     pop(name)
 
             return kaudit_party_frame
