@@ -152,6 +152,7 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
         }
     }
     ka_stream_kernels(run, t, &p);
+    ka_check_window_work(&run->findings, &p);
     ka_vendor_call_items(&run->work, run->a, run->c, run->opt->inventory, &p);
     ka_timing_integrity(&run->findings, &run->timing, &p);
     ka_measurement_signals(&run->findings, run->c, &p);

@@ -39,6 +39,13 @@ int ka_grow(void **arr, size_t *cap, size_t elem);
 const char *ka_base_name(const char *path);
 int ka_icontains(const char *hay, const char *needle);
 
+/*
+ * A host-clock time compared with a GPU time is widened by this much (CUPTI
+ * converts GPU timestamps to the host clock), so a conversion error never
+ * turns into a conviction (stop_bounds.c, verdict_measurement.c).
+ */
+#define KA_HOST_CLOCK_MARGIN_NS 20000u
+
 /* ---- findings (findings.c) --------------------------------------------- */
 
 struct ka_code_count {
@@ -260,6 +267,10 @@ struct ka_kernel_timing {
 };
 void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p,
                             struct ka_window *w, const struct ka_kernel_timing *kt);
+/* After pass 2 of a trace: windows whose reported time is shorter than the
+ * candidate work launched inside them (reported-time-shorter-than-work). */
+void ka_check_window_work(struct ka_findings *f, const struct ka_proc *p);
+void ka_window_work_free(struct ka_window *w);
 
 /* ---- the rules ----------------------------------------------------------- */
 

@@ -25,6 +25,141 @@ static int ended_after(uint64_t end, uint64_t t)
 }
 
 /*
+ * The candidate kernels launched inside window w, for ka_check_window_work:
+ * their GPU intervals merged into w->work->busy (sorted, disjoint).  Kernels
+ * arrive mostly in time order, so the insertion point is usually the end.
+ */
+static void note_window_work(const struct ka_proc *p, struct ka_window *w, const char *name,
+                             const struct kat_kernel_rec *k)
+{
+    if (k->end_ns <= k->start_ns)
+        return;
+    struct ka_window_work *ww = w->work;
+    if (!ww) {
+        ww = w->work = calloc(1, sizeof *ww);
+        if (!ww)
+            return;
+        ww->first_stream = k->stream_id;
+    }
+    ww->kernels++;
+    if (k->stream_id != ww->first_stream)
+        ww->several_streams = 1;
+    if (!ww->longest_name || k->end_ns - k->start_ns > ww->longest_end_ns - ww->longest_start_ns) {
+        char *copy = strdup(name);
+        if (copy) {
+            free(ww->longest_name);
+            ww->longest_name = copy;
+            const struct ka_api *api = ka_api_of(p, k->correlation_id);
+            ww->longest_stream = k->stream_id;
+            ww->longest_correlation = k->correlation_id;
+            ww->longest_start_ns = k->start_ns;
+            ww->longest_end_ns = k->end_ns;
+            ww->longest_launch_ns = api ? api->start_ns : 0;
+        }
+    }
+    /* the first span that ends at or after the kernel's start */
+    size_t lo = 0, hi = ww->n_busy;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ww->busy[mid].end < k->start_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ww->n_busy && ww->busy[lo].start <= k->end_ns) {
+        /* overlaps span lo: widen it and swallow the spans it now reaches */
+        if (k->start_ns < ww->busy[lo].start)
+            ww->busy[lo].start = k->start_ns;
+        if (k->end_ns > ww->busy[lo].end)
+            ww->busy[lo].end = k->end_ns;
+        size_t last = lo;
+        while (last + 1 < ww->n_busy && ww->busy[last + 1].start <= ww->busy[lo].end)
+            last++;
+        if (ww->busy[last].end > ww->busy[lo].end)
+            ww->busy[lo].end = ww->busy[last].end;
+        if (last > lo) {
+            memmove(&ww->busy[lo + 1], &ww->busy[last + 1], (ww->n_busy - last - 1) * sizeof *ww->busy);
+            ww->n_busy -= last - lo;
+        }
+        return;
+    }
+    if (GROW(ww->busy, ww->n_busy, ww->cap_busy))
+        return;
+    memmove(&ww->busy[lo + 1], &ww->busy[lo], (ww->n_busy - lo) * sizeof *ww->busy);
+    ww->busy[lo].start = k->start_ns;
+    ww->busy[lo].end = k->end_ns;
+    ww->n_busy++;
+}
+
+void ka_window_work_free(struct ka_window *w)
+{
+    if (!w->work)
+        return;
+    free(w->work->busy);
+    free(w->work->longest_name);
+    free(w->work);
+    w->work = NULL;
+}
+
+/*
+ * Measurement: the reported time of a window cannot be shorter than the GPU
+ * time of the candidate work launched inside it.  The elapsed time is the GPU
+ * time between the two events; every kernel launched between their record
+ * calls ran after its launch, on whatever stream, and the union of their GPU
+ * intervals (overlap merged) is a lower bound of the wall time they needed.
+ * Reported shorter than that union, by more than the host-clock margin, some
+ * of that work ran outside the measured interval: a FAIL that needs no exact
+ * event time.  Only the candidate's kernels (party candidate, launched inside
+ * the window, not via a thread created there) are counted.
+ */
+void ka_check_window_work(struct ka_findings *f, const struct ka_proc *p)
+{
+    for (size_t i = 0; i < p->n_windows; i++) {
+        const struct ka_window *w = &p->windows[i];
+        const struct ka_window_work *ww = w->work;
+        if (!ww || !ww->n_busy || !isfinite(w->elapsed_ms) || w->elapsed_ms < 0)
+            continue;
+        uint64_t busy = 0;
+        for (size_t j = 0; j < ww->n_busy; j++)
+            busy += ww->busy[j].end - ww->busy[j].start;
+        double reported_ns = (double)w->elapsed_ms * 1e6;
+        if ((double)busy <= reported_ns + KA_HOST_CLOCK_MARGIN_NS)
+            continue;
+        uint64_t longest = ww->longest_end_ns - ww->longest_start_ns;
+        char launched[96];
+        if (ww->longest_launch_ns >= w->host_start_ns)
+            snprintf(launched, sizeof launched, "launched %.3f ms after the start event was recorded",
+                     (double)(ww->longest_launch_ns - w->host_start_ns) / 1e6);
+        else
+            snprintf(launched, sizeof launched, "launched inside the window");
+        if (ww->kernels == 1 || (double)longest > reported_ns + KA_HOST_CLOCK_MARGIN_NS) {
+            char more[160] = "";
+            if (ww->kernels > 1)
+                snprintf(more, sizeof more, "; the %llu candidate kernels launched inside it kept the GPU busy for "
+                         "%.4f ms (the union of their GPU intervals)", (unsigned long long)ww->kernels,
+                         (double)busy / 1e6);
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-shorter-than-work", p->file,
+                           ww->longest_start_ns,
+                           "timed window #%u: cudaEventElapsedTime returned %.4f ms, but candidate kernel "
+                           "'%.120s' (stream %u, %s) ran %.4f ms on the GPU%s: the reported time cannot cover "
+                           "the work launched inside the window",
+                           w->index, (double)w->elapsed_ms, ww->longest_name, ww->longest_stream, launched,
+                           (double)longest / 1e6, more);
+        }
+        else
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-shorter-than-work", p->file,
+                           ww->longest_start_ns,
+                           "timed window #%u: cudaEventElapsedTime returned %.4f ms, but the %llu candidate kernels "
+                           "launched inside it kept the GPU busy for %.4f ms (the union of their GPU intervals, "
+                           "%s; the longest: '%.120s', stream %u, %.4f ms, %s): the reported time cannot cover "
+                           "the work launched inside the window",
+                           w->index, (double)w->elapsed_ms, (unsigned long long)ww->kernels, (double)busy / 1e6,
+                           ww->several_streams ? "on several streams" : "on one stream", ww->longest_name,
+                           ww->longest_stream, (double)longest / 1e6, launched);
+    }
+}
+
+/*
  * Measurement: work of a timed iteration must finish before its stop event
  * (kernels.c finds the window w the kernel belongs to).
  */
@@ -40,6 +175,8 @@ void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, c
     /* Only the candidate's work, and work nobody can be held to (R-C), is checked. */
     if (party != KA_PARTY_CANDIDATE && party != KA_PARTY_UNKNOWN)
         return;
+    if (party == KA_PARTY_CANDIDATE && !via_thread)
+        note_window_work(p, w, name, k);
     if (!w->gpu_end_ns && !w->end_bounded) {
         /* Neither an event timestamp nor a stream id for the stop event: nothing to check against. */
         tf->stop_time_ambiguous++;
@@ -168,7 +305,8 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
     struct ka_axis_result *ax = &a->axis[KA_AXIS_MEASUREMENT];
     unsigned convicting = ka_code_seen(f, "work-after-stop-event") + ka_code_seen(f, "work-in-injected-thread") +
                           ka_code_seen(f, "foreign-timing-definition") + ka_code_seen(f, "timing-function-changed") +
-                          ka_code_seen(f, "timing-primitive-replaced") + ka_code_seen(f, "reported-time-not-measured");
+                          ka_code_seen(f, "timing-primitive-replaced") + ka_code_seen(f, "reported-time-not-measured") +
+                          ka_code_seen(f, "reported-time-shorter-than-work");
     if (c->timing == KA_TIMING_NONE && !convicting) {
         ax->verdict = KA_UNSUPPORTED;
         ax->root_cause = strdup("the contract makes no timing claim (timing.window is none)");

@@ -710,7 +710,9 @@ static void check_unplaced_stop(uint32_t stream_id)
     module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
     stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, stream_id, T0 + 9 * MS);
     kernel(&s, launch(&s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
-    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
+    /* short (0.4 ms: with the 0.5 ms kernel above, less than the 1.0 ms reported), so
+     * that reported-time-shorter-than-work, which needs no stop time, stays out of it */
+    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 19 * MS + 600000, T0 + 20 * MS, 64,
            256);
     stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, stream_id, T0 + 12 * MS);
     timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
@@ -744,6 +746,128 @@ Test(measurement, bounded_stop_event_not_before_its_record_call)
 Test(measurement, contradictory_bounds_are_unresolved)
 {
     check_unplaced_stop(7);
+}
+
+/*
+ * reported-time-shorter-than-work.  KernelBench's non_default_stream: the
+ * harness records its events on the default stream (7, handle 0x5) at 9 and
+ * 10 ms, nothing else runs on it until a harness kernel at 15.5 ms, so the
+ * stop event completed somewhere in [9.98, 15.5] ms; the candidate's GEMM on
+ * its own stream 9, launched at 9.5 ms, runs 9.6-12.3 ms (2.7 ms) and the
+ * harness reports 1.18 ms.  Stream order alone leaves the GEMM between the
+ * bounds; the reported time shorter than the GEMM convicts.  Each extra
+ * kernel is {stream, launch, start, end} (0 end: none).
+ */
+struct gpu_work {
+    uint32_t stream;
+    uint64_t launch, start, end;
+    const char *name;
+};
+
+static struct ka_analysis *private_stream_window(struct scene *s, float elapsed_ms, const struct gpu_work *work,
+                                                 size_t n, const char *party_phase)
+{
+    scene_init(s);
+    phase(s, party_phase, PID, T0 + 9 * MS + 100000, T0 + 9 * MS + 900000);
+    module(s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 9 * MS + 100500);
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, 7, T0 + 9 * MS);
+    for (size_t i = 0; i < n; i++)
+        kernel(s, launch(s, PID, work[i].launch), work[i].name ? work[i].name : "my_gemm_kernel", work[i].stream,
+               work[i].start, work[i].end, 4096, 256);
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 10 * MS);
+    kernel(s, launch(s, PID, T0 + 15 * MS), "harness_check_kernel", 7, T0 + 15 * MS + 500000, T0 + 16 * MS, 64, 256);
+    timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 17 * MS, s->next_corr++, elapsed_ms);
+    finish(s, 1);
+    return analyze(s, add_contract, NULL);
+}
+
+Test(measurement, reported_time_shorter_than_one_kernel_fails)
+{
+    struct scene s;
+    const struct gpu_work gemm[] = { { 9, T0 + 9 * MS + 500000, T0 + 9 * MS + 600000, T0 + 12 * MS + 300000,
+                                       "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n" } };
+    struct ka_analysis *a = private_stream_window(&s, 1.18f, gemm, 1, "kaudit:candidate");
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect_not(has_finding(a, "work-after-stop-event"));
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "reported-time-shorter-than-work")) {
+            const char *t = a->findings[i].text;
+            cr_expect(strstr(t, "1.1800 ms") && strstr(t, "2.7000 ms") && strstr(t, "stream 9") &&
+                          strstr(t, "sm90_xmma_gemm") && strstr(t, "launched 0.500 ms after"),
+                      "%s", t);
+        }
+    done(&s, a);
+}
+
+/* Two 0.8 ms kernels on two streams overlapping by 0.4 ms: 1.2 ms of GPU time
+ * in union, against 1.0 ms reported; the same two overlapping by 0.7 ms are
+ * 0.9 ms in union (1.6 ms summed): no contradiction, the union is what counts. */
+Test(measurement, reported_time_shorter_than_the_union_of_kernels_fails)
+{
+    struct scene s;
+    const struct gpu_work apart[] = {
+        { 7, T0 + 9 * MS + 200000, T0 + 9 * MS + 300000, T0 + 10 * MS + 100000, NULL },
+        { 9, T0 + 9 * MS + 300000, T0 + 9 * MS + 700000, T0 + 10 * MS + 500000, NULL },
+    };
+    struct ka_analysis *a = private_stream_window(&s, 1.0f, apart, 2, "kaudit:candidate");
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "reported-time-shorter-than-work"));
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "reported-time-shorter-than-work"))
+            cr_expect(strstr(a->findings[i].text, "1.2000 ms"), "%s", a->findings[i].text);
+    done(&s, a);
+    const struct gpu_work overlapping[] = {
+        { 7, T0 + 9 * MS + 200000, T0 + 9 * MS + 300000, T0 + 10 * MS + 100000, NULL },
+        { 9, T0 + 9 * MS + 300000, T0 + 9 * MS + 400000, T0 + 10 * MS + 200000, NULL },
+    };
+    a = private_stream_window(&s, 1.0f, overlapping, 2, "kaudit:candidate");
+    cr_expect_not(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect_neq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                  a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    done(&s, a);
+}
+
+/* Within the 20 us host-clock margin (1.015 ms of work against 1.0 ms) nothing
+ * convicts; the harness's own long kernel never does. */
+Test(measurement, reported_time_shorter_than_work_needs_the_margin_and_the_candidate)
+{
+    struct scene s;
+    const struct gpu_work close[] = { { 9, T0 + 9 * MS + 500000, T0 + 9 * MS + 600000, T0 + 10 * MS + 615000,
+                                        NULL } };
+    struct ka_analysis *a = private_stream_window(&s, 1.0f, close, 1, "kaudit:candidate");
+    cr_expect_not(has_finding(a, "reported-time-shorter-than-work"));
+    done(&s, a);
+    const struct gpu_work gemm[] = { { 9, T0 + 9 * MS + 500000, T0 + 9 * MS + 600000, T0 + 12 * MS + 300000,
+                                       NULL } };
+    a = private_stream_window(&s, 1.18f, gemm, 1, "kaudit:reference");
+    cr_expect_not(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect_neq(MEAS(a), KA_FAIL, "measurement %s", ka_verdict_name(MEAS(a)));
+    done(&s, a);
+}
+
+/* The rule needs no stop time at all: a stop event without stream id or
+ * event record still convicts a 9.4 ms kernel against 1.0 ms reported. */
+Test(measurement, reported_time_shorter_than_work_without_stop_time_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, UINT32_MAX, T0 + 9 * MS);
+    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
+           256);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, UINT32_MAX, T0 + 12 * MS);
+    timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect(has_finding(a, "stop-event-time-unknown"));
+    done(&s, a);
 }
 
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)
