@@ -125,6 +125,7 @@ struct ka_analysis {
     enum ka_verdict certificate; /* aggregate, withheld to INCONCLUSIVE by eligibility (R-B) */
     char *certificate_reason;
     enum ka_weak weak;
+    int semantic_supplied;       /* the semantic verdict came from --semantic (a separate run) */
     char outcome[8];             /* C0, C1, C2, C3a, C3b, C3c, INCONCL; "" without --weak */
     char *outcome_reason;
 

@@ -14,6 +14,7 @@ void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const str
                   struct ka_analysis *a)
 {
     if (opt->semantic_given) {
+        a->semantic_supplied = 1;
         a->axis[KA_AXIS_SEMANTIC].verdict = opt->semantic;
         a->axis[KA_AXIS_SEMANTIC].root_cause =
             opt->semantic == KA_PASS ? NULL : strdup("as supplied by a separate semantic run (--semantic)");

@@ -12,7 +12,7 @@
 #include "json_writer.h"
 
 #define KA_REPORT_FORMAT "kaudit-report"
-#define KA_REPORT_VERSION 1
+#define KA_REPORT_VERSION 2
 
 static const char *certificate_name(enum ka_verdict v)
 {
@@ -137,6 +137,9 @@ char *ka_report_json(const struct ka_analysis *a)
             add_string(ax, "root_cause", a->axis[i].root_cause);
         else
             cJSON_AddNullToObject(ax, "root_cause");
+        /* version 2: where the semantic verdict came from, so that `kaudit report DIR` restores it */
+        if (i == KA_AXIS_SEMANTIC)
+            add_string(ax, "source", a->semantic_supplied ? "supplied" : "none");
     }
     cJSON *cert = cJSON_AddObjectToObject(root, "certificate");
     add_string(cert, "aggregate", certificate_name(a->aggregate));
