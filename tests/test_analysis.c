@@ -5,7 +5,9 @@
  * checked against their expected verdicts in tests/controls.cmake.
  */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -867,6 +869,98 @@ Test(measurement, reported_time_shorter_than_work_without_stop_time_fails)
                  a->axis[KA_AXIS_MEASUREMENT].root_cause);
     cr_expect(has_finding(a, "reported-time-shorter-than-work"));
     cr_expect(has_finding(a, "stop-event-time-unknown"));
+    done(&s, a);
+}
+
+/* Findings carry structured fields in the JSON report (format version 2),
+ * and the JSON lists every finding: 15 windows, each with a candidate kernel
+ * ending after its stop event, give 15 work-after-stop-event findings (the
+ * text report shows 12 and counts the rest). */
+static int count_code(const cJSON *findings, const char *code)
+{
+    int n = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, findings)
+    {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(x, "code");
+        if (cJSON_IsString(c) && !strcmp(c->valuestring, code))
+            n++;
+    }
+    return n;
+}
+
+Test(report, json_findings_have_fields_and_are_not_capped)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0, T0 + 100 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 500);
+    for (unsigned i = 0; i < 15; i++) {
+        uint64_t base = T0 + (uint64_t)(i + 1) * 4 * MS;
+        uint32_t c1 = s.next_corr++, c2 = s.next_corr++;
+        uint64_t e1 = 0x100 + 2 * i, e2 = 0x101 + 2 * i;
+        timing_call(&s, KAT_TIMING_EVENT_RECORD, e1, 0, 0x5, base, c1, 0);
+        uint32_t c = launch(&s, PID, base + 100000);
+        kernel(&s, c, "my_add_kernel", 9, base + 200000, base + 2 * MS, 4096, 256);
+        timing_call(&s, KAT_TIMING_EVENT_RECORD, e2, 0, 0x5, base + 300000, c2, 0);
+        struct kat_cuda_event_rec r1 = { .correlation_id = c1, .stream_id = 7, .device_timestamp_ns = base + 10000 };
+        struct kat_cuda_event_rec r2 = { .correlation_id = c2, .stream_id = 7,
+                                         .device_timestamp_ns = base + 310000 };
+        tb_record(&s.b, KAT_REC_CUDA_EVENT, &r1, sizeof r1, NULL, 0);
+        tb_record(&s.b, KAT_REC_CUDA_EVENT, &r2, sizeof r2, NULL, 0);
+        timing_call(&s, KAT_TIMING_EVENT_ELAPSED, e1, e2, 0, base + 3 * MS, s.next_corr++, 0.3f);
+    }
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    char *json = ka_report_json(a);
+    cr_assert(json);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(root);
+    cr_expect_eq(cJSON_GetObjectItemCaseSensitive(root, "version")->valueint, 2);
+    const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
+    cr_expect_eq(count_code(findings, "work-after-stop-event"), 15);
+    cr_expect_eq(count_code(findings, "reported-time-shorter-than-work"), 15);
+    const cJSON *x;
+    int checked = 0;
+    cJSON_ArrayForEach(x, findings)
+    {
+        const char *code = cJSON_GetObjectItemCaseSensitive(x, "code")->valuestring;
+        cr_expect(!strstr(cJSON_GetObjectItemCaseSensitive(x, "text")->valuestring, "more like the above"));
+        if (strcmp(code, "work-after-stop-event") && strcmp(code, "reported-time-shorter-than-work"))
+            continue;
+        const cJSON *fields = cJSON_GetObjectItemCaseSensitive(x, "fields");
+        cr_assert(cJSON_IsObject(fields), "%s has no fields", code);
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(fields, "kernel_name");
+        cr_expect(cJSON_IsString(name) && !strcmp(name->valuestring, "my_add_kernel"));
+        cr_expect_eq(cJSON_GetObjectItemCaseSensitive(fields, "stream")->valueint, 9);
+        const cJSON *window = cJSON_GetObjectItemCaseSensitive(fields, "window");
+        cr_expect(cJSON_IsNumber(window) && window->valueint >= 1 && window->valueint <= 15);
+        cr_expect(fabs(cJSON_GetObjectItemCaseSensitive(fields, "reported_ms")->valuedouble - 0.3) < 1e-6);
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fields, "correlation_id")));
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fields, "end_ns")));
+        if (!strcmp(code, "work-after-stop-event")) {
+            cr_expect(fabs(cJSON_GetObjectItemCaseSensitive(fields, "late_ms")->valuedouble - 1.69) < 1e-6);
+            cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(fields, "stop_time")->valuestring, "exact");
+        } else {
+            cr_expect(fabs(cJSON_GetObjectItemCaseSensitive(fields, "gpu_busy_ms")->valuedouble - 1.8) < 1e-6);
+            cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fields, "launch_ns")));
+        }
+        checked++;
+    }
+    cr_expect_eq(checked, 30);
+    /* exact integers: the end of the first kernel, T0 + 4 ms + 2 ms */
+    cr_expect(strstr(json, "\"end_ns\":\t1006000000"), "no exact end_ns");
+    cJSON_Delete(root);
+    free(json);
+    /* the text report still summarizes */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ka_report_text(f, a);
+    fclose(f);
+    cr_expect(strstr(text, "work-after-stop-event: ... and 3 more like the above"), "%s", text);
+    free(text);
     done(&s, a);
 }
 
