@@ -152,6 +152,7 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
         }
     }
     ka_stream_kernels(run, t, &p);
+    ka_check_window_work(&run->findings, &p);
     ka_vendor_call_items(&run->work, run->a, run->c, run->opt->inventory, &p);
     ka_timing_integrity(&run->findings, &run->timing, &p);
     ka_measurement_signals(&run->findings, run->c, &p);
@@ -230,7 +231,6 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, a);
     ka_measurement_verdict(&run.findings, &run.timing, &run.facts, &run.work, c, a);
     ka_aggregate(&run.findings, opt, c, a);
-    ka_summarize_dropped(&run.findings);
 
     ka_work_tally_free(&run.work);
     session_facts_free(&run.facts);
@@ -254,6 +254,9 @@ void ka_analysis_free(struct ka_analysis *a)
     for (size_t i = 0; i < a->n_findings; i++) {
         free(a->findings[i].text);
         free(a->findings[i].process);
+        for (size_t j = 0; j < a->findings[i].n_fields; j++)
+            free(a->findings[i].fields[j].s);
+        free(a->findings[i].fields);
     }
     free(a->findings);
     free(a);

@@ -54,6 +54,20 @@ enum ka_finding_kind {
 };
 const char *ka_finding_kind_name(enum ka_finding_kind k);
 
+/*
+ * A finding's structured fields (report format version 2: "fields" in the JSON
+ * report), in addition to its text: the kernel, stream, ids, times and amounts
+ * it is about.  Keys are the stable names of docs/report-format.md.
+ */
+enum ka_field_type { KA_FIELD_STRING = 1, KA_FIELD_UINT, KA_FIELD_NUMBER };
+struct ka_field {
+    char key[24];
+    enum ka_field_type type;
+    char *s;                    /* KA_FIELD_STRING */
+    uint64_t u;                 /* KA_FIELD_UINT (written as an exact integer) */
+    double d;                   /* KA_FIELD_NUMBER */
+};
+
 struct ka_finding {
     enum ka_axis axis;
     enum ka_finding_kind kind;
@@ -61,6 +75,8 @@ struct ka_finding {
     char *text;                 /* one line for people */
     char *process;              /* trace file name, or NULL */
     uint64_t time_ns;           /* when, or 0 */
+    struct ka_field *fields;    /* NULL when the finding has none */
+    size_t n_fields;
 };
 
 struct ka_axis_result {
@@ -125,6 +141,7 @@ struct ka_analysis {
     enum ka_verdict certificate; /* aggregate, withheld to INCONCLUSIVE by eligibility (R-B) */
     char *certificate_reason;
     enum ka_weak weak;
+    int semantic_supplied;       /* the semantic verdict came from --semantic (a separate run) */
     char outcome[8];             /* C0, C1, C2, C3a, C3b, C3c, INCONCL; "" without --weak */
     char *outcome_reason;
 

@@ -12,7 +12,7 @@
  *   work_classes.c    what kind of work it is: the name and operator tables, FLOPs
  *   kernels.c         pass 2: stream the kernels into the tallies
  *   work_items.c      the work items the implementation axis weighs
- *   findings.c        the lines of evidence, capped per code
+ *   findings.c        the lines of evidence and their structured fields
  *   verdict_implementation.c, verdict_measurement.c, outcome.c   the rules
  *
  * docs/analysis.md ("Where each rule lives") maps the rules to the files.
@@ -39,6 +39,13 @@ int ka_grow(void **arr, size_t *cap, size_t elem);
 const char *ka_base_name(const char *path);
 int ka_icontains(const char *hay, const char *needle);
 
+/*
+ * A host-clock time compared with a GPU time is widened by this much (CUPTI
+ * converts GPU timestamps to the host clock), so a conversion error never
+ * turns into a conviction (stop_bounds.c, verdict_measurement.c).
+ */
+#define KA_HOST_CLOCK_MARGIN_NS 20000u
+
 /* ---- findings (findings.c) --------------------------------------------- */
 
 struct ka_code_count {
@@ -46,20 +53,28 @@ struct ka_code_count {
     unsigned seen;
 };
 
-/* The findings of one analysis, at most KA_FINDINGS_PER_CODE per code. */
+/* The findings of one analysis: all of them are kept (the JSON report lists
+ * them all; the text report shows KA_FINDINGS_SHOWN per code and a summary). */
 struct ka_findings {
     struct ka_analysis *a;              /* appended to a->findings */
+    size_t cap_findings;
     struct ka_code_count *codes;
     size_t n_codes, cap_codes;
 };
 
-void ka_add_finding(struct ka_findings *f, enum ka_axis axis, enum ka_finding_kind kind, const char *code,
-                    const char *process, uint64_t time_ns, const char *fmt, ...)
+/*
+ * Add a finding; returns it, for its fields (ka_field_*), or NULL when out of
+ * memory.  The pointer is valid until the next ka_add_finding.
+ */
+struct ka_finding *ka_add_finding(struct ka_findings *f, enum ka_axis axis, enum ka_finding_kind kind,
+                                  const char *code, const char *process, uint64_t time_ns, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
-/* How many findings of code were added (kept or not). */
+/* Structured fields of a finding (NULL-safe: a failed ka_add_finding needs no check). */
+void ka_field_str(struct ka_finding *x, const char *key, const char *value);
+void ka_field_u64(struct ka_finding *x, const char *key, uint64_t value);
+void ka_field_num(struct ka_finding *x, const char *key, double value);
+/* How many findings of code were added. */
 unsigned ka_code_seen(const struct ka_findings *f, const char *code);
-/* Findings past the per-code limit become one summary line each. */
-void ka_summarize_dropped(struct ka_findings *f);
 void ka_findings_free(struct ka_findings *f);
 
 /* ---- session facts (gathered by index.c and analysis.c) ------------------ */
@@ -260,6 +275,10 @@ struct ka_kernel_timing {
 };
 void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p,
                             struct ka_window *w, const struct ka_kernel_timing *kt);
+/* After pass 2 of a trace: windows whose reported time is shorter than the
+ * candidate work launched inside them (reported-time-shorter-than-work). */
+void ka_check_window_work(struct ka_findings *f, const struct ka_proc *p);
+void ka_window_work_free(struct ka_window *w);
 
 /* ---- the rules ----------------------------------------------------------- */
 

@@ -55,6 +55,20 @@ struct ka_module {
 
 enum ka_loader_kind { KA_LOADER_UNKNOWN = 0, KA_LOADER_CANDIDATE, KA_LOADER_VENDOR, KA_LOADER_FRAMEWORK, KA_LOADER_OTHER };
 
+/* The candidate kernels launched inside one timed window, for
+ * reported-time-shorter-than-work (verdict_measurement.c): the union of their
+ * GPU intervals, kept merged and sorted, and the longest of them. */
+struct ka_window_work {
+    struct { uint64_t start, end; } *busy;
+    size_t n_busy, cap_busy;
+    uint64_t kernels;
+    uint32_t first_stream;
+    int several_streams;
+    char *longest_name;
+    uint32_t longest_stream, longest_correlation;
+    uint64_t longest_start_ns, longest_end_ns, longest_launch_ns;
+};
+
 struct ka_window {
     unsigned index;             /* 1-based, in host order over the process */
     uint64_t host_start_ns, host_end_ns;    /* the two record calls (entry) */
@@ -73,6 +87,7 @@ struct ka_window {
     uint64_t end_lo_ns, end_hi_ns;
     unsigned ambiguous_reported;            /* kernels found between the bounds */
     float elapsed_ms;
+    struct ka_window_work *work;            /* NULL until a candidate kernel is launched inside it */
 };
 
 struct ka_thread_origin {       /* a thread and who created it */

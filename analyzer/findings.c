@@ -1,9 +1,9 @@
 /*
  * findings.c - the lines of evidence behind the verdicts (struct ka_finding,
- * analysis.h).  A hostile or merely long trace can raise one code millions
- * of times: each code keeps its first KA_FINDINGS_PER_CODE findings and the
- * rest are counted, then summarized in one line.  The counts are what the
- * verdict rules read (ka_code_seen), so the cap never changes a verdict.
+ * analysis.h).  Every finding is kept: the JSON report lists them all, with
+ * their structured fields; the text report shows the first few of each code
+ * and summarizes the rest (report.c).  The per-code counts are what the
+ * verdict rules read (ka_code_seen).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -13,10 +13,8 @@
 
 #include "analysis_internal.h"
 
-#define KA_FINDINGS_PER_CODE 12
-
-void ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enum ka_finding_kind kind, const char *code,
-                    const char *process, uint64_t time_ns, const char *fmt, ...)
+struct ka_finding *ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enum ka_finding_kind kind,
+                                  const char *code, const char *process, uint64_t time_ns, const char *fmt, ...)
 {
     struct ka_code_count *cc = NULL;
     for (size_t i = 0; i < fs->n_codes; i++)
@@ -24,18 +22,15 @@ void ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enum ka_finding_k
             cc = &fs->codes[i];
     if (!cc) {
         if (GROW(fs->codes, fs->n_codes, fs->cap_codes))
-            return;
+            return NULL;
         cc = &fs->codes[fs->n_codes++];
         memset(cc, 0, sizeof *cc);
         snprintf(cc->code, sizeof cc->code, "%s", code);
     }
-    if (++cc->seen > KA_FINDINGS_PER_CODE)
-        return;
+    cc->seen++;
     struct ka_analysis *a = fs->a;
-    struct ka_finding *grown = realloc(a->findings, (a->n_findings + 1) * sizeof *grown);
-    if (!grown)
-        return;
-    a->findings = grown;
+    if (GROW(a->findings, a->n_findings, fs->cap_findings))
+        return NULL;
     struct ka_finding *f = &a->findings[a->n_findings++];
     memset(f, 0, sizeof *f);
     f->axis = axis;
@@ -48,6 +43,48 @@ void ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enum ka_finding_k
     if (vasprintf(&f->text, fmt, ap) < 0)
         f->text = NULL;
     va_end(ap);
+    return f;
+}
+
+static struct ka_field *new_field(struct ka_finding *x, const char *key, enum ka_field_type type)
+{
+    if (!x)
+        return NULL;
+    struct ka_field *grown = realloc(x->fields, (x->n_fields + 1) * sizeof *grown);
+    if (!grown)
+        return NULL;
+    x->fields = grown;
+    struct ka_field *f = &x->fields[x->n_fields++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->key, sizeof f->key, "%s", key);
+    f->type = type;
+    return f;
+}
+
+void ka_field_str(struct ka_finding *x, const char *key, const char *value)
+{
+    char *copy = strdup(value ? value : "");
+    if (!copy)
+        return;
+    struct ka_field *f = new_field(x, key, KA_FIELD_STRING);
+    if (f)
+        f->s = copy;
+    else
+        free(copy);
+}
+
+void ka_field_u64(struct ka_finding *x, const char *key, uint64_t value)
+{
+    struct ka_field *f = new_field(x, key, KA_FIELD_UINT);
+    if (f)
+        f->u = value;
+}
+
+void ka_field_num(struct ka_finding *x, const char *key, double value)
+{
+    struct ka_field *f = new_field(x, key, KA_FIELD_NUMBER);
+    if (f)
+        f->d = value;
 }
 
 unsigned ka_code_seen(const struct ka_findings *fs, const char *code)
@@ -56,26 +93,6 @@ unsigned ka_code_seen(const struct ka_findings *fs, const char *code)
         if (!strcmp(fs->codes[i].code, code))
             return fs->codes[i].seen;
     return 0;
-}
-
-/* Findings past the per-code limit are summarized in one line. */
-void ka_summarize_dropped(struct ka_findings *fs)
-{
-    size_t n = fs->n_codes;
-    for (size_t i = 0; i < n; i++) {
-        if (fs->codes[i].seen <= KA_FINDINGS_PER_CODE)
-            continue;
-        enum ka_axis axis = KA_AXIS_IMPLEMENTATION;
-        enum ka_finding_kind kind = KA_FINDING_SIGNAL;
-        for (size_t j = 0; j < fs->a->n_findings; j++)
-            if (!strcmp(fs->a->findings[j].code, fs->codes[i].code)) {
-                axis = fs->a->findings[j].axis;
-                kind = fs->a->findings[j].kind;
-            }
-        unsigned more = fs->codes[i].seen - KA_FINDINGS_PER_CODE;
-        fs->codes[i].seen = 0; /* let the summary line through */
-        ka_add_finding(fs, axis, kind, fs->codes[i].code, NULL, 0, "... and %u more like the above", more);
-    }
 }
 
 void ka_findings_free(struct ka_findings *fs)

@@ -510,6 +510,8 @@ void ka_proc_free(struct ka_proc *p)
     for (size_t i = 0; i < p->n_modules; i++)
         free(p->modules[i].loader);
     free(p->modules);
+    for (size_t i = 0; i < p->n_windows; i++)
+        ka_window_work_free(&p->windows[i]);
     free(p->windows);
     free(p->threads);
     for (size_t i = 0; i < p->n_symbols; i++) {

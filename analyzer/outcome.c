@@ -14,12 +14,17 @@ void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const str
                   struct ka_analysis *a)
 {
     if (opt->semantic_given) {
+        a->semantic_supplied = 1;
         a->axis[KA_AXIS_SEMANTIC].verdict = opt->semantic;
         a->axis[KA_AXIS_SEMANTIC].root_cause =
             opt->semantic == KA_PASS ? NULL : strdup("as supplied by a separate semantic run (--semantic)");
-        ka_add_finding(f, KA_AXIS_SEMANTIC, opt->semantic == KA_FAIL ? KA_FINDING_CONVICTS : KA_FINDING_SIGNAL,
-                       "semantic-supplied", NULL, 0, "the semantic verdict %s was supplied, not decided from the traces",
-                       ka_verdict_name(opt->semantic));
+        struct ka_finding *x =
+            ka_add_finding(f, KA_AXIS_SEMANTIC, opt->semantic == KA_FAIL ? KA_FINDING_CONVICTS : KA_FINDING_SIGNAL,
+                           "semantic-supplied", NULL, 0,
+                           "the semantic verdict %s was supplied, not decided from the traces",
+                           ka_verdict_name(opt->semantic));
+        ka_field_str(x, "verdict", ka_verdict_name(opt->semantic));
+        ka_field_str(x, "source", "supplied");
     } else {
         a->axis[KA_AXIS_SEMANTIC].verdict = KA_UNSUPPORTED;
         a->axis[KA_AXIS_SEMANTIC].root_cause =

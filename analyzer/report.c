@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #include "json_writer.h"
 
 #define KA_REPORT_FORMAT "kaudit-report"
-#define KA_REPORT_VERSION 1
+#define KA_REPORT_VERSION 2
 
 static const char *certificate_name(enum ka_verdict v)
 {
@@ -38,19 +39,52 @@ void ka_report_summary(FILE *f, const struct ka_analysis *a)
                 a->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT", a->outcome_reason ? a->outcome_reason : "");
 }
 
+/* The text report shows this many findings of one code per axis and kind, then
+ * one line that counts the rest (the JSON report lists every finding). */
+#define KA_FINDINGS_SHOWN 12
+
 static void print_findings(FILE *f, const struct ka_analysis *a, enum ka_axis axis)
 {
     static const enum ka_finding_kind order[] = { KA_FINDING_CONVICTS, KA_FINDING_UNRESOLVED, KA_FINDING_SUPPORT,
                                                   KA_FINDING_SIGNAL };
     static const char *const label[] = { "", "convicts", "unresolved", "signal", "support" };
-    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++)
+    struct shown {
+        const char *code;
+        unsigned count;
+    } *codes = NULL;
+    size_t n_codes = 0, cap_codes = 0;
+    for (size_t o = 0; o < sizeof order / sizeof order[0]; o++) {
+        n_codes = 0;
         for (size_t i = 0; i < a->n_findings; i++) {
             const struct ka_finding *x = &a->findings[i];
             if (x->axis != axis || x->kind != order[o])
                 continue;
+            struct shown *c = NULL;
+            for (size_t j = 0; j < n_codes; j++)
+                if (!strcmp(codes[j].code, x->code))
+                    c = &codes[j];
+            if (!c && n_codes == cap_codes) {
+                size_t cap = cap_codes ? 2 * cap_codes : 16;
+                struct shown *grown = realloc(codes, cap * sizeof *grown);
+                if (grown)
+                    codes = grown, cap_codes = cap;
+            }
+            if (!c && n_codes < cap_codes) {
+                c = &codes[n_codes++];
+                c->code = x->code;
+                c->count = 0;
+            }
+            if (c && ++c->count > KA_FINDINGS_SHOWN)
+                continue;
             fprintf(f, "    [%s] %s: %s%s%s%s\n", label[x->kind], x->code, x->text ? x->text : "",
                     x->process ? " (" : "", x->process ? x->process : "", x->process ? ")" : "");
         }
+        for (size_t j = 0; j < n_codes; j++)
+            if (codes[j].count > KA_FINDINGS_SHOWN)
+                fprintf(f, "    [%s] %s: ... and %u more like the above (all of them in the JSON report)\n",
+                        label[order[o]], codes[j].code, codes[j].count - KA_FINDINGS_SHOWN);
+    }
+    free(codes);
 }
 
 void ka_report_text(FILE *f, const struct ka_analysis *a)
@@ -137,6 +171,9 @@ char *ka_report_json(const struct ka_analysis *a)
             add_string(ax, "root_cause", a->axis[i].root_cause);
         else
             cJSON_AddNullToObject(ax, "root_cause");
+        /* version 2: where the semantic verdict came from, so that `kaudit report DIR` restores it */
+        if (i == KA_AXIS_SEMANTIC)
+            add_string(ax, "source", a->semantic_supplied ? "supplied" : "none");
     }
     cJSON *cert = cJSON_AddObjectToObject(root, "certificate");
     add_string(cert, "aggregate", certificate_name(a->aggregate));
@@ -166,6 +203,24 @@ char *ka_report_json(const struct ka_analysis *a)
             cJSON_AddNumberToObject(o, "time_ns", (double)x->time_ns);
         else
             cJSON_AddNullToObject(o, "time_ns");
+        if (x->n_fields) {
+            /* version 2: the finding's structured fields; integers exact (ns times exceed 2^53) */
+            cJSON *fo = cJSON_AddObjectToObject(o, "fields");
+            for (size_t k = 0; k < x->n_fields; k++) {
+                const struct ka_field *fd = &x->fields[k];
+                if (fd->type == KA_FIELD_STRING) {
+                    add_string(fo, fd->key, fd->s);
+                } else if (fd->type == KA_FIELD_UINT) {
+                    char num[24];
+                    snprintf(num, sizeof num, "%llu", (unsigned long long)fd->u);
+                    cJSON_AddRawToObject(fo, fd->key, num);
+                } else if (isfinite(fd->d)) {
+                    cJSON_AddNumberToObject(fo, fd->key, fd->d);
+                } else {
+                    cJSON_AddNullToObject(fo, fd->key);
+                }
+            }
+        }
         cJSON_AddItemToArray(findings, o);
     }
     cJSON *stats = cJSON_AddObjectToObject(root, "read");

@@ -136,9 +136,10 @@ static void sweep(struct bound_queries *b)
 #define SYNC_LOOKAHEAD 64
 #define JOIN_LOOKAHEAD 4096
 /* A synchronization's return is a host-clock time, kernel times are CUPTI's GPU
- * timestamps converted to that clock: the bound it gives is widened by this
- * much, so a conversion error never turns into a conviction. */
-#define HOST_CLOCK_MARGIN_NS 20000u
+ * timestamps converted to that clock: the bound it gives is widened by
+ * KA_HOST_CLOCK_MARGIN_NS (analysis_internal.h), so a conversion error never
+ * turns into a conviction. */
+#define HOST_CLOCK_MARGIN_NS KA_HOST_CLOCK_MARGIN_NS
 
 static int timing_order_cmp(const void *x, const void *y, void *arg)
 {

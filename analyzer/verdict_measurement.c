@@ -24,6 +24,179 @@ static int ended_after(uint64_t end, uint64_t t)
     return end > t && end - t > 1000;
 }
 
+/* The fields every kernel finding carries (docs/report-format.md, "fields"). */
+static void kernel_fields(struct ka_finding *x, const char *name, const struct kat_kernel_rec *k)
+{
+    ka_field_str(x, "kernel_name", name);
+    ka_field_u64(x, "stream", k->stream_id);
+    ka_field_u64(x, "correlation_id", k->correlation_id);
+    ka_field_u64(x, "start_ns", k->start_ns);
+    ka_field_u64(x, "end_ns", k->end_ns);
+}
+
+static void window_fields(struct ka_finding *x, const struct ka_window *w)
+{
+    ka_field_u64(x, "window", w->index);
+    ka_field_num(x, "reported_ms", (double)w->elapsed_ms);
+    if (w->end_stream != UINT32_MAX)
+        ka_field_u64(x, "stop_stream", w->end_stream);
+    if (w->gpu_end_ns)
+        ka_field_u64(x, "stop_ns", w->gpu_end_ns);
+    if (w->end_bounded && !w->gpu_end_ns) {
+        if (w->end_lo_ns)
+            ka_field_u64(x, "stop_lo_ns", w->end_lo_ns);
+        if (w->end_hi_ns != UINT64_MAX)
+            ka_field_u64(x, "stop_hi_ns", w->end_hi_ns);
+    }
+}
+
+/*
+ * The candidate kernels launched inside window w, for ka_check_window_work:
+ * their GPU intervals merged into w->work->busy (sorted, disjoint).  Kernels
+ * arrive mostly in time order, so the insertion point is usually the end.
+ */
+static void note_window_work(const struct ka_proc *p, struct ka_window *w, const char *name,
+                             const struct kat_kernel_rec *k)
+{
+    if (k->end_ns <= k->start_ns)
+        return;
+    struct ka_window_work *ww = w->work;
+    if (!ww) {
+        ww = w->work = calloc(1, sizeof *ww);
+        if (!ww)
+            return;
+        ww->first_stream = k->stream_id;
+    }
+    ww->kernels++;
+    if (k->stream_id != ww->first_stream)
+        ww->several_streams = 1;
+    if (!ww->longest_name || k->end_ns - k->start_ns > ww->longest_end_ns - ww->longest_start_ns) {
+        char *copy = strdup(name);
+        if (copy) {
+            free(ww->longest_name);
+            ww->longest_name = copy;
+            const struct ka_api *api = ka_api_of(p, k->correlation_id);
+            ww->longest_stream = k->stream_id;
+            ww->longest_correlation = k->correlation_id;
+            ww->longest_start_ns = k->start_ns;
+            ww->longest_end_ns = k->end_ns;
+            ww->longest_launch_ns = api ? api->start_ns : 0;
+        }
+    }
+    /* the first span that ends at or after the kernel's start */
+    size_t lo = 0, hi = ww->n_busy;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (ww->busy[mid].end < k->start_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ww->n_busy && ww->busy[lo].start <= k->end_ns) {
+        /* overlaps span lo: widen it and swallow the spans it now reaches */
+        if (k->start_ns < ww->busy[lo].start)
+            ww->busy[lo].start = k->start_ns;
+        if (k->end_ns > ww->busy[lo].end)
+            ww->busy[lo].end = k->end_ns;
+        size_t last = lo;
+        while (last + 1 < ww->n_busy && ww->busy[last + 1].start <= ww->busy[lo].end)
+            last++;
+        if (ww->busy[last].end > ww->busy[lo].end)
+            ww->busy[lo].end = ww->busy[last].end;
+        if (last > lo) {
+            memmove(&ww->busy[lo + 1], &ww->busy[last + 1], (ww->n_busy - last - 1) * sizeof *ww->busy);
+            ww->n_busy -= last - lo;
+        }
+        return;
+    }
+    if (GROW(ww->busy, ww->n_busy, ww->cap_busy))
+        return;
+    memmove(&ww->busy[lo + 1], &ww->busy[lo], (ww->n_busy - lo) * sizeof *ww->busy);
+    ww->busy[lo].start = k->start_ns;
+    ww->busy[lo].end = k->end_ns;
+    ww->n_busy++;
+}
+
+void ka_window_work_free(struct ka_window *w)
+{
+    if (!w->work)
+        return;
+    free(w->work->busy);
+    free(w->work->longest_name);
+    free(w->work);
+    w->work = NULL;
+}
+
+/*
+ * Measurement: the reported time of a window cannot be shorter than the GPU
+ * time of the candidate work launched inside it.  The elapsed time is the GPU
+ * time between the two events; every kernel launched between their record
+ * calls ran after its launch, on whatever stream, and the union of their GPU
+ * intervals (overlap merged) is a lower bound of the wall time they needed.
+ * Reported shorter than that union, by more than the host-clock margin, some
+ * of that work ran outside the measured interval: a FAIL that needs no exact
+ * event time.  Only the candidate's kernels (party candidate, launched inside
+ * the window, not via a thread created there) are counted.
+ */
+void ka_check_window_work(struct ka_findings *f, const struct ka_proc *p)
+{
+    for (size_t i = 0; i < p->n_windows; i++) {
+        const struct ka_window *w = &p->windows[i];
+        const struct ka_window_work *ww = w->work;
+        if (!ww || !ww->n_busy || !isfinite(w->elapsed_ms) || w->elapsed_ms < 0)
+            continue;
+        uint64_t busy = 0;
+        for (size_t j = 0; j < ww->n_busy; j++)
+            busy += ww->busy[j].end - ww->busy[j].start;
+        double reported_ns = (double)w->elapsed_ms * 1e6;
+        if ((double)busy <= reported_ns + KA_HOST_CLOCK_MARGIN_NS)
+            continue;
+        uint64_t longest = ww->longest_end_ns - ww->longest_start_ns;
+        struct ka_finding *x;
+        char launched[96];
+        if (ww->longest_launch_ns >= w->host_start_ns)
+            snprintf(launched, sizeof launched, "launched %.3f ms after the start event was recorded",
+                     (double)(ww->longest_launch_ns - w->host_start_ns) / 1e6);
+        else
+            snprintf(launched, sizeof launched, "launched inside the window");
+        if (ww->kernels == 1 || (double)longest > reported_ns + KA_HOST_CLOCK_MARGIN_NS) {
+            char more[160] = "";
+            if (ww->kernels > 1)
+                snprintf(more, sizeof more, "; the %llu candidate kernels launched inside it kept the GPU busy for "
+                         "%.4f ms (the union of their GPU intervals)", (unsigned long long)ww->kernels,
+                         (double)busy / 1e6);
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-shorter-than-work",
+                           p->file, ww->longest_start_ns,
+                           "timed window #%u: cudaEventElapsedTime returned %.4f ms, but candidate kernel "
+                           "'%.120s' (stream %u, %s) ran %.4f ms on the GPU%s: the reported time cannot cover "
+                           "the work launched inside the window",
+                           w->index, (double)w->elapsed_ms, ww->longest_name, ww->longest_stream, launched,
+                           (double)longest / 1e6, more);
+        }
+        else
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-shorter-than-work",
+                           p->file, ww->longest_start_ns,
+                           "timed window #%u: cudaEventElapsedTime returned %.4f ms, but the %llu candidate kernels "
+                           "launched inside it kept the GPU busy for %.4f ms (the union of their GPU intervals, "
+                           "%s; the longest: '%.120s', stream %u, %.4f ms, %s): the reported time cannot cover "
+                           "the work launched inside the window",
+                           w->index, (double)w->elapsed_ms, (unsigned long long)ww->kernels, (double)busy / 1e6,
+                           ww->several_streams ? "on several streams" : "on one stream", ww->longest_name,
+                           ww->longest_stream, (double)longest / 1e6, launched);
+        window_fields(x, w);
+        ka_field_num(x, "gpu_busy_ms", (double)busy / 1e6);
+        ka_field_u64(x, "kernels", ww->kernels);
+        ka_field_str(x, "kernel_name", ww->longest_name);
+        ka_field_u64(x, "stream", ww->longest_stream);
+        ka_field_u64(x, "correlation_id", ww->longest_correlation);
+        ka_field_u64(x, "start_ns", ww->longest_start_ns);
+        ka_field_u64(x, "end_ns", ww->longest_end_ns);
+        ka_field_num(x, "kernel_gpu_ms", (double)longest / 1e6);
+        if (ww->longest_launch_ns)
+            ka_field_u64(x, "launch_ns", ww->longest_launch_ns);
+    }
+}
+
 /*
  * Measurement: work of a timed iteration must finish before its stop event
  * (kernels.c finds the window w the kernel belongs to).
@@ -40,11 +213,14 @@ void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, c
     /* Only the candidate's work, and work nobody can be held to (R-C), is checked. */
     if (party != KA_PARTY_CANDIDATE && party != KA_PARTY_UNKNOWN)
         return;
+    if (party == KA_PARTY_CANDIDATE && !via_thread)
+        note_window_work(p, w, name, k);
+    struct ka_finding *x = NULL;
     if (!w->gpu_end_ns && !w->end_bounded) {
         /* Neither an event timestamp nor a stream id for the stop event: nothing to check against. */
         tf->stop_time_ambiguous++;
         if (!w->ambiguous_reported++)
-            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-unknown", p->file,
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-unknown", p->file,
                            k->start_ns,
                            "timed window #%u: the stop event's GPU time is unknown (%s), so whether kernel "
                            "'%.120s' finished inside the window cannot be checked",
@@ -57,7 +233,7 @@ void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, c
         /* Between the bounds: it may have ended after the stop event, or not. */
         tf->stop_time_ambiguous++;
         if (!w->ambiguous_reported++)
-            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-bounded", p->file,
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "stop-event-time-bounded", p->file,
                            k->start_ns,
                            "kernel '%.120s' (stream %u) of timed window #%u ended %s; the stop event's GPU "
                            "time is known only from stream order (no CUDA_EVENT records), so whether the "
@@ -72,27 +248,33 @@ void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, c
                               : (w->end_stream != UINT32_MAX && k->stream_id != w->end_stream)
                                   ? "on a stream the stop event did not wait for"
                                   : "on the stop event's stream";
-            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS,
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS,
                            via_thread ? "work-in-injected-thread" : "work-after-stop-event", p->file, k->start_ns,
                            "candidate kernel '%.120s' (stream %u) of timed window #%u ended %s%.3f ms after the "
                            "stop event (%s); the harness reported %.4f ms",
                            name, k->stream_id, w->index, w->gpu_end_ns ? "" : "at least ",
                            (double)(k->end_ns - stop_ns) / 1e6, how,
                            (double)w->elapsed_ms);
+            ka_field_num(x, "late_ms", (double)(k->end_ns - stop_ns) / 1e6);
+            ka_field_str(x, "stop_time", w->gpu_end_ns ? "exact" : "upper-bound");
         } else {
             tf->escaped_unattributed++;
-            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "unattributed-work-after-stop-event",
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "unattributed-work-after-stop-event",
                            p->file, k->start_ns,
                            "kernel '%.120s' launched inside timed window #%u ended after its stop event, but "
                            "cannot be attributed (R-C)",
                            name, w->index);
         }
     } else if (party == KA_PARTY_CANDIDATE && w->end_stream != UINT32_MAX && k->stream_id != w->end_stream) {
-        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "side-stream-within-window", p->file,
+        x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "side-stream-within-window", p->file,
                        k->start_ns,
                        "candidate kernel '%.120s' ran on stream %u, not the timing stream %u, and finished "
                        "before the stop event of window #%u",
                        name, k->stream_id, w->end_stream, w->index);
+    }
+    if (x) {
+        kernel_fields(x, name, k);
+        window_fields(x, w);
     }
 }
 
@@ -192,7 +374,8 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
     struct ka_axis_result *ax = &a->axis[KA_AXIS_MEASUREMENT];
     unsigned convicting = ka_code_seen(f, "work-after-stop-event") + ka_code_seen(f, "work-in-injected-thread") +
                           ka_code_seen(f, "foreign-timing-definition") + ka_code_seen(f, "timing-function-changed") +
-                          ka_code_seen(f, "timing-primitive-replaced") + ka_code_seen(f, "reported-time-not-measured");
+                          ka_code_seen(f, "timing-primitive-replaced") + ka_code_seen(f, "reported-time-not-measured") +
+                          ka_code_seen(f, "reported-time-shorter-than-work");
     if (c->timing == KA_TIMING_NONE && !convicting) {
         ax->verdict = KA_UNSUPPORTED;
         ax->root_cause = strdup("the contract makes no timing claim (timing.window is none)");
@@ -239,11 +422,19 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
 /* Recorded, never gating. */
 void ka_measurement_signals(struct ka_findings *f, const struct ka_contract *c, const struct ka_proc *p)
 {
-    if (p->low_precision_kernels)
-        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "lower-precision-kernels", p->file, 0,
-                       "%llu candidate kernels have lower-precision names (e.g. '%.120s') in a %s task",
-                       (unsigned long long)p->low_precision_kernels, p->low_precision_example, c->timing_dtype);
-    if (p->graph_kernels)
-        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "graph-replays", p->file, 0,
-                       "%llu kernels ran from CUDA graphs", (unsigned long long)p->graph_kernels);
+    if (p->low_precision_kernels) {
+        struct ka_finding *x =
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "lower-precision-kernels", p->file, 0,
+                           "%llu candidate kernels have lower-precision names (e.g. '%.120s') in a %s task",
+                           (unsigned long long)p->low_precision_kernels, p->low_precision_example, c->timing_dtype);
+        ka_field_u64(x, "kernels", p->low_precision_kernels);
+        ka_field_str(x, "kernel_name", p->low_precision_example);
+        ka_field_str(x, "dtype", c->timing_dtype);
+    }
+    if (p->graph_kernels) {
+        struct ka_finding *x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "graph-replays", p->file,
+                                              0, "%llu kernels ran from CUDA graphs",
+                                              (unsigned long long)p->graph_kernels);
+        ka_field_u64(x, "kernels", p->graph_kernels);
+    }
 }

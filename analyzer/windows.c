@@ -183,10 +183,16 @@ void ka_build_windows(struct ka_run *run, struct ka_proc *p, struct ka_timing_re
     /* Threads created inside a timed window: recorded, never gating. */
     for (size_t i = 0; i < p->n_threads; i++) {
         const struct ka_window *w = ka_window_at(p, p->threads[i].create_ns);
-        if (w)
+        if (!w)
+            continue;
+        struct ka_finding *x =
             ka_add_finding(&run->findings, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "thread-in-timed-window", p->file,
                            p->threads[i].create_ns, "thread %u created by thread %u inside timed window #%u",
                            p->threads[i].tid, p->threads[i].creator_tid, w->index);
+        ka_field_u64(x, "window", w->index);
+        ka_field_u64(x, "thread", p->threads[i].tid);
+        ka_field_u64(x, "creator_thread", p->threads[i].creator_tid);
+        ka_field_u64(x, "created_ns", p->threads[i].create_ns);
     }
 }
 

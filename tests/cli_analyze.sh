@@ -160,5 +160,24 @@ check "report --json" out_has '"kaudit-report"'
 run report "$T/empty"
 check "report without a saved analysis: exit 1" rc 1
 
+# A semantic verdict supplied to analyze is saved and restored: report DIR
+# gives the certificate and outcome analyze gave (C0 here, every axis PASS).
+json_get() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(d['certificate']['verdict'], (d['outcome'] or {}).get('code'), d['axes']['semantic']['verdict'], d['axes']['semantic'].get('source'))" "$1"; }
+cp -r "$SESSION" "$T/saved-semantic"
+run analyze "$T/saved-semantic" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV" --weak ACCEPT --semantic PASS --save --json
+check "analyze --semantic PASS --save: exit 0" rc 0
+cp "$T/out" "$T/analyze.json"
+check "analyze --semantic PASS: C0" test "$(json_get "$T/analyze.json")" = "PASS C0 PASS supplied"
+run report "$T/saved-semantic" --json
+check "report of the saved --semantic PASS analysis: exit 0" rc 0
+cp "$T/out" "$T/report.json"
+check "report: the same certificate, outcome and semantic verdict as analyze" \
+    test "$(json_get "$T/report.json")" = "$(json_get "$T/analyze.json")"
+run report "$T/saved-semantic"
+check "report text: certificate PASS" out_has "certificate: PASS"
+check "report text: outcome C0" out_has "outcome: C0"
+run report "$T/saved-semantic" --semantic FAIL
+check "report --semantic overrides the saved verdict" rc 10
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -5,7 +5,9 @@
  * checked against their expected verdicts in tests/controls.cmake.
  */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -710,7 +712,9 @@ static void check_unplaced_stop(uint32_t stream_id)
     module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
     stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, stream_id, T0 + 9 * MS);
     kernel(&s, launch(&s, PID, T0 + 10 * MS), "my_add_kernel", 7, T0 + 10 * MS + 500000, T0 + 11 * MS, 4096, 256);
-    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
+    /* short (0.4 ms: with the 0.5 ms kernel above, less than the 1.0 ms reported), so
+     * that reported-time-shorter-than-work, which needs no stop time, stays out of it */
+    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 19 * MS + 600000, T0 + 20 * MS, 64,
            256);
     stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, stream_id, T0 + 12 * MS);
     timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
@@ -744,6 +748,220 @@ Test(measurement, bounded_stop_event_not_before_its_record_call)
 Test(measurement, contradictory_bounds_are_unresolved)
 {
     check_unplaced_stop(7);
+}
+
+/*
+ * reported-time-shorter-than-work.  KernelBench's non_default_stream: the
+ * harness records its events on the default stream (7, handle 0x5) at 9 and
+ * 10 ms, nothing else runs on it until a harness kernel at 15.5 ms, so the
+ * stop event completed somewhere in [9.98, 15.5] ms; the candidate's GEMM on
+ * its own stream 9, launched at 9.5 ms, runs 9.6-12.3 ms (2.7 ms) and the
+ * harness reports 1.18 ms.  Stream order alone leaves the GEMM between the
+ * bounds; the reported time shorter than the GEMM convicts.  Each extra
+ * kernel is {stream, launch, start, end} (0 end: none).
+ */
+struct gpu_work {
+    uint32_t stream;
+    uint64_t launch, start, end;
+    const char *name;
+};
+
+static struct ka_analysis *private_stream_window(struct scene *s, float elapsed_ms, const struct gpu_work *work,
+                                                 size_t n, const char *party_phase)
+{
+    scene_init(s);
+    phase(s, party_phase, PID, T0 + 9 * MS + 100000, T0 + 9 * MS + 900000);
+    module(s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 9 * MS + 100500);
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, 7, T0 + 9 * MS);
+    for (size_t i = 0; i < n; i++)
+        kernel(s, launch(s, PID, work[i].launch), work[i].name ? work[i].name : "my_gemm_kernel", work[i].stream,
+               work[i].start, work[i].end, 4096, 256);
+    stream_timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, 7, T0 + 10 * MS);
+    kernel(s, launch(s, PID, T0 + 15 * MS), "harness_check_kernel", 7, T0 + 15 * MS + 500000, T0 + 16 * MS, 64, 256);
+    timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 17 * MS, s->next_corr++, elapsed_ms);
+    finish(s, 1);
+    return analyze(s, add_contract, NULL);
+}
+
+Test(measurement, reported_time_shorter_than_one_kernel_fails)
+{
+    struct scene s;
+    const struct gpu_work gemm[] = { { 9, T0 + 9 * MS + 500000, T0 + 9 * MS + 600000, T0 + 12 * MS + 300000,
+                                       "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n" } };
+    struct ka_analysis *a = private_stream_window(&s, 1.18f, gemm, 1, "kaudit:candidate");
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect_not(has_finding(a, "work-after-stop-event"));
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "reported-time-shorter-than-work")) {
+            const char *t = a->findings[i].text;
+            cr_expect(strstr(t, "1.1800 ms") && strstr(t, "2.7000 ms") && strstr(t, "stream 9") &&
+                          strstr(t, "sm90_xmma_gemm") && strstr(t, "launched 0.500 ms after"),
+                      "%s", t);
+        }
+    done(&s, a);
+}
+
+/* Two 0.8 ms kernels on two streams overlapping by 0.4 ms: 1.2 ms of GPU time
+ * in union, against 1.0 ms reported; the same two overlapping by 0.7 ms are
+ * 0.9 ms in union (1.6 ms summed): no contradiction, the union is what counts. */
+Test(measurement, reported_time_shorter_than_the_union_of_kernels_fails)
+{
+    struct scene s;
+    const struct gpu_work apart[] = {
+        { 7, T0 + 9 * MS + 200000, T0 + 9 * MS + 300000, T0 + 10 * MS + 100000, NULL },
+        { 9, T0 + 9 * MS + 300000, T0 + 9 * MS + 700000, T0 + 10 * MS + 500000, NULL },
+    };
+    struct ka_analysis *a = private_stream_window(&s, 1.0f, apart, 2, "kaudit:candidate");
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "reported-time-shorter-than-work"));
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "reported-time-shorter-than-work"))
+            cr_expect(strstr(a->findings[i].text, "1.2000 ms"), "%s", a->findings[i].text);
+    done(&s, a);
+    const struct gpu_work overlapping[] = {
+        { 7, T0 + 9 * MS + 200000, T0 + 9 * MS + 300000, T0 + 10 * MS + 100000, NULL },
+        { 9, T0 + 9 * MS + 300000, T0 + 9 * MS + 400000, T0 + 10 * MS + 200000, NULL },
+    };
+    a = private_stream_window(&s, 1.0f, overlapping, 2, "kaudit:candidate");
+    cr_expect_not(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect_neq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                  a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    done(&s, a);
+}
+
+/* Within the 20 us host-clock margin (1.015 ms of work against 1.0 ms) nothing
+ * convicts; the harness's own long kernel never does. */
+Test(measurement, reported_time_shorter_than_work_needs_the_margin_and_the_candidate)
+{
+    struct scene s;
+    const struct gpu_work close[] = { { 9, T0 + 9 * MS + 500000, T0 + 9 * MS + 600000, T0 + 10 * MS + 615000,
+                                        NULL } };
+    struct ka_analysis *a = private_stream_window(&s, 1.0f, close, 1, "kaudit:candidate");
+    cr_expect_not(has_finding(a, "reported-time-shorter-than-work"));
+    done(&s, a);
+    const struct gpu_work gemm[] = { { 9, T0 + 9 * MS + 500000, T0 + 9 * MS + 600000, T0 + 12 * MS + 300000,
+                                       NULL } };
+    a = private_stream_window(&s, 1.18f, gemm, 1, "kaudit:reference");
+    cr_expect_not(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect_neq(MEAS(a), KA_FAIL, "measurement %s", ka_verdict_name(MEAS(a)));
+    done(&s, a);
+}
+
+/* The rule needs no stop time at all: a stop event without stream id or
+ * event record still convicts a 9.4 ms kernel against 1.0 ms reported. */
+Test(measurement, reported_time_shorter_than_work_without_stop_time_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe1, 0x5, UINT32_MAX, T0 + 9 * MS);
+    kernel(&s, launch(&s, PID, T0 + 10 * MS + 200000), "my_side_kernel", 9, T0 + 10 * MS + 600000, T0 + 20 * MS, 64,
+           256);
+    stream_timing_call(&s, KAT_TIMING_EVENT_RECORD, 0xe2, 0x5, UINT32_MAX, T0 + 12 * MS);
+    timing_call(&s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 15 * MS, s.next_corr++, 1.0f);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "reported-time-shorter-than-work"));
+    cr_expect(has_finding(a, "stop-event-time-unknown"));
+    done(&s, a);
+}
+
+/* Findings carry structured fields in the JSON report (format version 2),
+ * and the JSON lists every finding: 15 windows, each with a candidate kernel
+ * ending after its stop event, give 15 work-after-stop-event findings (the
+ * text report shows 12 and counts the rest). */
+static int count_code(const cJSON *findings, const char *code)
+{
+    int n = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, findings)
+    {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(x, "code");
+        if (cJSON_IsString(c) && !strcmp(c->valuestring, code))
+            n++;
+    }
+    return n;
+}
+
+Test(report, json_findings_have_fields_and_are_not_capped)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0, T0 + 100 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 500);
+    for (unsigned i = 0; i < 15; i++) {
+        uint64_t base = T0 + (uint64_t)(i + 1) * 4 * MS;
+        uint32_t c1 = s.next_corr++, c2 = s.next_corr++;
+        uint64_t e1 = 0x100 + 2 * i, e2 = 0x101 + 2 * i;
+        timing_call(&s, KAT_TIMING_EVENT_RECORD, e1, 0, 0x5, base, c1, 0);
+        uint32_t c = launch(&s, PID, base + 100000);
+        kernel(&s, c, "my_add_kernel", 9, base + 200000, base + 2 * MS, 4096, 256);
+        timing_call(&s, KAT_TIMING_EVENT_RECORD, e2, 0, 0x5, base + 300000, c2, 0);
+        struct kat_cuda_event_rec r1 = { .correlation_id = c1, .stream_id = 7, .device_timestamp_ns = base + 10000 };
+        struct kat_cuda_event_rec r2 = { .correlation_id = c2, .stream_id = 7,
+                                         .device_timestamp_ns = base + 310000 };
+        tb_record(&s.b, KAT_REC_CUDA_EVENT, &r1, sizeof r1, NULL, 0);
+        tb_record(&s.b, KAT_REC_CUDA_EVENT, &r2, sizeof r2, NULL, 0);
+        timing_call(&s, KAT_TIMING_EVENT_ELAPSED, e1, e2, 0, base + 3 * MS, s.next_corr++, 0.3f);
+    }
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(MEAS(a), KA_FAIL);
+    char *json = ka_report_json(a);
+    cr_assert(json);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(root);
+    cr_expect_eq(cJSON_GetObjectItemCaseSensitive(root, "version")->valueint, 2);
+    const cJSON *findings = cJSON_GetObjectItemCaseSensitive(root, "findings");
+    cr_expect_eq(count_code(findings, "work-after-stop-event"), 15);
+    cr_expect_eq(count_code(findings, "reported-time-shorter-than-work"), 15);
+    const cJSON *x;
+    int checked = 0;
+    cJSON_ArrayForEach(x, findings)
+    {
+        const char *code = cJSON_GetObjectItemCaseSensitive(x, "code")->valuestring;
+        cr_expect(!strstr(cJSON_GetObjectItemCaseSensitive(x, "text")->valuestring, "more like the above"));
+        if (strcmp(code, "work-after-stop-event") && strcmp(code, "reported-time-shorter-than-work"))
+            continue;
+        const cJSON *fields = cJSON_GetObjectItemCaseSensitive(x, "fields");
+        cr_assert(cJSON_IsObject(fields), "%s has no fields", code);
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(fields, "kernel_name");
+        cr_expect(cJSON_IsString(name) && !strcmp(name->valuestring, "my_add_kernel"));
+        cr_expect_eq(cJSON_GetObjectItemCaseSensitive(fields, "stream")->valueint, 9);
+        const cJSON *window = cJSON_GetObjectItemCaseSensitive(fields, "window");
+        cr_expect(cJSON_IsNumber(window) && window->valueint >= 1 && window->valueint <= 15);
+        cr_expect(fabs(cJSON_GetObjectItemCaseSensitive(fields, "reported_ms")->valuedouble - 0.3) < 1e-6);
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fields, "correlation_id")));
+        cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fields, "end_ns")));
+        if (!strcmp(code, "work-after-stop-event")) {
+            cr_expect(fabs(cJSON_GetObjectItemCaseSensitive(fields, "late_ms")->valuedouble - 1.69) < 1e-6);
+            cr_expect_str_eq(cJSON_GetObjectItemCaseSensitive(fields, "stop_time")->valuestring, "exact");
+        } else {
+            cr_expect(fabs(cJSON_GetObjectItemCaseSensitive(fields, "gpu_busy_ms")->valuedouble - 1.8) < 1e-6);
+            cr_expect(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(fields, "launch_ns")));
+        }
+        checked++;
+    }
+    cr_expect_eq(checked, 30);
+    /* exact integers: the end of the first kernel, T0 + 4 ms + 2 ms */
+    cr_expect(strstr(json, "\"end_ns\":\t1006000000"), "no exact end_ns");
+    cJSON_Delete(root);
+    free(json);
+    /* the text report still summarizes */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ka_report_text(f, a);
+    fclose(f);
+    cr_expect(strstr(text, "work-after-stop-event: ... and 3 more like the above"), "%s", text);
+    free(text);
+    done(&s, a);
 }
 
 Test(measurement, bounded_stop_event_within_its_lower_bound_passes)

@@ -6,7 +6,7 @@
  *   kaudit report DIR [--contract FILE ...] [--json] [--perfetto FILE]
  *
  * Without --contract, the inputs of DIR/analysis.json (kaudit analyze --save)
- * are used.  Exit status: as `kaudit analyze`.
+ * are used: contract, inventory, weak decision and a supplied semantic verdict.  Exit status: as `kaudit analyze`.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,8 +25,9 @@ static const char report_usage[] =
     "                         [--json] [--perfetto FILE]\n"
     "\n"
     "Explain what the analysis of DIR decided and why, with the evidence.  Without\n"
-    "--contract, the contract, inventory and weak decision of DIR/" SAVED_ANALYSIS "\n"
-    "(written by 'kaudit analyze --save') are used, and the analysis is run again.\n"
+    "--contract, the contract, inventory, weak decision and supplied semantic verdict\n"
+    "of DIR/" SAVED_ANALYSIS " (written by 'kaudit analyze --save') are used, and the\n"
+    "analysis is run again.\n"
     "Without --inventory: $KAUDIT_INVENTORY, else the bundled calibrated one\n"
     "('none': no inventory; a saved analysis keeps what it used).\n"
     "\n"
@@ -75,6 +76,26 @@ static int load_saved(struct judge_args *a, char **owned_contract, char **owned_
     const cJSON *weak = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "outcome"), "weak");
     if (!a->weak && cJSON_IsString(weak))
         a->weak = !strcmp(weak->valuestring, "ACCEPT") ? KA_WEAK_ACCEPT : KA_WEAK_REJECT;
+    /* A semantic verdict supplied to analyze (--semantic) is part of what it
+     * judged: restored unless report is given its own (version 2 reports). */
+    const cJSON *sem = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "axes"), "semantic");
+    const cJSON *source = cJSON_GetObjectItemCaseSensitive(sem, "source");
+    const cJSON *verdict = cJSON_GetObjectItemCaseSensitive(sem, "verdict");
+    if (!a->semantic_given && cJSON_IsString(source) && !strcmp(source->valuestring, "supplied") &&
+        cJSON_IsString(verdict)) {
+        if (!strcmp(verdict->valuestring, "PASS"))
+            a->semantic = KA_PASS, a->semantic_given = 1;
+        else if (!strcmp(verdict->valuestring, "FAIL"))
+            a->semantic = KA_FAIL, a->semantic_given = 1;
+        else if (!strcmp(verdict->valuestring, "INCONCLUSIVE"))
+            a->semantic = KA_INCONCLUSIVE, a->semantic_given = 1;
+        else {
+            cli_error("saved analysis '%s': axes.semantic.verdict '%s' is not PASS, FAIL or INCONCLUSIVE", path,
+                      verdict->valuestring);
+            cJSON_Delete(root);
+            return KAUDIT_EXIT_ERROR;
+        }
+    }
     cJSON_Delete(root);
     return 0;
 }
