@@ -339,6 +339,30 @@ Test(implementation, framework_add_in_candidate_phase_fails_add_task)
     done(&s, a);
 }
 
+/*
+ * Issue 13: a candidate whose whole computation is PyTorch's broadcast multiply.
+ * The word "cast" inside "gpu_kernel_impl_nocast" once made it glue, exempt
+ * under any contract: it is elementwise math, the task's dominant class.
+ */
+Test(implementation, framework_multiply_is_not_glue)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c,
+           "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastINS0_13BinaryFunctorIfffNS0_15"
+           "binary_internal10MulFunctorIfEEEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_",
+           7, T0 + 12 * MS, T0 + 13 * MS, 4096, 128);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect(!has_finding(a, "exempt-mediator"));
+    done(&s, a);
+}
+
 Test(implementation, allowed_bias_epilogue_is_exempt)
 {
     struct scene s;
