@@ -141,7 +141,11 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                            "%s — exempt: %s", it->what ? it->what : "?", it->exempt_why ? it->exempt_why : "allowed");
             continue;
         }
-        int forbidden = c->self_implemented && (c->forbidden & (1u << it->cls));
+        /* Under self-implementation the reference's dominant class is forbidden to
+           delegate whatever its name (paper, Section 3.3: items matching the
+           reference's dominant class are selected), listed or not: a max-pool task's
+           pooling, a task whose dominant class is 'other'. */
+        int forbidden = c->self_implemented && ((c->forbidden & (1u << it->cls)) || (dom >= 0 && it->cls == dom));
         if (!forbidden) {
             ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "allowed-work", it->process, it->time_ns,
                            "%s — class %s is not forbidden by the contract", it->what ? it->what : "?",

@@ -363,6 +363,59 @@ Test(implementation, framework_multiply_is_not_glue)
     done(&s, a);
 }
 
+/*
+ * Issue 13: F.max_pool3d for a max-pool task.  The contract's forbidden list
+ * (the usual core classes) does not name pooling; the reference's dominant
+ * class is forbidden to delegate all the same.
+ */
+static const char pool_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/maxpool3d\","
+    " \"implementation\": {\"self_implemented\": true,"
+    "   \"forbidden\": [\"gemm\", \"conv\", \"attention\", \"reduction\", \"elementwise\"]},"
+    " \"reference_work\": {\"dominant_class\": \"pooling\", \"amount\": 1048576},"
+    " \"timing\": {\"dtype\": \"float32\"}}";
+
+Test(implementation, framework_pooling_of_the_dominant_class_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c,
+           "_ZN2at6native12_GLOBAL__N_135max_pool3d_with_indices_single_out_frameIfEEvPKT_PS3_Pliiiiiiiiiiiiiiiiiiii",
+           7, T0 + 12 * MS, T0 + 13 * MS, 4096, 128);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, pool_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect(!has_finding(a, "allowed-work"));
+    cr_expect_eq(a->dominant_class, KA_CLASS_POOLING);
+    done(&s, a);
+}
+
+/* The same kernel under a contract whose dominant class is another is not convicted for it. */
+Test(implementation, pooling_outside_the_dominant_class_is_allowed_when_unlisted)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 8000);
+    kernel(&s, c,
+           "_ZN2at6native12_GLOBAL__N_135max_pool3d_with_indices_single_out_frameIfEEvPKT_PS3_Pliiiiiiiiiiiiiiiiiiii",
+           7, T0 + 13 * MS, T0 + 13 * MS + 500, 4096, 128);
+    finish(&s, 1);
+    static const char listed_add[] =
+        "{\"kaudit_contract\": 1, \"task_id\": \"t/add\","
+        " \"implementation\": {\"self_implemented\": true, \"forbidden\": [\"elementwise\"]},"
+        " \"reference_work\": {\"dominant_class\": \"elementwise\", \"amount\": 1048576},"
+        " \"timing\": {\"dtype\": \"float32\"}}";
+    struct ka_analysis *a = analyze(&s, listed_add, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "allowed-work"));
+    done(&s, a);
+}
+
 Test(implementation, allowed_bias_epilogue_is_exempt)
 {
     struct scene s;
