@@ -1,6 +1,6 @@
 /*
  * work_classes.c - what kind of work a kernel or a vendor call is
- * (docs/analysis.md, "Work classes").
+ * (docs/analysis.md, "Work").
  *
  * The policy is data: the tables below are the whole of what a name says.
  * A kernel's class comes from operator families: each family is a list of
