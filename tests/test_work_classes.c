@@ -180,3 +180,25 @@ Test(work_classes, new_classes_are_named_and_parse)
     for (int i = 0; i < 7; i++)
         cr_expect_geq(ka_class_parse(old[i]), 0, "%s", old[i]);
 }
+
+/* Normalization and softmax were reductions: a contract forbidding reductions still forbids them. */
+Test(work_classes, forbidding_reductions_forbids_normalization_and_softmax)
+{
+    static const char text[] = "{\"kaudit_contract\": 1, \"task_id\": \"t/x\","
+                               " \"implementation\": {\"self_implemented\": true, \"forbidden\": [\"reduction\"]},"
+                               " \"reference_work\": {\"dominant_class\": \"reduction\", \"amount\": 1024}}";
+    static const char dflt[] = "{\"kaudit_contract\": 1, \"task_id\": \"t/y\","
+                               " \"implementation\": {\"self_implemented\": true},"
+                               " \"reference_work\": {\"dominant_class\": \"pooling\", \"amount\": 1024}}";
+    struct ka_contract *c;
+    char err[1024];
+    cr_assert_eq(ka_contract_parse(text, strlen(text), "x.json", &c, err, sizeof err), 0, "%s", err);
+    cr_expect(c->forbidden & (1u << KA_CLASS_NORMALIZATION));
+    cr_expect(c->forbidden & (1u << KA_CLASS_SOFTMAX));
+    cr_expect(!(c->forbidden & (1u << KA_CLASS_POOLING)));
+    ka_contract_free(c);
+    cr_assert_eq(ka_contract_parse(dflt, strlen(dflt), "y.json", &c, err, sizeof err), 0, "%s", err);
+    cr_expect(c->forbidden & (1u << KA_CLASS_POOLING));
+    cr_expect_eq(c->dominant_class, KA_CLASS_POOLING);
+    ka_contract_free(c);
+}
