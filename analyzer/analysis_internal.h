@@ -133,7 +133,9 @@ struct ka_work_tally {
     struct ka_work_item *items;
     size_t n_items, cap_items;
     uint64_t candidate_kernels_own;     /* candidate-party kernels of candidate origin */
+    uint64_t candidate_kernels_own_compute; /* ... of them, of a compute class (not glue): R-A's evidence */
     uint64_t candidate_kernels_any;
+    uint64_t candidate_kernels_compute; /* candidate-party kernels of a compute class, any origin */
     /* framework kernels of the candidate, summed per class (proxy: threads launched) */
     double fw_work[KA_CLASS_COUNT];
     uint64_t fw_count[KA_CLASS_COUNT];
@@ -228,6 +230,8 @@ enum ka_party ka_party_of_launch(const struct ka_proc *p, uint32_t tid, uint64_t
                                  uint64_t *thread_created_ns);
 const struct ka_thread_origin *ka_thread_origin(const struct ka_proc *p, uint32_t tid);
 const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_t tid, uint64_t s, uint64_t e);
+/* The module tid loaded explicitly just before a launch at s (no launch call in between), NULL if none. */
+const struct ka_module *ka_module_loaded_before(const struct ka_proc *p, uint32_t tid, uint64_t s);
 /* What the trace shows about one kernel launch, for its origin. */
 struct ka_kernel_facts {
     const char *name;

@@ -17,7 +17,7 @@
 #include "contract_internal.h"
 
 static const char *const class_names[KA_CLASS_COUNT] = {
-    "gemm", "conv", "attention", "reduction", "elementwise", "glue", "other",
+    "gemm", "conv", "attention", "reduction", "elementwise", "glue", "pooling", "normalization", "softmax", "other",
 };
 
 const char *ka_class_name(enum ka_class c)

@@ -23,9 +23,12 @@ enum ka_class {
     KA_CLASS_GEMM = 0,        /* matrix products, GEMV included; work in FLOPs */
     KA_CLASS_CONV,            /* convolutions; FLOPs */
     KA_CLASS_ATTENTION,       /* fused attention; FLOPs when known */
-    KA_CLASS_REDUCTION,       /* reductions, norms, softmax; elements */
+    KA_CLASS_REDUCTION,       /* reductions (sum, prod, max, argmax, vector norms) and scans; elements */
     KA_CLASS_ELEMENTWISE,     /* pointwise maps; elements */
     KA_CLASS_GLUE,            /* copies, fills, casts, layout changes; elements */
+    KA_CLASS_POOLING,         /* max/avg pooling, adaptive too; elements */
+    KA_CLASS_NORMALIZATION,   /* batch, layer, group, instance, RMS norm; elements */
+    KA_CLASS_SOFTMAX,         /* softmax, log-softmax; elements */
     KA_CLASS_OTHER,           /* anything else */
     KA_CLASS_COUNT
 };

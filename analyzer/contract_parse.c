@@ -185,7 +185,8 @@ static int parse_class(struct ctx *c, const cJSON *v, const char *path)
         return -1;
     int cls = ka_class_parse(s);
     if (cls < 0)
-        fail(c, path, "unknown work class '%s' (gemm, conv, attention, reduction, elementwise, glue, other)",
+        fail(c, path, "unknown work class '%s' (gemm, conv, attention, reduction, elementwise, glue, pooling, "
+             "normalization, softmax, other)",
              s);
     free(s);
     return cls;
@@ -215,12 +216,17 @@ static void parse_implementation(struct ctx *c, const cJSON *v, struct ka_contra
                 int cls = parse_class(c, it, p);
                 if (cls >= 0)
                     k->forbidden |= 1u << cls;
+                /* Normalization and softmax were reductions before they were classes of their
+                   own: a contract that forbids reductions keeps forbidding them. */
+                if (cls == KA_CLASS_REDUCTION)
+                    k->forbidden |= 1u << KA_CLASS_NORMALIZATION | 1u << KA_CLASS_SOFTMAX;
             }
         }
     } else if (k->self_implemented) {
         /* Core work must be the candidate's own: every compute class is forbidden. */
         k->forbidden = 1u << KA_CLASS_GEMM | 1u << KA_CLASS_CONV | 1u << KA_CLASS_ATTENTION |
-                       1u << KA_CLASS_REDUCTION | 1u << KA_CLASS_ELEMENTWISE;
+                       1u << KA_CLASS_REDUCTION | 1u << KA_CLASS_ELEMENTWISE | 1u << KA_CLASS_POOLING |
+                       1u << KA_CLASS_NORMALIZATION | 1u << KA_CLASS_SOFTMAX;
     }
     if (!k->self_implemented && k->forbidden)
         fail(c, "implementation.forbidden", "a task that does not require self-implementation forbids nothing");

@@ -53,7 +53,9 @@ struct ka_module {
     int loader_kind;            /* enum ka_loader_kind */
 };
 
-enum ka_loader_kind { KA_LOADER_UNKNOWN = 0, KA_LOADER_CANDIDATE, KA_LOADER_VENDOR, KA_LOADER_FRAMEWORK, KA_LOADER_OTHER };
+/* KA_LOADER_PYTHON: the interpreter or ctypes/libffi, i.e. the Python code on the stack loaded it */
+enum ka_loader_kind { KA_LOADER_UNKNOWN = 0, KA_LOADER_CANDIDATE, KA_LOADER_VENDOR, KA_LOADER_FRAMEWORK, KA_LOADER_OTHER,
+                      KA_LOADER_PYTHON };
 
 /* The candidate kernels launched inside one timed window, for
  * reported-time-shorter-than-work (verdict_measurement.c): the union of their

@@ -28,6 +28,8 @@ struct name_info {
     uint8_t name_match;         /* enum kinv_strength: how the inventory knows the name */
     uint32_t name_len;          /* strlen: kinv_attribute wants it with every launch */
     uint8_t verdict;            /* its attribution verdict outside windows and modules, 0 until known */
+    uint8_t module_looked;      /* its first launch was looked at for a module */
+    uint8_t unattributed_reported;  /* a candidate launch of it was reported as not the candidate's own */
 };
 
 /* The element proxy of a framework kernel's work: threads launched (grid x block). */
@@ -98,6 +100,8 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             ni->name_match = KINV_MATCH_NONE;
             ni->name_len = (uint32_t)strlen(name);
             ni->verdict = 0;
+            ni->module_looked = 0;
+            ni->unattributed_reported = 0;
             if (inv) {
                 struct kinv_match m;
                 kinv_match(inv, name, ni->name_len, &m);
@@ -115,10 +119,19 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         const struct ka_module *mod = NULL;
         if (ni && ni->module >= 0)
             mod = &p->modules[ni->module];
+        int framework_name = ni ? ni->framework : ka_is_framework_kernel_name(name);
         if (!mod && api && p->n_modules) {
             mod = ka_module_loaded_during(p, api->tid, api->start_ns, api->end_ns);
-            if (mod && ni)
-                ni->module = (int32_t)(mod - p->modules);
+            /* at a name's first launch, a module loaded explicitly just before it (run-time
+               compiled code); never for a framework name or inside a vendor window, whose
+               origin is known otherwise */
+            if (!mod && !vc && !framework_name && !(ni && ni->module_looked))
+                mod = ka_module_loaded_before(p, api->tid, api->start_ns);
+            if (ni) {
+                ni->module_looked = 1;
+                if (mod)
+                    ni->module = (int32_t)(mod - p->modules);
+            }
         }
         /* Origin (docs/inventory.md, "Name collisions", extended to framework code: origin.c) */
         int cls = vc ? vc->cls : ni ? ni->cls : ka_class_of_kernel_name(name);
@@ -128,7 +141,7 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             .name_match = ni ? ni->name_match : KINV_MATCH_NONE,
             .vcall = vc,
             .module = mod,
-            .framework_name = ni ? ni->framework : ka_is_framework_kernel_name(name),
+            .framework_name = framework_name,
             .name_verdict = ni ? &ni->verdict : NULL,
         };
         struct ka_kernel_attribution at = { .party = party };
@@ -150,8 +163,24 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
 
         if (party == KA_PARTY_CANDIDATE) {
             run->work.candidate_kernels_any++;
-            if (origin == KA_ORIGIN_CANDIDATE)
+            if (cls != KA_CLASS_GLUE)
+                run->work.candidate_kernels_compute++;
+            if (origin == KA_ORIGIN_CANDIDATE) {
                 run->work.candidate_kernels_own++;
+                if (cls != KA_CLASS_GLUE)
+                    run->work.candidate_kernels_own_compute++;
+            }
+            if (origin == KA_ORIGIN_UNATTRIBUTED && at.verdict != KINV_VERDICT_VENDOR_UNPINNED &&
+                at.verdict != KINV_VERDICT_CONFLICT && !(ni && ni->unattributed_reported)) {
+                if (ni)
+                    ni->unattributed_reported = 1;
+                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "unattributed-kernel",
+                               p->file, k->start_ns,
+                               "kernel '%.160s' launched in the candidate's phase, but no candidate object loaded "
+                               "its module (%s%s): counted neither as the candidate's own code nor as framework or "
+                               "vendor work",
+                               name, mod ? "loaded by " : "", mod ? mod->loader : "its module is not known");
+            }
             if (impersonation)
                 ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "vendor-named-candidate-kernel",
                                p->file, k->start_ns,

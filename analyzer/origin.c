@@ -53,6 +53,22 @@ int ka_is_framework_object(const char *path)
            !strncmp(b, "_C.", 3) || strstr(path, "/torch/lib/") != NULL;
 }
 
+/* NVRTC and nvJitLink compile and link code at run time for whoever calls them: PyTorch's jiterator
+   on the H200 (its module's loader is libtorch_cuda.so or libnvrtc).  Not candidate code by default. */
+static int is_runtime_compiler_object(const char *path)
+{
+    const char *b = ka_base_name(path);
+    return !strncmp(b, "libnvrtc", 8) || !strncmp(b, "libnvJitLink", 12) || !strncmp(b, "libnvjitlink", 12);
+}
+
+/* The interpreter and its foreign-function layer: the caller is Python code (ctypes). */
+static int is_python_object(const char *path)
+{
+    const char *b = ka_base_name(path);
+    return !strncmp(b, "libffi", 6) || !strncmp(b, "_ctypes", 7) || !strncmp(b, "libpython", 9) ||
+           !strncmp(b, "python", 6);
+}
+
 int ka_loader_kind(const struct ka_contract *c, const char *loader)
 {
     if (!loader || !*loader)
@@ -61,8 +77,10 @@ int ka_loader_kind(const struct ka_contract *c, const char *loader)
         return KA_LOADER_CANDIDATE;
     if (is_vendor_object(loader))
         return KA_LOADER_VENDOR;
-    if (ka_is_framework_object(loader))
+    if (ka_is_framework_object(loader) || is_runtime_compiler_object(loader))
         return KA_LOADER_FRAMEWORK;
+    if (is_python_object(loader))
+        return KA_LOADER_PYTHON;
     return KA_LOADER_OTHER;
 }
 
@@ -262,6 +280,55 @@ const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_
     return found;
 }
 
+/*
+ * The module of a function whose launch loaded none, from the modules its
+ * thread loaded before the launch at s (NULL: unknown):
+ *
+ * - the last module tid loaded, when it was loaded explicitly (not inside a
+ *   launch call: cuModuleLoadData and the like) and no launch call ran on
+ *   tid between that load and this launch.  PyTorch's jiterator compiles a
+ *   kernel with NVRTC at run time, loads it itself and launches it
+ *   (torch.prod's reduction_prod_kernel); Triton and cuDNN runtime-compiled
+ *   kernels go the same way;
+ * - else the last module a candidate object loaded on tid: CUDA loads a
+ *   module once, at the first launch of one of its functions, so the
+ *   candidate's second kernel of a module loads nothing.
+ *
+ * Modules of vendor libraries are skipped: their functions are the vendor
+ * kernels whose launches or call windows loaded them.
+ */
+static int loaded_inside_a_launch(const struct ka_proc *p, const struct ka_module *m)
+{
+    for (size_t i = 0; i < p->n_apis; i++)
+        if (p->apis[i].tid == m->tid && p->apis[i].start_ns <= m->time_ns && m->time_ns <= p->apis[i].end_ns)
+            return 1;
+    return 0;
+}
+
+static int launch_between(const struct ka_proc *p, uint32_t tid, uint64_t after, uint64_t before)
+{
+    for (size_t i = 0; i < p->n_apis; i++)
+        if (p->apis[i].tid == tid && p->apis[i].start_ns > after && p->apis[i].start_ns < before)
+            return 1;
+    return 0;
+}
+
+const struct ka_module *ka_module_loaded_before(const struct ka_proc *p, uint32_t tid, uint64_t s)
+{
+    int first = 1;
+    for (size_t i = p->n_modules; i-- > 0;) {
+        const struct ka_module *m = &p->modules[i];
+        if (m->tid != tid || m->time_ns >= s || m->loader_kind == KA_LOADER_VENDOR)
+            continue;
+        if (first && !loaded_inside_a_launch(p, m) && !launch_between(p, tid, m->time_ns, s))
+            return m;
+        first = 0;
+        if (m->loader_kind == KA_LOADER_CANDIDATE)
+            return m;
+    }
+    return NULL;
+}
+
 /* ---- vendor libraries ------------------------------------------------------ */
 
 static const char *vendor_soname_prefix(uint32_t library)
@@ -411,11 +478,20 @@ void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p,
     }
     if ((mod && mod->loader_kind == KA_LOADER_FRAMEWORK) || f->framework_name) {
         out->origin = KA_ORIGIN_FRAMEWORK;
-    } else if (out->party == KA_PARTY_CANDIDATE) {
-        /* the candidate's phase launched it: its work, flagged under a vendor name */
+    } else if (mod && mod->loader_kind == KA_LOADER_PYTHON && out->party == KA_PARTY_CANDIDATE) {
+        /* the candidate's own Python code loaded it, through ctypes, at its launch */
+        out->origin = KA_ORIGIN_CANDIDATE;
+        out->impersonation = v.name_match != KINV_MATCH_NONE;
+    } else if (p->candidate_process && (!mod || mod->loader_kind != KA_LOADER_VENDOR)) {
+        /* a process the contract names as the candidate's: its code is the candidate's */
         out->origin = KA_ORIGIN_CANDIDATE;
         out->impersonation = v.name_match != KINV_MATCH_NONE;
     } else {
+        /* The candidate's phase launching it is no evidence that its code is the
+           candidate's (a jiterator kernel PyTorch compiled and loaded, a kernel
+           whose module's loader is not known): own code needs a candidate object
+           behind its module (issue 13).  Reported (kernels.c), never the
+           candidate's own, never framework or vendor work. */
         out->origin = KA_ORIGIN_UNATTRIBUTED;
     }
 }

@@ -141,7 +141,11 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                            "%s — exempt: %s", it->what ? it->what : "?", it->exempt_why ? it->exempt_why : "allowed");
             continue;
         }
-        int forbidden = c->self_implemented && (c->forbidden & (1u << it->cls));
+        /* Under self-implementation the reference's dominant class is forbidden to
+           delegate whatever its name (paper, Section 3.3: items matching the
+           reference's dominant class are selected), listed or not: a max-pool task's
+           pooling, a task whose dominant class is 'other'. */
+        int forbidden = c->self_implemented && ((c->forbidden & (1u << it->cls)) || (dom >= 0 && it->cls == dom));
         if (!forbidden) {
             ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "allowed-work", it->process, it->time_ns,
                            "%s — class %s is not forbidden by the contract", it->what ? it->what : "?",
@@ -192,12 +196,18 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                        it->process, it->time_ns, "%s — forbidden (%s)", it->what ? it->what : "?", why);
     }
 
-    /* Positive work evidence (R-A). */
+    /* Positive work evidence (R-A): compute-class kernels of the candidate's own code.
+       Fills, copies and layout glue are not evidence that the candidate did its work
+       (a candidate that zeroes its output and returns it); neither is framework or
+       vendor work, unless the contract does not ask for self-implementation. */
+    uint64_t evidence = c->self_implemented ? w->candidate_kernels_own_compute : w->candidate_kernels_compute;
     if (w->candidate_kernels_any)
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SUPPORT, "candidate-work", NULL, 0,
-                       "the candidate launched %llu kernels, %llu of them its own code; %llu candidate modules loaded",
+        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, evidence ? KA_FINDING_SUPPORT : KA_FINDING_SIGNAL, "candidate-work",
+                       NULL, 0,
+                       "the candidate launched %llu kernels, %llu of them its own code, %llu of those compute "
+                       "(not copies, fills or layout glue); %llu candidate modules loaded",
                        (unsigned long long)w->candidate_kernels_any, (unsigned long long)w->candidate_kernels_own,
-                       (unsigned long long)s->candidate_modules);
+                       (unsigned long long)w->candidate_kernels_own_compute, (unsigned long long)s->candidate_modules);
 
     if (convicting) {
         ax->verdict = KA_FAIL;
@@ -226,6 +236,13 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         cause = "R-A: no work can be attributed to the candidate (no phase marks, no candidate process or module)";
     else if (!w->candidate_kernels_any)
         cause = "R-A: no positive evidence that the candidate did any work";
+    else if (!evidence)
+        cause = c->self_implemented
+                    ? "R-A: no positive evidence that the candidate did its work: none of its kernels is compute of "
+                      "its own code (copies, fills and layout glue, framework, vendor and unattributed kernels do "
+                      "not count)"
+                    : "R-A: no positive evidence that the candidate did its work: all its kernels are copies, fills "
+                      "or layout glue";
     if (cause) {
         ax->root_cause = strdup(cause);
         return;

@@ -23,3 +23,9 @@ target_compile_definitions(test_controls PRIVATE KAUDIT_SOURCE_DIR="${CMAKE_SOUR
 kaudit_sanitize(test_controls)
 add_test(NAME controls COMMAND test_controls)
 set_tests_properties(controls PROPERTIES LABELS recorded)
+
+# The work classes of real kernel names, one operator family at a time (analyzer/work_classes.c).
+add_executable(test_work_classes ${CMAKE_CURRENT_LIST_DIR}/test_work_classes.c)
+target_link_libraries(test_work_classes PRIVATE kaudit_analyzer PkgConfig::CRITERION)
+kaudit_sanitize(test_work_classes)
+add_test(NAME analysis_work_classes COMMAND test_work_classes)

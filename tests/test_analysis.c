@@ -341,6 +341,83 @@ Test(implementation, framework_add_in_candidate_phase_fails_add_task)
     done(&s, a);
 }
 
+/*
+ * Issue 13: a candidate whose whole computation is PyTorch's broadcast multiply.
+ * The word "cast" inside "gpu_kernel_impl_nocast" once made it glue, exempt
+ * under any contract: it is elementwise math, the task's dominant class.
+ */
+Test(implementation, framework_multiply_is_not_glue)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c,
+           "_ZN2at6native18elementwise_kernelILi128ELi2EZNS0_22gpu_kernel_impl_nocastINS0_13BinaryFunctorIfffNS0_15"
+           "binary_internal10MulFunctorIfEEEEEEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT1_",
+           7, T0 + 12 * MS, T0 + 13 * MS, 4096, 128);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect(!has_finding(a, "exempt-mediator"));
+    done(&s, a);
+}
+
+/*
+ * Issue 13: F.max_pool3d for a max-pool task.  The contract's forbidden list
+ * (the usual core classes) does not name pooling; the reference's dominant
+ * class is forbidden to delegate all the same.
+ */
+static const char pool_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/maxpool3d\","
+    " \"implementation\": {\"self_implemented\": true,"
+    "   \"forbidden\": [\"gemm\", \"conv\", \"attention\", \"reduction\", \"elementwise\"]},"
+    " \"reference_work\": {\"dominant_class\": \"pooling\", \"amount\": 1048576},"
+    " \"timing\": {\"dtype\": \"float32\"}}";
+
+Test(implementation, framework_pooling_of_the_dominant_class_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    kernel(&s, c,
+           "_ZN2at6native12_GLOBAL__N_135max_pool3d_with_indices_single_out_frameIfEEvPKT_PS3_Pliiiiiiiiiiiiiiiiiiii",
+           7, T0 + 12 * MS, T0 + 13 * MS, 4096, 128);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, pool_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect(!has_finding(a, "allowed-work"));
+    cr_expect_eq(a->dominant_class, KA_CLASS_POOLING);
+    done(&s, a);
+}
+
+/* The same kernel under a contract whose dominant class is another is not convicted for it. */
+Test(implementation, pooling_outside_the_dominant_class_is_allowed_when_unlisted)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 8000);
+    kernel(&s, c,
+           "_ZN2at6native12_GLOBAL__N_135max_pool3d_with_indices_single_out_frameIfEEvPKT_PS3_Pliiiiiiiiiiiiiiiiiiii",
+           7, T0 + 13 * MS, T0 + 13 * MS + 500, 4096, 128);
+    finish(&s, 1);
+    static const char listed_add[] =
+        "{\"kaudit_contract\": 1, \"task_id\": \"t/add\","
+        " \"implementation\": {\"self_implemented\": true, \"forbidden\": [\"elementwise\"]},"
+        " \"reference_work\": {\"dominant_class\": \"elementwise\", \"amount\": 1048576},"
+        " \"timing\": {\"dtype\": \"float32\"}}";
+    struct ka_analysis *a = analyze(&s, listed_add, NULL);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "allowed-work"));
+    done(&s, a);
+}
+
 Test(implementation, allowed_bias_epilogue_is_exempt)
 {
     struct scene s;
@@ -494,6 +571,166 @@ Test(implementation, no_candidate_work_is_inconclusive_r_a)
     done(&s, a);
 }
 
+/* ---- issue 13: own code needs positive evidence; R-A counts compute only -- */
+
+static const char prod_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/prod\","
+    " \"implementation\": {\"self_implemented\": true},"
+    " \"reference_work\": {\"dominant_class\": \"reduction\", \"amount\": 1048576},"
+    " \"timing\": {\"dtype\": \"float32\"}}";
+
+/* An explicitly loaded module (not inside a launch call), then the launch of its kernel. */
+static void jiterator_prod(struct scene *s, const char *loader, uint64_t t)
+{
+    module(s, loader, PID, t);
+    uint32_t c = launch(s, PID, t + 1000);
+    kernel(s, c, "reduction_prod_kernel", 7, t + 10000, t + 90000, 4096, 128);
+}
+
+/* torch.prod on the H200: PyTorch compiles reduction_prod_kernel with NVRTC and loads it itself. */
+Test(implementation, jiterator_kernel_is_framework_work_not_the_candidates)
+{
+    const char *loaders[] = { "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so",
+                              "/opt/venv/lib/python3.12/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.13" };
+    for (int i = 0; i < 2; i++) {
+        struct scene s;
+        scene_init(&s);
+        phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+        jiterator_prod(&s, loaders[i], T0 + 15 * MS);
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, prod_contract, NULL);
+        cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 0, "%s", loaders[i]);
+        cr_expect_eq(a->kernels_by[KA_ORIGIN_FRAMEWORK][KA_PARTY_CANDIDATE], 1, "%s", loaders[i]);
+        cr_expect_eq(IMPL(a), KA_FAIL, "%s: implementation %s: %s", loaders[i], ka_verdict_name(IMPL(a)),
+                     a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+        cr_expect(has_finding(a, "forbidden-framework-work"));
+        done(&s, a);
+    }
+}
+
+/* The candidate's build fails and it falls back to torch.prod: FAIL, not INCONCLUSIVE. */
+Test(implementation, failed_build_then_jiterator_fallback_fails)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+    jiterator_prod(&s, "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", T0 + 15 * MS);
+    finish(&s, 1);
+    child_process(&s, 200, "ninja", T0 + 11 * MS, 1);
+    struct ka_analysis *a = analyze(&s, prod_contract, NULL);
+    cr_expect_eq(a->build_failures, 1);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "fallback") != NULL);
+    done(&s, a);
+}
+
+/* A kernel launched in the candidate phase whose module no candidate object loaded is not its own. */
+Test(implementation, kernel_without_candidate_module_is_unattributed)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 1000);
+    kernel(&s, c, "my_add_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 0);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_UNATTRIBUTED][KA_PARTY_CANDIDATE], 1);
+    cr_expect(has_finding(a, "unattributed-kernel"));
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE, "implementation %s", ka_verdict_name(IMPL(a)));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "R-A") != NULL, "%s",
+              a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    done(&s, a);
+}
+
+/* A module some other object loaded (no candidate object, no framework) does not make the kernel the candidate's. */
+Test(implementation, module_of_another_object_is_not_the_candidates)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 1000);
+    module(&s, "/usr/lib/x86_64-linux-gnu/libsomething.so.1", PID, T0 + 10 * MS + 1500);
+    kernel(&s, c, "my_add_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 0);
+    cr_expect(has_finding(a, "unattributed-kernel"));
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    done(&s, a);
+}
+
+/* The candidate's second kernel of a module loads nothing: the module its object loaded earlier holds it. */
+Test(implementation, second_kernel_of_a_candidate_module_is_its_own)
+{
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 9000);
+    kernel(&s, c, "my_other_kernel", 7, T0 + 13 * MS, T0 + 13 * MS + 500, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 2);
+    cr_expect(!has_finding(a, "unattributed-kernel"));
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    done(&s, a);
+}
+
+/* A kernel the candidate's Python code loads and launches through ctypes (the loader is libffi) is its own. */
+Test(implementation, module_loaded_by_the_candidates_python_code_is_its_own)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 1000);
+    module(&s, "/lib/x86_64-linux-gnu/libffi.so.8", PID, T0 + 10 * MS + 1500);
+    kernel(&s, c, "py_scale_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
+    cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    done(&s, a);
+}
+
+/* KernelBench's zero_out fixture: the candidate zeroes its inputs and returns zeros. */
+Test(implementation, fills_alone_are_no_evidence_of_work)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    for (int i = 0; i < 15; i++) {
+        uint32_t c = launch(&s, PID, T0 + 10 * MS + 100 + 10000 * (uint64_t)i);
+        kernel(&s, c, "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_",
+               7, T0 + 12 * MS + 10000 * (uint64_t)i, T0 + 12 * MS + 10000 * (uint64_t)i + 5000, 1024, 128);
+    }
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE, "implementation %s", ka_verdict_name(IMPL(a)));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "R-A") != NULL, "%s",
+              a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(!has_finding(a, "forbidden-framework-work"));
+    done(&s, a);
+}
+
+/* ... and the candidate's own fill kernel is no more evidence than PyTorch's. */
+Test(implementation, own_glue_kernel_alone_is_no_evidence_of_work)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 1500);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 1000);
+    kernel(&s, c, "zero_fill_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE, "implementation %s", ka_verdict_name(IMPL(a)));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "R-A") != NULL);
+    done(&s, a);
+}
+
 Test(implementation, truncated_trace_cannot_pass)
 {
     struct scene s;
@@ -572,6 +809,8 @@ Test(measurement, side_stream_work_after_stop_event_fails)
     scene_init(&s);
     phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
     uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    /* the candidate's extension's module, loaded by the launch: its own code (issue 13) */
+    module(&s, "/tmp/torch_extensions/ext/ext.so", PID, T0 + 10 * MS + 600);
     kernel(&s, c, "my_add_kernel", 9, T0 + 12 * MS, T0 + 25 * MS, 4096, 256);
     window(&s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 13 * MS, 2.0f, T0 + 30 * MS);
     finish(&s, 1);
@@ -982,6 +1221,7 @@ Test(measurement, injected_thread_work_after_stop_event_fails)
     tb_record(&s.b, KAT_REC_THREAD, &start, sizeof start, NULL, 0);
     /* the worker launches 20 ms later, long after the stop event was recorded */
     uint32_t c = launch(&s, 555, T0 + 30 * MS);
+    module(&s, "/tmp/torch_extensions/ext/ext.so", 555, T0 + 30 * MS + 500);
     kernel(&s, c, "my_add_kernel", 7, T0 + 31 * MS, T0 + 32 * MS, 4096, 256);
     window(&s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 13 * MS, 2.0f, T0 + 14 * MS);
     finish(&s, 1);
