@@ -18,10 +18,13 @@
 #include "trace_index.h"
 #include "u64map.h"
 
-struct ka_api {                 /* one launch-capable API call */
+struct ka_api {                 /* one recorded API call (the records kernels join) */
     uint32_t tid;
     uint32_t correlation_id;
     uint64_t start_ns, end_ns;
+    /* a kernel or graph launch (its name has "Launch"), not a module load,
+     * an allocation or a copy: origin.c asks which module a launch used */
+    int launch;
 };
 
 struct ka_vcall {

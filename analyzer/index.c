@@ -213,7 +213,8 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             if (!ap->correlation_id)
                 break;
             p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
-                                                    .start_ns = ap->start_ns, .end_ns = ap->end_ns };
+                                                    .start_ns = ap->start_ns, .end_ns = ap->end_ns,
+                                                    .launch = strstr(kat_trace_string(t, ap->name_string), "Launch") != NULL };
             run->a->api_records++;
             break;
         }

@@ -297,10 +297,12 @@ const struct ka_module *ka_module_loaded_during(const struct ka_proc *p, uint32_
  * Modules of vendor libraries are skipped: their functions are the vendor
  * kernels whose launches or call windows loaded them.
  */
+/* (A module load is itself an API call, cuModuleLoadData: only launches count here.) */
 static int loaded_inside_a_launch(const struct ka_proc *p, const struct ka_module *m)
 {
     for (size_t i = 0; i < p->n_apis; i++)
-        if (p->apis[i].tid == m->tid && p->apis[i].start_ns <= m->time_ns && m->time_ns <= p->apis[i].end_ns)
+        if (p->apis[i].launch && p->apis[i].tid == m->tid && p->apis[i].start_ns <= m->time_ns &&
+            m->time_ns <= p->apis[i].end_ns)
             return 1;
     return 0;
 }
@@ -308,7 +310,7 @@ static int loaded_inside_a_launch(const struct ka_proc *p, const struct ka_modul
 static int launch_between(const struct ka_proc *p, uint32_t tid, uint64_t after, uint64_t before)
 {
     for (size_t i = 0; i < p->n_apis; i++)
-        if (p->apis[i].tid == tid && p->apis[i].start_ns > after && p->apis[i].start_ns < before)
+        if (p->apis[i].launch && p->apis[i].tid == tid && p->apis[i].start_ns > after && p->apis[i].start_ns < before)
             return 1;
     return 0;
 }

@@ -587,6 +587,28 @@ static void jiterator_prod(struct scene *s, const char *loader, uint64_t t)
     kernel(s, c, "reduction_prod_kernel", 7, t + 10000, t + 90000, 4096, 128);
 }
 
+/* As recorded on the H200 (examples/real/kb_prod_torch): the jiterator's module is loaded inside
+ * its own cuModuleLoadData call, which is an API record too, but no launch. */
+Test(implementation, jiterator_module_loaded_inside_its_load_call_is_framework_work)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 20 * MS);
+    uint64_t t = T0 + 15 * MS;
+    struct kat_api_rec load = { .start_ns = t - 2000, .end_ns = t + 2000, .domain = KAT_API_DRIVER, .cbid = 1,
+                                .thread_id = PID, .correlation_id = s.next_corr++ };
+    load.name_string = tb_string(&s.b, "cuModuleLoadData");
+    tb_record(&s.b, KAT_REC_API, &load, sizeof load, NULL, 0);
+    jiterator_prod(&s, "/opt/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so", t);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, prod_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "forbidden-framework-work"));
+    cr_expect(!has_finding(a, "unattributed-kernel"), "the module's load call taken for a launch");
+    done(&s, a);
+}
+
 /* torch.prod on the H200: PyTorch compiles reduction_prod_kernel with NVRTC and loads it itself. */
 Test(implementation, jiterator_kernel_is_framework_work_not_the_candidates)
 {
