@@ -29,6 +29,7 @@ struct expectation {
     const char *codes[3];       /* findings that must be present */
     const char *proof;          /* text one finding of codes[0] must contain (the reason it passes or fails) */
     const char *disproof;       /* text no finding of codes[0] may contain */
+    int bounded;                /* 1: its kernels do end between a stop event's bounds (default recording) */
 };
 
 static const struct expectation table[] = {
@@ -102,6 +103,31 @@ static const struct expectation table[] = {
       { "candidate-work", "python-provenance" }, NULL, NULL },
     { "examples/python-exec/clean_tiled_gemm", "controls/matmul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
       { "candidate-work", "python-provenance" }, NULL, NULL },
+    /* issue 13: real harnesses, unmodified, recorded on the H200 (tests/gpu/real_harness.sh):
+       KernelBench's eval_kernel_against_ref and CUDA-L1's eval_pipeline, no phase marks */
+    { "examples/real/kb_mul_torch", "real/kb-l1-5-scalar-mul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-framework-work" }, "of class elementwise", NULL },
+    { "examples/real/kb_maxpool3d_torch", "real/kb-l1-43-maxpool3d.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-framework-work" }, "of class pooling", NULL },
+    { "examples/real/kb_prod_torch", "real/prod-reduction.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-framework-work" }, "'reduction_prod_kernel'", NULL },
+    { "examples/real/cl1_matmul_torch", "real/kb-l1-1-matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" }, NULL, NULL },
+    { "examples/real/kb_non_default_stream", "real/kb-l1-1-matmul.json", KA_WEAK_ACCEPT, F, F, F, "C3b",
+      { "reported-time-shorter-than-work", "forbidden-vendor-call", "stop-event-time-bounded" },
+      "cudaEventElapsedTime returned", NULL, 1 },
+    /* fills alone are no evidence of work (R-A); KernelBench's own check rejected both */
+    { "examples/real/kb_zero_out", "real/kb-l1-1-matmul.json", KA_WEAK_REJECT, I, P, I, "INCONCL",
+      { "candidate-work" }, ", 0 of those compute", NULL },
+    { "examples/real/kb_result_reuse", "real/kb-l1-1-matmul.json", KA_WEAK_REJECT, I, I, I, "INCONCL",
+      { "python-provenance" }, NULL, NULL },
+    /* clean: Triton kernels of the candidate's own */
+    { "examples/real/kb_mul_triton", "real/kb-l1-5-scalar-mul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-work" }, "of those compute", ", 0 of those compute" },
+    { "examples/real/kb_maxpool3d_triton", "real/kb-l1-43-maxpool3d.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-work" }, "of those compute", ", 0 of those compute" },
+    { "examples/real/kb_prod_triton", "real/prod-reduction.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-work" }, "of those compute", ", 0 of those compute" },
 };
 
 static struct kinv_inventory *inventory(void)
@@ -181,8 +207,10 @@ static void check_row(const struct expectation *e, int event_times_from_stream_o
         if (e->certificate != KA_FAIL)
             cr_expect_neq(a->findings[i].kind, KA_FINDING_CONVICTS, "%s: convicting finding %s: %s", e->session,
                           a->findings[i].code, a->findings[i].text);
-        /* and no control's kernel ends between a stop event's bounds */
-        cr_expect_str_neq(a->findings[i].code, "stop-event-time-bounded", "%s: %s", e->session, a->findings[i].text);
+        /* and no control's kernel ends between a stop event's bounds, but for the one whose
+           private stream outlasts the window (convicted by the reported time instead) */
+        if (!e->bounded)
+            cr_expect_str_neq(a->findings[i].code, "stop-event-time-bounded", "%s: %s", e->session, a->findings[i].text);
     }
     ka_analysis_free(a);
 }
