@@ -234,6 +234,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
 
     ka_work_tally_free(&run.work);
     session_facts_free(&run.facts);
+    ka_findings_finish(&run.findings);
     ka_findings_free(&run.findings);
     *out = a;
     return 0;

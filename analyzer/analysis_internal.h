@@ -51,10 +51,20 @@ int ka_icontains(const char *hay, const char *needle);
 struct ka_code_count {
     char code[48];
     unsigned seen;
+    size_t summary;             /* 1 + index in a->findings of its findings-not-kept, 0: none */
 };
 
-/* The findings of one analysis: all of them are kept (the JSON report lists
- * them all; the text report shows KA_FINDINGS_SHOWN per code and a summary). */
+/*
+ * A safety bound: at most this many findings of one code are kept (a hostile
+ * trace must not make millions of them in memory); the rest are counted
+ * (ka_code_seen still sees them all, so no verdict changes) and one finding
+ * 'findings-not-kept' says how many of that code were not kept.
+ */
+#define KA_FINDINGS_KEPT_PER_CODE 10000u
+
+/* The findings of one analysis: up to KA_FINDINGS_KEPT_PER_CODE of each code
+ * are kept (the JSON report lists them all; the text report shows
+ * KA_FINDINGS_SHOWN per code and a summary). */
 struct ka_findings {
     struct ka_analysis *a;              /* appended to a->findings */
     size_t cap_findings;
@@ -64,7 +74,7 @@ struct ka_findings {
 
 /*
  * Add a finding; returns it, for its fields (ka_field_*), or NULL when out of
- * memory.  The pointer is valid until the next ka_add_finding.
+ * memory or past KA_FINDINGS_KEPT_PER_CODE of its code.  The pointer is valid until the next ka_add_finding.
  */
 struct ka_finding *ka_add_finding(struct ka_findings *f, enum ka_axis axis, enum ka_finding_kind kind,
                                   const char *code, const char *process, uint64_t time_ns, const char *fmt, ...)
@@ -75,6 +85,8 @@ void ka_field_u64(struct ka_finding *x, const char *key, uint64_t value);
 void ka_field_num(struct ka_finding *x, const char *key, double value);
 /* How many findings of code were added. */
 unsigned ka_code_seen(const struct ka_findings *f, const char *code);
+/* After the last finding: the findings-not-kept summaries get their counts. */
+void ka_findings_finish(struct ka_findings *f);
 void ka_findings_free(struct ka_findings *f);
 
 /* ---- session facts (gathered by index.c and analysis.c) ------------------ */

@@ -1,9 +1,11 @@
 /*
  * findings.c - the lines of evidence behind the verdicts (struct ka_finding,
- * analysis.h).  Every finding is kept: the JSON report lists them all, with
- * their structured fields; the text report shows the first few of each code
- * and summarizes the rest (report.c).  The per-code counts are what the
- * verdict rules read (ka_code_seen).
+ * analysis.h).  Up to KA_FINDINGS_KEPT_PER_CODE of each code are kept: the
+ * JSON report lists them all, with their structured fields; the text report
+ * shows the first few of each code and summarizes the rest (report.c).  Past
+ * the bound a finding is only counted, and one 'findings-not-kept' finding
+ * says how many of its code were dropped.  The per-code counts, of all of
+ * them, are what the verdict rules read (ka_code_seen).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -29,6 +31,20 @@ struct ka_finding *ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enu
     }
     cc->seen++;
     struct ka_analysis *a = fs->a;
+    if (cc->seen > KA_FINDINGS_KEPT_PER_CODE) {
+        if (cc->summary)
+            return NULL;
+        /* The first one not kept: its place goes to the summary (text and counts at ka_findings_finish). */
+        if (GROW(a->findings, a->n_findings, fs->cap_findings))
+            return NULL;
+        struct ka_finding *f = &a->findings[a->n_findings++];
+        memset(f, 0, sizeof *f);
+        f->axis = axis;
+        f->kind = KA_FINDING_SIGNAL;
+        snprintf(f->code, sizeof f->code, "%s", "findings-not-kept");
+        cc->summary = a->n_findings;
+        return NULL;
+    }
     if (GROW(a->findings, a->n_findings, fs->cap_findings))
         return NULL;
     struct ka_finding *f = &a->findings[a->n_findings++];
@@ -93,6 +109,24 @@ unsigned ka_code_seen(const struct ka_findings *fs, const char *code)
         if (!strcmp(fs->codes[i].code, code))
             return fs->codes[i].seen;
     return 0;
+}
+
+void ka_findings_finish(struct ka_findings *fs)
+{
+    for (size_t i = 0; i < fs->n_codes; i++) {
+        const struct ka_code_count *cc = &fs->codes[i];
+        if (!cc->summary || cc->summary > fs->a->n_findings)
+            continue;
+        struct ka_finding *f = &fs->a->findings[cc->summary - 1];
+        unsigned dropped = cc->seen - KA_FINDINGS_KEPT_PER_CODE;
+        free(f->text);
+        if (asprintf(&f->text, "%u more '%s' findings were not kept (at most %u of one code are; the verdicts count "
+                     "all %u)", dropped, cc->code, KA_FINDINGS_KEPT_PER_CODE, cc->seen) < 0)
+            f->text = NULL;
+        ka_field_str(f, "of_code", cc->code);
+        ka_field_u64(f, "not_kept", dropped);
+        ka_field_u64(f, "kept", KA_FINDINGS_KEPT_PER_CODE);
+    }
 }
 
 void ka_findings_free(struct ka_findings *fs)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "analysis_internal.h"
 #include "contract.h"
 #include "trace_builder.h"
 
@@ -1460,4 +1461,49 @@ Test(report, json_is_parseable_and_names_the_verdicts)
     cr_expect(strstr(json, "\"forbidden-vendor-call\"") != NULL);
     free(json);
     done(&s, a);
+}
+
+/* The safety bound (analyzer/findings.c): a hostile trace cannot make millions
+   of findings in memory; past KA_FINDINGS_KEPT_PER_CODE of one code they are only
+   counted, and one findings-not-kept finding says how many were dropped. */
+Test(findings, bounded_per_code_with_a_summary)
+{
+    struct ka_analysis *a = calloc(1, sizeof *a);
+    cr_assert(a);
+    struct ka_findings fs = { .a = a };
+    unsigned extra = 57, total = KA_FINDINGS_KEPT_PER_CODE + extra;
+    for (unsigned i = 0; i < total; i++) {
+        struct ka_finding *x = ka_add_finding(&fs, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "unattributed-kernel",
+                                              "t.kat", i, "kernel %u", i);
+        ka_field_u64(x, "kernels", i);
+        if (i % 1000 == 0)
+            ka_add_finding(&fs, KA_AXIS_MEASUREMENT, KA_FINDING_SIGNAL, "graph-replays", NULL, 0, "other %u", i);
+    }
+    ka_findings_finish(&fs);
+    cr_assert_eq(ka_code_seen(&fs, "unattributed-kernel"), total, "the verdicts still count every one");
+    size_t kept = 0, summaries = 0, other = 0;
+    for (size_t i = 0; i < a->n_findings; i++) {
+        const struct ka_finding *x = &a->findings[i];
+        if (!strcmp(x->code, "unattributed-kernel"))
+            kept++;
+        else if (!strcmp(x->code, "graph-replays"))
+            other++;
+        else if (!strcmp(x->code, "findings-not-kept")) {
+            summaries++;
+            cr_assert(x->text && strstr(x->text, "57 more 'unattributed-kernel'"), "%s", x->text ? x->text : "");
+            cr_assert_eq(x->axis, KA_AXIS_IMPLEMENTATION);
+            int saw = 0;
+            for (size_t j = 0; j < x->n_fields; j++)
+                if (!strcmp(x->fields[j].key, "not_kept")) {
+                    cr_assert_eq(x->fields[j].u, extra);
+                    saw = 1;
+                }
+            cr_assert(saw);
+        }
+    }
+    cr_assert_eq(kept, KA_FINDINGS_KEPT_PER_CODE);
+    cr_assert_eq(summaries, 1);
+    cr_assert_eq(other, (total + 999) / 1000, "other codes are not affected");
+    ka_findings_free(&fs);
+    ka_analysis_free(a);
 }
