@@ -145,10 +145,14 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
         /* A build tool or a helper that exec'd away is not evidence of lost kernels. */
         if (p.end_kind != KAT_END_EXEC) {
             run->facts.truncated = 1;
-            ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-truncated", file, 0,
-                           "the trace of pid %u (%s) has no end record: the process was killed or crashed, and kernels "
-                           "still in CUPTI's buffers were lost",
-                           p.pid, argv0);
+            struct ka_finding *x =
+                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-truncated", file,
+                               0,
+                               "the trace of pid %u (%s) has no end record: the process was killed or crashed, and "
+                               "kernels still in CUPTI's buffers were lost",
+                               p.pid, argv0);
+            ka_field_u64(x, "pid", p.pid);
+            ka_field_str(x, "program", argv0);
         }
     }
     ka_stream_kernels(run, t, &p);
@@ -224,9 +228,11 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     kat_session_close(s);
 
     if (run.facts.kernels_without_api)
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "kernels-without-launch-record",
-                       NULL, 0, "%llu kernels have no launch API record: their thread and phase are unknown",
-                       (unsigned long long)run.facts.kernels_without_api);
+        ka_field_u64(ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
+                                    "kernels-without-launch-record", NULL, 0,
+                                    "%llu kernels have no launch API record: their thread and phase are unknown",
+                                    (unsigned long long)run.facts.kernels_without_api),
+                     "kernels", run.facts.kernels_without_api);
     ka_build_failures(&run.findings, &run.facts, a);
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, a);
     ka_measurement_verdict(&run.findings, &run.timing, &run.facts, &run.work, c, a);

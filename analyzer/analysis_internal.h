@@ -139,6 +139,15 @@ struct ka_work_item {
     int exempt;
     char *exempt_why;
     int unattributed;       /* party unknown: can never convict, can leave the axis unresolved */
+    /* for the finding's fields (docs/report-format.md, "Finding fields") */
+    int has_call;           /* a vendor call: call_id, api, library, caller, thread, kernels */
+    uint64_t call_id;
+    char *api;
+    const char *library;    /* static (kat_vendor_library_name), or NULL */
+    char *caller;
+    uint32_t thread;
+    uint64_t kernels;       /* kernels in the call's window, or the item's kernel count */
+    char *example;          /* a kernel's name (framework and non-mediated items), or NULL */
 };
 
 struct ka_work_tally {

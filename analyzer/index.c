@@ -117,9 +117,14 @@ static void note_health(struct ka_run *run, struct ka_proc *p, const struct kat_
     if (!problem)
         return;
     run->facts.health_problem = 1;
-    ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "tool-health", p->file, h->time_ns,
-                   "tool health: %s (value %lld%s%s): evidence in this process may be incomplete",
-                   name ? name : "unknown", (long long)h->value, detail[0] ? ", " : "", detail);
+    struct ka_finding *x =
+        ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "tool-health", p->file,
+                       h->time_ns, "tool health: %s (value %lld%s%s): evidence in this process may be incomplete",
+                       name ? name : "unknown", (long long)h->value, detail[0] ? ", " : "", detail);
+    ka_field_str(x, "health", name ? name : "unknown");
+    ka_field_num(x, "value", (double)h->value);
+    if (detail[0])
+        ka_field_str(x, "detail", detail);
 }
 
 void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, struct ka_timing_rec **timing,
@@ -163,8 +168,11 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             p->status_known = (e->flags & KAT_END_FLAG_STATUS_KNOWN) != 0;
             if (e->records_lost) {
                 run->facts.health_problem = 1;
-                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "records-lost", p->file,
-                               e->time_ns, "the trace writer lost %llu records (no space)", (unsigned long long)e->records_lost);
+                ka_field_u64(ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED,
+                                            "records-lost", p->file, e->time_ns,
+                                            "the trace writer lost %llu records (no space)",
+                                            (unsigned long long)e->records_lost),
+                             "records_lost", e->records_lost);
             }
             break;
         }

@@ -174,19 +174,24 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
                 at.verdict != KINV_VERDICT_CONFLICT && !(ni && ni->unattributed_reported)) {
                 if (ni)
                     ni->unattributed_reported = 1;
-                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "unattributed-kernel",
-                               p->file, k->start_ns,
-                               "kernel '%.160s' launched in the candidate's phase, but no candidate object loaded "
-                               "its module (%s%s): counted neither as the candidate's own code nor as framework or "
-                               "vendor work",
-                               name, mod ? "loaded by " : "", mod ? mod->loader : "its module is not known");
+                struct ka_finding *x = ka_add_finding(
+                    &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "unattributed-kernel", p->file,
+                    k->start_ns,
+                    "kernel '%.160s' launched in the candidate's phase, but no candidate object loaded "
+                    "its module (%s%s): counted neither as the candidate's own code nor as framework or "
+                    "vendor work",
+                    name, mod ? "loaded by " : "", mod ? mod->loader : "its module is not known");
+                ka_field_str(x, "kernel_name", name);
+                if (mod && mod->loader)
+                    ka_field_str(x, "loader", mod->loader);
             }
             if (impersonation)
-                ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "vendor-named-candidate-kernel",
-                               p->file, k->start_ns,
-                               "candidate kernel '%.160s' carries a vendor kernel's name but its module is the "
-                               "candidate's: counted as candidate work, flagged",
-                               name);
+                ka_field_str(ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
+                                            "vendor-named-candidate-kernel", p->file, k->start_ns,
+                                            "candidate kernel '%.160s' carries a vendor kernel's name but its module "
+                                            "is the candidate's: counted as candidate work, flagged",
+                                            name),
+                             "kernel_name", name);
             if (origin == KA_ORIGIN_FRAMEWORK) {
                 double threads = threads_launched(k);
                 run->work.fw_work[cls] += threads;

@@ -47,10 +47,38 @@ void ka_build_failures(struct ka_findings *f, const struct ka_session_facts *fs,
         if (!in_candidate)
             continue;
         a->build_failures++;
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "candidate-build-failed", s->file, s->start_ns,
-                       "build tool '%s' (pid %u) exited with status %d during the candidate phase", s->argv0, s->pid,
-                       (int)status);
+        struct ka_finding *x =
+            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "candidate-build-failed", s->file, s->start_ns,
+                           "build tool '%s' (pid %u) exited with status %d during the candidate phase", s->argv0,
+                           s->pid, (int)status);
+        ka_field_str(x, "program", s->argv0);
+        ka_field_u64(x, "pid", s->pid);
+        ka_field_num(x, "status", status);
     }
+}
+
+/* A work item's fields (docs/report-format.md, "Finding fields"). */
+static void item_fields(struct ka_finding *x, const struct ka_work_item *it)
+{
+    if (!x)
+        return;
+    if (it->has_call) {
+        ka_field_u64(x, "call_id", it->call_id);
+        ka_field_str(x, "api", it->api ? it->api : "?");
+        if (it->library)
+            ka_field_str(x, "library", it->library);
+        if (it->caller)
+            ka_field_str(x, "caller", it->caller);
+        ka_field_u64(x, "thread", it->thread);
+    }
+    ka_field_str(x, "class", ka_class_name(it->cls));
+    ka_field_num(x, "amount", it->work);
+    ka_field_str(x, "unit", it->kind == KA_ITEM_VENDOR_CALL
+                                ? (it->cls == KA_CLASS_GEMM || it->cls == KA_CLASS_CONV ? "flops" : "units")
+                                : "elements");
+    if (it->example)
+        ka_field_str(x, "kernel_name", it->example);
+    ka_field_u64(x, "kernels", it->kernels);
 }
 
 static double sum_classes(const double *w)
@@ -137,8 +165,12 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
     for (size_t i = 0; i < w->n_items; i++) {
         struct ka_work_item *it = &w->items[i];
         if (it->exempt) {
-            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "exempt-mediator", it->process, it->time_ns,
-                           "%s — exempt: %s", it->what ? it->what : "?", it->exempt_why ? it->exempt_why : "allowed");
+            struct ka_finding *x =
+                ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "exempt-mediator", it->process,
+                               it->time_ns, "%s — exempt: %s", it->what ? it->what : "?",
+                               it->exempt_why ? it->exempt_why : "allowed");
+            item_fields(x, it);
+            ka_field_str(x, "reason", it->exempt_why ? it->exempt_why : "allowed");
             continue;
         }
         /* Under self-implementation the reference's dominant class is forbidden to
@@ -147,53 +179,76 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
            pooling, a task whose dominant class is 'other'. */
         int forbidden = c->self_implemented && ((c->forbidden & (1u << it->cls)) || (dom >= 0 && it->cls == dom));
         if (!forbidden) {
-            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "allowed-work", it->process, it->time_ns,
-                           "%s — class %s is not forbidden by the contract", it->what ? it->what : "?",
-                           ka_class_name(it->cls));
+            item_fields(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "allowed-work", it->process,
+                                       it->time_ns, "%s — class %s is not forbidden by the contract",
+                                       it->what ? it->what : "?", ka_class_name(it->cls)),
+                        it);
             continue;
         }
-        const char *why = NULL;
+        const char *why = NULL, *rule = NULL;
+        double share = -1, threshold = -1;  /* fractions; < 0: not measured by a threshold */
         char buf[160];
         if (it->kind == KA_ITEM_VENDOR_KERNEL) {
             why = "a vendor kernel the candidate launched without a library call: work not estimable, selected";
+            rule = "non-mediated";
         } else if (it->cls == dom && it->work >= 0.05 * fmax(R_dom, 1)) {
             snprintf(buf, sizeof buf, "%.3g%% of the reference's %s work (threshold 5%%)",
                      100.0 * it->work / fmax(R_dom, 1), ka_class_name(it->cls));
             why = buf;
+            rule = "dominant-class-item";
+            share = it->work / fmax(R_dom, 1);
+            threshold = 0.05;
         } else if (C_class[it->cls] >= 0.30 * R && R > 0) {
             snprintf(buf, sizeof buf, "class %s totals %.3g%% of the reference's work (threshold 30%%)",
                      ka_class_name(it->cls), 100.0 * C_class[it->cls] / R);
             why = buf;
+            rule = "class-total";
+            share = C_class[it->cls] / R;
+            threshold = 0.30;
         } else if (C >= 0.05 * fmax(R, 1) && C_class[it->cls] >= 0.30 * C) {
             snprintf(buf, sizeof buf, "class %s is %.3g%% of the candidate's work, itself %.3g%% of the reference's",
                      ka_class_name(it->cls), 100.0 * C_class[it->cls] / fmax(C, 1), 100.0 * C / fmax(R, 1));
             why = buf;
+            rule = "candidate-class-share";
+            share = C_class[it->cls] / fmax(C, 1);
+            threshold = 0.30;
         } else if (it->work == 0 && it->kind == KA_ITEM_VENDOR_CALL) {
             why = "a forbidden vendor call whose work could not be estimated from its arguments";
+            rule = "not-estimable";
         }
         if (it->unattributed) {
             /* The same thresholds on work nobody can be held to: enough to stop a PASS. */
             if (it->cls == dom ? it->work >= 0.05 * fmax(R_dom, 1) || it->work == 0
                                : U_class[it->cls] >= 0.30 * fmax(R, 1)) {
                 unattributed_selected++;
-                ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "unattributed-forbidden-work",
-                               it->process, it->time_ns, "%s — forbidden class %s, but not attributable to the candidate",
-                               it->what ? it->what : "?", ka_class_name(it->cls));
+                item_fields(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED,
+                                           "unattributed-forbidden-work", it->process, it->time_ns,
+                                           "%s — forbidden class %s, but not attributable to the candidate",
+                                           it->what ? it->what : "?", ka_class_name(it->cls)),
+                            it);
             }
             continue;
         }
         if (!why) {
-            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "below-threshold", it->process, it->time_ns,
-                           "%s — forbidden class %s but below the targeting thresholds", it->what ? it->what : "?",
-                           ka_class_name(it->cls));
+            item_fields(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "below-threshold", it->process,
+                                       it->time_ns, "%s — forbidden class %s but below the targeting thresholds",
+                                       it->what ? it->what : "?", ka_class_name(it->cls)),
+                        it);
             continue;
         }
         convicting++;
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS,
-                       it->kind == KA_ITEM_VENDOR_CALL ? "forbidden-vendor-call"
-                       : it->kind == KA_ITEM_VENDOR_KERNEL ? "non-mediated-vendor-launch"
-                                                        : "forbidden-framework-work",
-                       it->process, it->time_ns, "%s — forbidden (%s)", it->what ? it->what : "?", why);
+        struct ka_finding *x =
+            ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS,
+                           it->kind == KA_ITEM_VENDOR_CALL ? "forbidden-vendor-call"
+                           : it->kind == KA_ITEM_VENDOR_KERNEL ? "non-mediated-vendor-launch"
+                                                            : "forbidden-framework-work",
+                           it->process, it->time_ns, "%s — forbidden (%s)", it->what ? it->what : "?", why);
+        item_fields(x, it);
+        ka_field_str(x, "rule", rule);
+        if (share >= 0) {
+            ka_field_num(x, "share", share);
+            ka_field_num(x, "threshold", threshold);
+        }
     }
 
     /* Positive work evidence (R-A): compute-class kernels of the candidate's own code.
@@ -201,13 +256,18 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
        (a candidate that zeroes its output and returns it); neither is framework or
        vendor work, unless the contract does not ask for self-implementation. */
     uint64_t evidence = c->self_implemented ? w->candidate_kernels_own_compute : w->candidate_kernels_compute;
-    if (w->candidate_kernels_any)
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, evidence ? KA_FINDING_SUPPORT : KA_FINDING_SIGNAL, "candidate-work",
+    if (w->candidate_kernels_any) {
+        struct ka_finding *x = ka_add_finding(f, KA_AXIS_IMPLEMENTATION, evidence ? KA_FINDING_SUPPORT : KA_FINDING_SIGNAL, "candidate-work",
                        NULL, 0,
                        "the candidate launched %llu kernels, %llu of them its own code, %llu of those compute "
                        "(not copies, fills or layout glue); %llu candidate modules loaded",
                        (unsigned long long)w->candidate_kernels_any, (unsigned long long)w->candidate_kernels_own,
                        (unsigned long long)w->candidate_kernels_own_compute, (unsigned long long)s->candidate_modules);
+        ka_field_u64(x, "kernels", w->candidate_kernels_any);
+        ka_field_u64(x, "own_kernels", w->candidate_kernels_own);
+        ka_field_u64(x, "own_compute_kernels", w->candidate_kernels_own_compute);
+        ka_field_u64(x, "modules", s->candidate_modules);
+    }
 
     if (convicting) {
         ax->verdict = KA_FAIL;

@@ -278,6 +278,29 @@ void ka_check_kernel_window(struct ka_findings *f, struct ka_timing_facts *tf, c
     }
 }
 
+/* A timing-primitive change's fields: "NAME OLD -> NEW" (function, old, new) and when it was seen. */
+static void primitive_fields(struct ka_finding *x, const char *name, int name_len, const char *change,
+                             const char *when, int when_len)
+{
+    if (!x)
+        return;
+    char *fn = strndup(name, (size_t)name_len);
+    ka_field_str(x, "function", fn ? fn : "?");
+    free(fn);
+    const char *arrow = strstr(change, " -> ");
+    if (arrow) {
+        char *old = strndup(change, (size_t)(arrow - change));
+        ka_field_str(x, "old", old ? old : "");
+        free(old);
+        ka_field_str(x, "new", arrow + 4);
+    }
+    if (when && when_len > 0) {
+        char *w = strndup(when, (size_t)when_len);
+        ka_field_str(x, "when", w ? w : "");
+        free(w);
+    }
+}
+
 void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p)
 {
     /* Objects other than the runtime and driver that define timing entry points. */
@@ -314,8 +337,11 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
     /* The harness's own identity guard (docs/analysis.md, "Harness marks"). */
     for (size_t i = 0; i < p->n_guard; i++) {
         tf->guard_changes++;
-        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file, 0,
-                       "the harness's guard saw %s replaced after the candidate was imported", p->guard_changed[i]);
+        struct ka_finding *x =
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file, 0,
+                           "the harness's guard saw %s replaced after the candidate was imported", p->guard_changed[i]);
+        ka_field_str(x, "function", p->guard_changed[i]);
+        ka_field_str(x, "when", "after-import");
     }
     /* The Python side's snapshot of the timing primitives (docs/python-provenance.md, "Timing primitives"):
      * text "WHEN NAME OLD -> NEW".  Changed while a candidate frame was open on the reporting thread:
@@ -326,20 +352,23 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
         what = what ? what + 1 : pt->text;
         int n = (int)strcspn(what, " ");
         const char *change = what[n] ? what + n + 1 : "";
+        int when_len = (int)(what - pt->text > 0 ? what - pt->text - 1 : 0);
+        struct ka_finding *x;
         if (pt->candidate) {
             tf->guard_changes++;
-            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file,
-                           pt->time_ns,
-                           "%.*s was replaced while the candidate's code ran (%.600s): the harness's timer can "
-                           "hand back a made-up time",
-                           n, what, change);
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file,
+                               pt->time_ns,
+                               "%.*s was replaced while the candidate's code ran (%.600s): the harness's timer can "
+                               "hand back a made-up time",
+                               n, what, change);
         } else {
-            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "timing-primitive-replaced-unattributed",
-                           p->file, pt->time_ns,
-                           "%.*s changed (%.600s) while no candidate frame was open (seen at %.*s): not attributable to "
-                           "the candidate",
-                           n, what, change, (int)(what - pt->text > 0 ? what - pt->text - 1 : 0), pt->text);
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "timing-primitive-replaced-unattributed",
+                               p->file, pt->time_ns,
+                               "%.*s changed (%.600s) while no candidate frame was open (seen at %.*s): not "
+                               "attributable to the candidate",
+                               n, what, change, when_len, pt->text);
         }
+        primitive_fields(x, what, n, change, pt->text, when_len);
     }
     /* Reported times must be values the CUDA runtime returned. */
     for (size_t i = 0; i < p->n_reported; i++) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis_internal.h"
+#include "trace_names.h"
 
 static struct ka_work_item *add_item(struct ka_work_tally *w, int cls, double work, int kind, const char *process,
                                      uint64_t t, const char *fmt, ...)
@@ -37,6 +38,27 @@ static struct ka_work_item *add_item(struct ka_work_tally *w, int cls, double wo
     return it;
 }
 
+static void call_fields(struct ka_work_item *it, const struct ka_vcall *vc)
+{
+    if (!it)
+        return;
+    it->has_call = 1;
+    it->call_id = vc->rec.call_id;
+    it->api = vc->api ? strdup(vc->api) : NULL;
+    it->library = kat_vendor_library_name(vc->rec.library);
+    it->caller = vc->caller && vc->caller[0] ? strdup(vc->caller) : NULL;
+    it->thread = vc->rec.thread_id;
+    it->kernels = vc->kernels;
+}
+
+static void kernel_fields(struct ka_work_item *it, uint64_t count, const char *example)
+{
+    if (!it)
+        return;
+    it->kernels = count;
+    it->example = example ? strdup(example) : NULL;
+}
+
 /* Vendor calls become work items (outermost calls only: nested ones are the same work). */
 void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const struct ka_contract *c,
                           const struct kinv_inventory *inv, const struct ka_proc *p)
@@ -55,6 +77,7 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
                      "%s (call %llu) called from %s (thread %u) by an unknown party: %s %.4g FLOP", vc->api,
                      (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)",
                      vc->rec.thread_id, ka_class_name(vc->cls), vc->work);
+            call_fields(&w->items[w->n_items - 1], vc);
             w->items[w->n_items - 1].unattributed = 1;
             continue;
         }
@@ -73,6 +96,7 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
                  (unsigned long long)vc->kernels);
         /* Library uses the contract declares are exempt. */
         struct ka_work_item *it = &w->items[w->n_items - 1];
+        call_fields(it, vc);
         for (size_t u = 0; u < c->n_library_uses; u++) {
             const struct ka_library_use *use = &c->library_uses[u];
             if ((strcmp(use->library, "*") && kat_vendor_library_of(use->library) != vc->rec.library) || fnmatch(use->api, vc->api, 0) != 0 ||
@@ -89,28 +113,34 @@ void ka_tally_items(struct ka_work_tally *w)
 {
     /* The framework kernels of the candidate become one item per class. */
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
-        if (w->fw_count[cls])
-            add_item(w, cls, w->fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, w->fw_process[cls], 0,
+        if (w->fw_count[cls]) {
+            struct ka_work_item *it = add_item(w, cls, w->fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, w->fw_process[cls], 0,
                      "%llu framework kernel%s of class %s in the candidate phase (e.g. '%.120s'): %.4g elements by "
                      "the threads-launched proxy",
                      (unsigned long long)w->fw_count[cls], w->fw_count[cls] == 1 ? "" : "s", ka_class_name(cls),
                      w->fw_example[cls], w->fw_work[cls]);
+            kernel_fields(it, w->fw_count[cls], w->fw_example[cls]);
+        }
 
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
-        if (w->nm_count[cls])
-            add_item(w, cls, 0, KA_ITEM_VENDOR_KERNEL, w->nm_process[cls], w->nm_time[cls],
+        if (w->nm_count[cls]) {
+            struct ka_work_item *it = add_item(w, cls, 0, KA_ITEM_VENDOR_KERNEL, w->nm_process[cls], w->nm_time[cls],
                      "%llu vendor kernel%s of class %s launched by the candidate outside any intercepted library "
                      "call, e.g. %s",
                      (unsigned long long)w->nm_count[cls], w->nm_count[cls] == 1 ? "" : "s", ka_class_name(cls),
                      w->nm_example[cls] ? w->nm_example[cls] : "?");
+            kernel_fields(it, w->nm_count[cls], w->nm_example[cls]);
+        }
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (w->unk_fw_count[cls]) {
-            add_item(w, cls, w->unk_fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, NULL, 0,
+            struct ka_work_item *it = add_item(w, cls, w->unk_fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, NULL, 0,
                      "%llu framework kernel%s of class %s launched by an unknown party: %.4g elements by the "
                      "threads-launched proxy",
                      (unsigned long long)w->unk_fw_count[cls], w->unk_fw_count[cls] == 1 ? "" : "s",
                      ka_class_name(cls), w->unk_fw_work[cls]);
-            w->items[w->n_items - 1].unattributed = 1;
+            kernel_fields(it, w->unk_fw_count[cls], NULL);
+            if (it)
+                it->unattributed = 1;
         }
 }
 
@@ -120,6 +150,9 @@ void ka_work_tally_free(struct ka_work_tally *w)
         free(w->items[i].what);
         free(w->items[i].process);
         free(w->items[i].exempt_why);
+        free(w->items[i].api);
+        free(w->items[i].caller);
+        free(w->items[i].example);
     }
     free(w->items);
     for (int i = 0; i < KA_CLASS_COUNT; i++) {
