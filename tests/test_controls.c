@@ -6,6 +6,7 @@
  * docs/controls.md holds the same table for people.
  */
 #define _GNU_SOURCE
+#include <cjson/cJSON.h>
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <stdio.h>
@@ -327,5 +328,46 @@ Test(controls, clean_control_with_semantic_pass_is_c0)
     struct ka_analysis *a = judge(clean, &opt);
     cr_expect_eq(a->certificate, KA_PASS);
     cr_expect_str_eq(a->outcome, "C0");
+    ka_analysis_free(a);
+}
+
+/* The JSON report's forbidden-vendor-call findings carry their call's id and API
+   as fields (docs/report-format.md, "Finding fields"), the same the text names. */
+Test(controls, forbidden_vendor_call_json_has_call_fields)
+{
+    const struct expectation e = { "examples/controls/deleg_torch_matmul", "controls/matmul.json", KA_WEAK_ACCEPT,
+                                   F, P, F, "C3b", { "forbidden-vendor-call" }, NULL, NULL, 0 };
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    struct ka_analysis *a = judge(&e, &opt);
+    char *json = ka_report_json(a);
+    cr_assert(json);
+    cJSON *root = cJSON_Parse(json);
+    cr_assert(root, "the report parses");
+    int checked = 0;
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(root, "findings"))
+    {
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(x, "code");
+        if (!cJSON_IsString(code) || strcmp(code->valuestring, "forbidden-vendor-call"))
+            continue;
+        const char *text = cJSON_GetObjectItemCaseSensitive(x, "text")->valuestring;
+        const cJSON *fields = cJSON_GetObjectItemCaseSensitive(x, "fields");
+        cr_assert(cJSON_IsObject(fields), "no fields: %s", text);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(fields, "call_id");
+        const cJSON *api = cJSON_GetObjectItemCaseSensitive(fields, "api");
+        cr_assert(cJSON_IsNumber(id) && id->valuedouble >= 1, "call_id: %s", text);
+        cr_assert(cJSON_IsString(api), "api: %s", text);
+        char expect[256];
+        snprintf(expect, sizeof expect, "%s (call %.0f)", api->valuestring, id->valuedouble);
+        cr_expect(!strncmp(text, expect, strlen(expect)), "fields say '%s', text '%s'", expect, text);
+        cr_expect_str_eq(api->valuestring, "cublasSgemm_v2");
+        const cJSON *cls = cJSON_GetObjectItemCaseSensitive(fields, "class");
+        cr_expect(cJSON_IsString(cls) && !strcmp(cls->valuestring, "gemm"));
+        checked++;
+    }
+    cr_assert_gt(checked, 0, "a forbidden-vendor-call finding in the JSON");
+    cJSON_Delete(root);
+    free(json);
     ka_analysis_free(a);
 }
