@@ -73,18 +73,21 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
             continue;
         }
         if (vc->party == KA_PARTY_UNKNOWN) {
-            add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
+            /* (out of memory: the item is not there; never write to the one before it) */
+            struct ka_work_item *unknown = add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
                      "%s (call %llu) called from %s (thread %u) by an unknown party: %s %.4g FLOP", vc->api,
                      (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)",
                      vc->rec.thread_id, ka_class_name(vc->cls), vc->work);
-            call_fields(&w->items[w->n_items - 1], vc);
-            w->items[w->n_items - 1].unattributed = 1;
+            if (unknown) {
+                call_fields(unknown, vc);
+                unknown->unattributed = 1;
+            }
             continue;
         }
         if (vc->party != KA_PARTY_CANDIDATE)
             continue;
         int pinned = ka_library_pinned(inv, p, vc->rec.library);
-        add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
+        struct ka_work_item *it = add_item(w, vc->cls, vc->work, KA_ITEM_VENDOR_CALL, p->file, vc->rec.enter_ns,
                  "%s (call %llu) called from %s (thread %u)%s%s: %s %.4g %s, %llu kernels in its window", vc->api,
                  (unsigned long long)vc->rec.call_id, vc->caller && vc->caller[0] ? vc->caller : "(unknown object)", vc->rec.thread_id,
                  vc->caller_is_candidate ? ", the candidate's own object (below the framework)"
@@ -94,8 +97,9 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
                  ka_class_name(vc->cls), vc->work,
                  vc->cls == KA_CLASS_GEMM || vc->cls == KA_CLASS_CONV ? "FLOP" : "units",
                  (unsigned long long)vc->kernels);
+        if (!it)
+            continue;
         /* Library uses the contract declares are exempt. */
-        struct ka_work_item *it = &w->items[w->n_items - 1];
         call_fields(it, vc);
         for (size_t u = 0; u < c->n_library_uses; u++) {
             const struct ka_library_use *use = &c->library_uses[u];
