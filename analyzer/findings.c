@@ -15,6 +15,20 @@
 
 #include "analysis_internal.h"
 
+/* A new, zeroed finding at the end of the list; NULL when out of memory. */
+static struct ka_finding *append(struct ka_findings *fs, enum ka_axis axis, enum ka_finding_kind kind, const char *code)
+{
+    struct ka_analysis *a = fs->a;
+    if (GROW(a->findings, a->n_findings, fs->cap_findings))
+        return NULL;
+    struct ka_finding *f = &a->findings[a->n_findings++];
+    memset(f, 0, sizeof *f);
+    f->axis = axis;
+    f->kind = kind;
+    snprintf(f->code, sizeof f->code, "%s", code);
+    return f;
+}
+
 struct ka_finding *ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enum ka_finding_kind kind,
                                   const char *code, const char *process, uint64_t time_ns, const char *fmt, ...)
 {
@@ -35,23 +49,13 @@ struct ka_finding *ka_add_finding(struct ka_findings *fs, enum ka_axis axis, enu
         if (cc->summary)
             return NULL;
         /* The first one not kept: its place goes to the summary (text and counts at ka_findings_finish). */
-        if (GROW(a->findings, a->n_findings, fs->cap_findings))
-            return NULL;
-        struct ka_finding *f = &a->findings[a->n_findings++];
-        memset(f, 0, sizeof *f);
-        f->axis = axis;
-        f->kind = KA_FINDING_SIGNAL;
-        snprintf(f->code, sizeof f->code, "%s", "findings-not-kept");
-        cc->summary = a->n_findings;
+        if (append(fs, axis, KA_FINDING_SIGNAL, "findings-not-kept"))
+            cc->summary = a->n_findings;
         return NULL;
     }
-    if (GROW(a->findings, a->n_findings, fs->cap_findings))
+    struct ka_finding *f = append(fs, axis, kind, code);
+    if (!f)
         return NULL;
-    struct ka_finding *f = &a->findings[a->n_findings++];
-    memset(f, 0, sizeof *f);
-    f->axis = axis;
-    f->kind = kind;
-    snprintf(f->code, sizeof f->code, "%s", code);
     f->process = process ? strdup(process) : NULL;
     f->time_ns = time_ns;
     va_list ap;
