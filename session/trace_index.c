@@ -132,16 +132,24 @@ int kat_trace_index_build(struct kat_trace_index *ix, struct kat_trace *t, int w
     return 0;
 }
 
+/* The first element of arr[0 .. n) whose call_id is not below call_id (both arrays are sorted by it). */
+#define FIRST_NOT_BELOW(arr, n, call_id, out)                  \
+    do {                                                       \
+        size_t lo_ = 0, hi_ = (n);                             \
+        while (lo_ < hi_) {                                    \
+            size_t mid_ = lo_ + (hi_ - lo_) / 2;               \
+            if ((arr)[mid_].call_id < (call_id))               \
+                lo_ = mid_ + 1;                                \
+            else                                               \
+                hi_ = mid_;                                    \
+        }                                                      \
+        (out) = lo_;                                           \
+    } while (0)
+
 const struct kat_index_call *kat_trace_index_call(const struct kat_trace_index *ix, uint64_t call_id)
 {
-    size_t lo = 0, hi = ix->n_calls;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->calls[mid].call_id < call_id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FIRST_NOT_BELOW(ix->calls, ix->n_calls, call_id, lo);
     return lo < ix->n_calls && ix->calls[lo].call_id == call_id ? &ix->calls[lo] : NULL;
 }
 
@@ -163,14 +171,8 @@ const struct kat_index_call *kat_trace_index_outermost(const struct kat_trace_in
 size_t kat_trace_index_window(const struct kat_trace_index *ix, uint64_t call_id,
                               const struct kat_index_kernel **first)
 {
-    size_t lo = 0, hi = ix->n_window;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (ix->window[mid].call_id < call_id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo;
+    FIRST_NOT_BELOW(ix->window, ix->n_window, call_id, lo);
     size_t end = lo;
     while (end < ix->n_window && ix->window[end].call_id == call_id)
         end++;
