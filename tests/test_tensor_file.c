@@ -15,10 +15,11 @@ struct buf {
   size_t n;
 };
 
+/* bytes may exceed 8 to append zero padding. */
 static void put(struct buf *b, uint64_t v, unsigned bytes)
 {
   for (unsigned i = 0; i < bytes; i++)
-    b->b[b->n++] = (unsigned char)(v >> (8 * i));
+    b->b[b->n++] = i < 8 ? (unsigned char)(v >> (8 * i)) : 0;
 }
 static void put_bytes(struct buf *b, const void *p, size_t n)
 {
