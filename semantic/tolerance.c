@@ -121,15 +121,16 @@ static void select_kth(double *v, size_t n, size_t k)
   }
 }
 
-double kat_percentile_select(double *v, size_t n, double p)
+double kat_percentile_select(double *v, size_t n, unsigned num, unsigned den)
 {
-  if (n == 0)
+  if (n == 0 || num == 0 || num > den)
     return 0.0;
-  /* Nearest rank: the smallest value with at least p% of the elements at
-   * or below it.  ceil in long double, then clamped, so p = 99 and
-   * n = 100 give rank 99 (index 98) without a rounding surprise. */
-  long double r = ceill((long double)p / 100.0L * (long double)n);
-  size_t rank = r < 1 ? 1 : r > (long double)n ? n : (size_t)r;
+  /* Nearest rank: the smallest value with at least num/den of the elements
+   * at or below it.  ceil(num*n/den), split so that num*n cannot overflow. */
+  size_t q = n / den, rem = n % den;
+  size_t rank = q * num + (size_t)(((uint64_t)rem * num + den - 1) / den);
+  if (rank < 1)
+    rank = 1;
   select_kth(v, n, rank - 1);
   return v[rank - 1];
 }
@@ -169,11 +170,11 @@ int kat_tol_calibrate(const double *r, const double *r64, size_t n,
   }
   for (size_t i = 0; i < n; i++)
     d[i] = fabs(r[i] - r64[i]);
-  out->eps_abs = kat_percentile_select(d, n, 99.0);
+  out->eps_abs = kat_percentile_select(d, n, 99, 100);
   /* Recomputed, not divided in place: the selection reordered d. */
   for (size_t i = 0; i < n; i++)
     d[i] = fabs(r[i] - r64[i]) / fmax(fabs(r64[i]), p->rel_den_min);
-  out->eps_rel = kat_percentile_select(d, n, 99.0);
+  out->eps_rel = kat_percentile_select(d, n, 99, 100);
   free(d);
 
   out->rho_bar = p->c * out->eps_rel;

@@ -81,10 +81,13 @@ struct kat_tol_comparison {
   char text[256];                 /* one line for a report */
 };
 
-/* Nearest-rank percentile, p in (0, 100]: the value at sorted index
- * ceil(p/100 * n) - 1, found by selection in O(n) expected time.  Reorders
- * v.  Returns 0 for n == 0.  v must not hold NaN. */
-double kat_percentile_select(double *v, size_t n, double p);
+/* Nearest-rank quantile at the fraction num/den (0 < num <= den; 99/100
+ * for the 99th percentile): the value at sorted index ceil(num*n/den) - 1,
+ * found by selection in O(n) expected time.  The rank is computed in
+ * integers, so it is exact by construction rather than by the luck of
+ * floating-point rounding of 0.99*n.  Reorders v.  Returns 0 for n == 0 and for a
+ * fraction outside (0, 1].  v must not hold NaN. */
+double kat_percentile_select(double *v, size_t n, unsigned num, unsigned den);
 
 /* Calibrates one leaf from its native-precision reference r and its fp64
  * reference r64 (same n).  Returns 0 (status in out) or -1 with errno

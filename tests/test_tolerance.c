@@ -32,15 +32,24 @@ Test(percentile, nearest_rank_by_hand)
   for (int i = 0; i < 100; i++)
     v[i] = (double)((i * 37) % 100);
   /* ceil(0.99 * 100) - 1 = 98: the 99th smallest. */
-  cr_assert_eq(kat_percentile_select(v, 100, 99.0), 98.0);
+  cr_assert_eq(kat_percentile_select(v, 100, 99, 100), 98.0);
   double one = 5.0;
-  cr_assert_eq(kat_percentile_select(&one, 1, 99.0), 5.0);
-  cr_assert_eq(kat_percentile_select(NULL, 0, 99.0), 0.0);
+  cr_assert_eq(kat_percentile_select(&one, 1, 99, 100), 5.0);
+  cr_assert_eq(kat_percentile_select(NULL, 0, 99, 100), 0.0);
   /* n = 150: ceil(148.5) = 149, index 148 of 0..149. */
   double w[150];
   for (int i = 0; i < 150; i++)
     w[149 - i] = i;
-  cr_assert_eq(kat_percentile_select(w, 150, 99.0), 148.0);
+  cr_assert_eq(kat_percentile_select(w, 150, 99, 100), 148.0);
+  /* n = 300: rank ceil(297) = 297, index 296; other fractions too. */
+  double *x = malloc(300 * sizeof *x);
+  for (int i = 0; i < 300; i++)
+    x[i] = 299 - i;
+  cr_assert_eq(kat_percentile_select(x, 300, 99, 100), 296.0);
+  cr_assert_eq(kat_percentile_select(x, 300, 1, 2), 149.0);   /* median, lower */
+  cr_assert_eq(kat_percentile_select(x, 300, 1, 1), 299.0);   /* maximum */
+  cr_assert_eq(kat_percentile_select(x, 300, 0, 1), 0.0);     /* refused: 0 */
+  free(x);
 }
 
 Test(percentile, agrees_with_a_sort)
@@ -58,7 +67,7 @@ Test(percentile, agrees_with_a_sort)
       }
       qsort(b, n, sizeof *b, cmp_double);
       size_t rank = (99 * n + 99) / 100;
-      cr_assert_eq(kat_percentile_select(a, n, 99.0), b[rank - 1], "n %zu dup %d", n, dup);
+      cr_assert_eq(kat_percentile_select(a, n, 99, 100), b[rank - 1], "n %zu dup %d", n, dup);
       free(a);
       free(b);
     }
@@ -75,7 +84,7 @@ Test(percentile, large_mostly_zero_leaf, .timeout = 60)
   /* 2% nonzero: the 99th percentile falls among them. */
   for (size_t i = 0; i < n; i += 50)
     v[i] = 1.0 + (double)(i % 7);
-  double p = kat_percentile_select(v, n, 99.0);
+  double p = kat_percentile_select(v, n, 99, 100);
   cr_assert(p >= 1.0 && p <= 7.0, "p %g", p);
   free(v);
 }
