@@ -303,6 +303,8 @@ int kat_tensor_file_open(const char *path, struct kat_tensor_file **out, char *e
   }
   size_t len = (size_t)st.st_size;
   void *map = NULL;
+  /* A file shortened while mapped would fault on access; the runner only
+   * ever renames a complete file into place, so a mapped one never shrinks. */
   /* mmap refuses a length of 0; an empty file is reported as truncated. */
   if (len) {
     map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);

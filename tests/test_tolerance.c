@@ -89,6 +89,31 @@ Test(percentile, large_mostly_zero_leaf, .timeout = 60)
   free(v);
 }
 
+/* A leaf of tens of millions of elements, as a large activation gives:
+ * calibration and comparison are linear, so this takes well under a second
+ * per pass outside a sanitizer. */
+Test(calibrate, large_leaf, .timeout = 120)
+{
+  size_t n = 12u * 1000 * 1000;
+  double *r = malloc(n * sizeof *r), *r64 = malloc(n * sizeof *r64);
+  cr_assert(r && r64);
+  for (size_t i = 0; i < n; i++) {
+    r64[i] = 1.0 + (double)(i % 1000);
+    /* 2% of elements off by 2^-20 (relative error under 2^-20). */
+    r[i] = r64[i] + (i % 50 == 0 ? ldexp(1, -20) : 0.0);
+  }
+  struct kat_tol_params p = kat_tol_params_default();
+  struct kat_tol_calibration cal;
+  cr_assert_eq(kat_tol_calibrate(r, r64, n, &p, &cal), 0);
+  cr_assert_eq(cal.status, KAT_TOL_OK, "%s", cal.reason_text);
+  cr_assert_eq(cal.eps_abs, ldexp(1, -20));
+  struct kat_tol_comparison cmp;
+  cr_assert_eq(kat_tol_compare(r, r, r64, n, &p, &cal, &cmp), 0);
+  cr_assert_eq(cmp.verdict, KAT_TOL_PASS, "%s", cmp.text);
+  free(r);
+  free(r64);
+}
+
 Test(calibrate, eps_by_hand)
 {
   double r[100], r64[100];
