@@ -1,5 +1,6 @@
 /* The calibrated tolerance (docs/tolerance.md). */
 #include "tolerance.h"
+#include "tolerance_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -81,13 +82,14 @@ static double median3(double a, double b, double c)
   return a > b ? a : b;
 }
 
-/* Leaves v[k] as it would be after a sort of v[0..n). */
-static void select_kth(double *v, size_t n, size_t k)
+void kat__select_kth(double *v, size_t n, size_t k, int depth)
 {
   size_t lo = 0, hi = n; /* the range [lo, hi) holds index k */
-  int depth = 0;
-  for (size_t m = n; m > 1; m >>= 1)
-    depth += 2;
+  if (depth < 0) {
+    depth = 0;
+    for (size_t m = n; m > 1; m >>= 1)
+      depth += 2;
+  }
   while (hi - lo > 16) {
     if (depth-- == 0) {
       heap_sort(v + lo, hi - lo);
@@ -131,7 +133,7 @@ double kat_percentile_select(double *v, size_t n, unsigned num, unsigned den)
   size_t rank = q * num + (size_t)(((uint64_t)rem * num + den - 1) / den);
   if (rank < 1)
     rank = 1;
-  select_kth(v, n, rank - 1);
+  kat__select_kth(v, n, rank - 1, -1);
   return v[rank - 1];
 }
 

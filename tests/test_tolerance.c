@@ -8,6 +8,7 @@
 
 #include "tensor_file.h"
 #include "tolerance.h"
+#include "tolerance_internal.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -72,6 +73,24 @@ Test(percentile, agrees_with_a_sort)
       free(b);
     }
   }
+}
+
+/* The heap-sort fallback, forced by a depth limit of 0 and 1: no ordinary
+ * input gets there, so it is checked here on its own. */
+Test(percentile, heap_sort_fallback)
+{
+  size_t n = 5000;
+  double *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+  for (int depth = 0; depth < 2; depth++)
+    for (size_t k = 0; k < n; k += 997) {
+      for (size_t i = 0; i < n; i++)
+        a[i] = b[i] = (double)(next() % 1000);
+      qsort(b, n, sizeof *b, cmp_double);
+      kat__select_kth(a, n, k, depth);
+      cr_assert_eq(a[k], b[k], "depth %d k %zu", depth, k);
+    }
+  free(a);
+  free(b);
 }
 
 /* Tens of millions of mostly-zero errors: the usual shape of a good
