@@ -95,7 +95,7 @@ Test(percentile, heap_sort_fallback)
 
 /* Tens of millions of mostly-zero errors: the usual shape of a good
  * kernel's error array, and the one a two-way partition is quadratic on. */
-Test(percentile, large_mostly_zero_leaf, .timeout = 60)
+Test(percentile, large_mostly_zero_leaf)
 {
   size_t n = 20u * 1000 * 1000;
   double *v = calloc(n, sizeof *v);
@@ -111,7 +111,7 @@ Test(percentile, large_mostly_zero_leaf, .timeout = 60)
 /* A leaf of tens of millions of elements, as a large activation gives:
  * calibration and comparison are linear, so this takes well under a second
  * per pass outside a sanitizer. */
-Test(calibrate, large_leaf, .timeout = 120)
+Test(calibrate, large_leaf)
 {
   size_t n = 12u * 1000 * 1000;
   double *r = malloc(n * sizeof *r), *r64 = malloc(n * sizeof *r64);
