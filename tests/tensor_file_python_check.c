@@ -66,12 +66,12 @@ int main(int argc, char **argv)
     fprintf(stderr, "error: %s\n", err);
     return 1;
   }
-  CHECK(f->n_leaves == 15, "%u leaves", f->n_leaves);
+  CHECK(f->n_leaves == 18, "%u leaves", f->n_leaves);
 
   static const char *const order[] = {
       "out[0]", "out[1]['a']", "out[1]['b'][0]", "out[1]['b'][1]", "out[1]['b'][2]",
       "out[1]['b'][3]", "out[2][0]", "out[2][1]", "out[3]", "out[4]", "out[5]", "out[6]",
-      "out[7]", "input[0]", "input[1]"};
+      "out[7]", "out[8]", "out[9]", "out[10]", "input[0]", "input[1]"};
   for (size_t i = 0; i < sizeof order / sizeof *order && i < f->n_leaves; i++)
     CHECK(strcmp(f->leaves[i].path, order[i]) == 0, "leaf %zu is '%s', want '%s'", i,
           f->leaves[i].path, order[i]);
@@ -96,9 +96,14 @@ int main(int argc, char **argv)
              (double[]){-1099511627776.0, 7}, 2);
   check_leaf(f, "out[6]", KAT_LEAF_TENSOR, KAT_DT_BOOL, 1, (int64_t[]){3}, (double[]){1, 0, 1}, 3);
   check_other(f, "out[7]", "tuple");
+  check_leaf(f, "out[8]", KAT_LEAF_TENSOR, KAT_DT_COMPLEX64, 1, (int64_t[]){2},
+             (double[]){1, -2, 3, 4}, 4);
+  check_leaf(f, "out[9]", KAT_LEAF_TENSOR, KAT_DT_FLOAT32, 4, (int64_t[]){1, 2, 2, 2},
+             (double[]){0, 1, 2, 3, 4, 5, 6, 7}, 8);
+  check_other(f, "out[10]", "int (outside int64)");
   check_leaf(f, "input[0]", KAT_LEAF_TENSOR, KAT_DT_FLOAT32, 2, (int64_t[]){0, 5}, (double[]){0}, 0);
   check_leaf(f, "input[1]", KAT_LEAF_TENSOR, KAT_DT_FLOAT32, 0, NULL, (double[]){2.0}, 1);
-  CHECK(!kat_tensor_file_find(f, "out[8]"), "a leaf that was never written");
+  CHECK(!kat_tensor_file_find(f, "out[11]"), "a leaf that was never written");
 
   kat_tensor_file_close(f);
   if (failures)

@@ -21,6 +21,12 @@ out = (
     torch.tensor([-(2 ** 40), 7], dtype=torch.int64),
     torch.tensor([True, False, True]),
     (),
+    # Lazy conjugate view: its memory holds +2j and -4j, its values do not.
+    torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex64).conj(),
+    # channels_last: contiguous in memory, but not in C order.
+    torch.arange(8, dtype=torch.float32).reshape(1, 2, 2, 2).contiguous(
+        memory_format=torch.channels_last),
+    1 << 70,  # no int64 can hold it: kept as an opaque leaf
 )
 inputs = [torch.zeros(0, 5), torch.tensor(2.0)]
 leaves = kaudit_tensors.flatten(out) + kaudit_tensors.flatten(inputs, prefix="input")
