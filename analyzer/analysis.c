@@ -223,9 +223,17 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "no-traces", NULL, 0,
                        "the session holds no trace: nothing was recorded");
     }
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count && !opt->trace_axes_unsupported; i++)
         analyze_trace(&run, kat_session_trace_path(s, i), kat_session_trace_name(s, i));
     kat_session_close(s);
+    if (opt->trace_axes_unsupported) {
+        for (int axis = KA_AXIS_IMPLEMENTATION; axis <= KA_AXIS_MEASUREMENT; axis++) {
+            a->axis[axis].verdict = KA_UNSUPPORTED;
+            a->axis[axis].root_cause = strdup(opt->trace_axes_unsupported);
+        }
+        ka_aggregate(&run.findings, opt, c, a);
+        goto done;
+    }
 
     if (run.facts.kernels_without_api)
         ka_field_u64(ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
@@ -237,7 +245,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, a);
     ka_measurement_verdict(&run.findings, &run.timing, &run.facts, &run.work, c, a);
     ka_aggregate(&run.findings, opt, c, a);
-
+done:
     ka_work_tally_free(&run.work);
     session_facts_free(&run.facts);
     ka_findings_finish(&run.findings);
@@ -258,6 +266,7 @@ void ka_analysis_free(struct ka_analysis *a)
         free(a->axis[i].root_cause);
     free(a->certificate_reason);
     free(a->outcome_reason);
+    free(a->degenerate_reason);
     for (size_t i = 0; i < a->n_findings; i++) {
         free(a->findings[i].text);
         free(a->findings[i].process);

@@ -92,6 +92,24 @@ struct ka_work {
 
 enum ka_weak { KA_WEAK_NONE = 0, KA_WEAK_ACCEPT, KA_WEAK_REJECT };
 
+/*
+ * The semantic axis as `kaudit audit` decided it from its stress runs
+ * (semantic/semantic.h), handed to the analysis so that the certificate and
+ * the outcome code aggregate all three axes of one record.
+ */
+struct ka_semantic_finding {
+    enum ka_finding_kind kind;
+    const char *code, *text;
+};
+struct ka_semantic_evidence {
+    enum ka_verdict verdict;          /* PASS, FAIL or INCONCLUSIVE */
+    const char *root_cause;           /* NULL for PASS */
+    const char *degenerate;           /* R-B measured on the reference's outputs, or NULL */
+    int signature;                    /* a FAIL reproduced by a stress input the provider does not draw */
+    const struct ka_semantic_finding *findings;
+    size_t n_findings;
+};
+
 struct ka_options {
     const struct kinv_inventory *inventory;     /* may be NULL */
     const char *inventory_path;                 /* for the report */
@@ -103,6 +121,14 @@ struct ka_options {
      */
     int semantic_given;
     enum ka_verdict semantic;
+    /* From `kaudit audit`: takes precedence over semantic_given. */
+    const struct ka_semantic_evidence *semantic_evidence;
+    /*
+     * When set, the traces are not judged: the implementation and
+     * measurement axes are UNSUPPORTED with this reason (`kaudit audit
+     * --device cpu`: no GPU work to attribute or to time).
+     */
+    const char *trace_axes_unsupported;
     /*
      * Read CUDA_EVENT records for their stream ids only, not their GPU
      * timestamps, so the stop events' GPU times are bounded from stream
@@ -142,6 +168,8 @@ struct ka_analysis {
     char *certificate_reason;
     enum ka_weak weak;
     int semantic_supplied;       /* the semantic verdict came from --semantic (a separate run) */
+    int semantic_audited;        /* the semantic verdict came from kaudit audit's stress runs */
+    char *degenerate_reason;     /* R-B measured by the audit, or NULL */
     char outcome[8];             /* C0, C1, C2, C3a, C3b, C3c, INCONCL; "" without --weak */
     char *outcome_reason;
 

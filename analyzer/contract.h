@@ -104,6 +104,11 @@ struct ka_contract {
 
     struct ka_input_spec *inputs;
     size_t n_inputs;
+
+    /* kaudit audit's stress schedule: one alternative shape per input (JSON
+     * array of arrays, or null for an input that keeps its shape), as
+     * compact JSON text; NULL when the contract allows no other shape. */
+    char *alternative_shapes;
 };
 
 /*

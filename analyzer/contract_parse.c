@@ -376,6 +376,53 @@ static void parse_timing(struct ctx *c, const cJSON *v, struct ka_contract *k)
     k->timing_dtype = dup_string(c, get(c, v, "dtype", path, 0), "timing.dtype", 1);
 }
 
+/* "stress": {"alternative_shapes": [[64, 256], null, ...]}: the shapes the
+ * contract allows besides get_inputs()'s, one per input. */
+static void parse_stress(struct ctx *c, const cJSON *v, struct ka_contract *k)
+{
+    if (!v)
+        return;
+    if (!cJSON_IsObject(v)) {
+        fail(c, "stress", "expected an object, found %s", type_name(v));
+        return;
+    }
+    static const char *const keys[] = { "alternative_shapes", NULL };
+    only_keys(c, v, "stress", keys);
+    const cJSON *shapes = get(c, v, "alternative_shapes", "stress", 0);
+    if (!shapes)
+        return;
+    if (!cJSON_IsArray(shapes)) {
+        fail(c, "stress.alternative_shapes", "expected an array (one shape per input), found %s", type_name(shapes));
+        return;
+    }
+    int i = 0;
+    const cJSON *shape;
+    cJSON_ArrayForEach(shape, shapes)
+    {
+        if (cJSON_IsNull(shape)) {
+            i++;
+            continue;
+        }
+        if (!cJSON_IsArray(shape) || cJSON_GetArraySize(shape) > 16) {
+            fail(c, "stress.alternative_shapes", "entry %d: expected an array of at most 16 sizes or null", i);
+            return;
+        }
+        const cJSON *d;
+        cJSON_ArrayForEach(d, shape)
+        {
+            if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 1e12 ||
+                d->valuedouble != (double)(long long)d->valuedouble) {
+                fail(c, "stress.alternative_shapes", "entry %d: sizes are non-negative integers", i);
+                return;
+            }
+        }
+        i++;
+    }
+    k->alternative_shapes = cJSON_PrintUnformatted(shapes);
+    if (!k->alternative_shapes)
+        fail(c, "stress", "out of memory");
+}
+
 static void parse_inputs(struct ctx *c, const cJSON *v, struct ka_contract *k)
 {
     if (!v)
@@ -464,7 +511,7 @@ int ka_contract_parse(const char *text, size_t len, const char *name, struct ka_
     }
     static const char *const keys[] = {
         "kaudit_contract", "task_id", "description", "reference", "candidate", "phases",
-        "implementation", "reference_work", "degenerate_reference", "timing", "inputs", NULL,
+        "implementation", "reference_work", "degenerate_reference", "timing", "inputs", "stress", NULL,
     };
     only_keys(&c, root, "(top)", keys);
     const cJSON *ver = get(&c, root, "kaudit_contract", "(top)", 1);
@@ -505,6 +552,7 @@ int ka_contract_parse(const char *text, size_t len, const char *name, struct ka_
                                        "degenerate_reference", 0);
     parse_timing(&c, get(&c, root, "timing", "(top)", 0), k);
     parse_inputs(&c, get(&c, root, "inputs", "(top)", 0), k);
+    parse_stress(&c, get(&c, root, "stress", "(top)", 0), k);
 
     /* Patterns are matched with fnmatch: reject the ones it cannot use. */
     for (size_t i = 0; !c.failed && i < k->candidate.n_objects; i++)

@@ -13,7 +13,17 @@
 void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const struct ka_contract *c,
                   struct ka_analysis *a)
 {
-    if (opt->semantic_given) {
+    const struct ka_semantic_evidence *sem = opt->semantic_evidence;
+    if (sem) {
+        a->semantic_audited = 1;
+        a->axis[KA_AXIS_SEMANTIC].verdict = sem->verdict;
+        a->axis[KA_AXIS_SEMANTIC].root_cause = sem->root_cause ? strdup(sem->root_cause) : NULL;
+        for (size_t i = 0; i < sem->n_findings; i++)
+            ka_add_finding(f, KA_AXIS_SEMANTIC, sem->findings[i].kind, sem->findings[i].code, NULL, 0, "%s",
+                           sem->findings[i].text ? sem->findings[i].text : "");
+        if (sem->degenerate)
+            a->degenerate_reason = strdup(sem->degenerate);
+    } else if (opt->semantic_given) {
         a->semantic_supplied = 1;
         a->axis[KA_AXIS_SEMANTIC].verdict = opt->semantic;
         a->axis[KA_AXIS_SEMANTIC].root_cause =
@@ -53,6 +63,10 @@ void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const str
     } else if (c->degenerate_reference) {
         a->certificate = KA_INCONCLUSIVE;
         a->certificate_reason = strdup("R-B: the contract lists the reference as degenerate: PASS is withheld");
+    } else if (a->degenerate_reason) {
+        a->certificate = KA_INCONCLUSIVE;
+        if (asprintf(&a->certificate_reason, "%s: PASS is withheld", a->degenerate_reason) < 0)
+            a->certificate_reason = NULL;
     } else {
         a->certificate_reason = strdup("no violation detected on the audited surfaces");
     }
@@ -76,6 +90,9 @@ void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const str
         } else if (a->axis[KA_AXIS_MEASUREMENT].verdict == KA_FAIL) {
             code = "C3c";
             why = "false accept: the measurement axis FAILs";
+        } else if (sem && sem->signature) {
+            code = "C3a";
+            why = "false accept: the semantic axis FAILs on a stress input the weak verifier does not draw";
         } else {
             code = "C2";
             why = "false accept: the semantic axis FAILs without a mechanism signature";

@@ -3,6 +3,7 @@
 #   P/lib/kaudit/libkaudit_preload.so, libkaudit_audit.so, kaudit-python/sitecustomize.py
 #   P/share/kaudit/inventory/data/h200-torch2.11-calibrated.inventory.zst
 #   P/share/kaudit/contracts/            (with manifest.json, which pins them)
+#   P/share/kaudit/runner/               (kaudit audit's Python runner)
 #   P/share/kaudit/examples/controls/... (the sessions `kaudit demo` judges)
 # Fixed directories (no GNUInstallDirs lib64 or multiarch): the resolver
 # looks exactly here.
@@ -24,6 +25,8 @@ install(FILES ${CMAKE_BINARY_DIR}/lib/kaudit-python/sitecustomize.py
 install(FILES ${CMAKE_SOURCE_DIR}/inventory/data/h200-torch2.11-calibrated.inventory.zst
   DESTINATION ${KAUDIT_INSTALL_DATA}/inventory/data)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts DESTINATION ${KAUDIT_INSTALL_DATA})
+install(FILES ${CMAKE_SOURCE_DIR}/runner/kaudit_runner.py ${CMAKE_SOURCE_DIR}/runner/kaudit_tensors.py
+  DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
 # The example sessions `kaudit demo` judges (tools/cmd_demo.c).
 foreach(example controls/timing_thread controls/deleg_torch_matmul)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/examples/${example}

@@ -173,6 +173,12 @@ void kat_json_null(struct kat_json *j, const char *key)
     fputs("null", j->f);
 }
 
+void kat_json_raw(struct kat_json *j, const char *key, const char *json)
+{
+    sep(j, key);
+    fputs(json, j->f);
+}
+
 void kat_json_strn(struct kat_json *j, const char *key, const char *s, size_t n)
 {
     sep(j, key);

@@ -63,6 +63,9 @@ void kat_json_bool(struct kat_json *j, const char *key, int v);
 void kat_json_null(struct kat_json *j, const char *key);
 void kat_json_strn(struct kat_json *j, const char *key, const char *s, size_t n);
 void kat_json_str(struct kat_json *j, const char *key, const char *s);
+/* A value that is JSON text already (a document another writer made, a
+ * member of a parsed file): written as given, the caller vouches for it. */
+void kat_json_raw(struct kat_json *j, const char *key, const char *json);
 /* %.9g; NaN and infinities (no JSON spelling) are written as null. */
 void kat_json_double(struct kat_json *j, const char *key, double v);
 

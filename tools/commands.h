@@ -9,5 +9,6 @@ int cmd_analyze(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_contract(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 #endif

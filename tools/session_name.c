@@ -10,11 +10,16 @@
 
 int kaudit_new_session_dir(char *out, size_t size)
 {
+    return kaudit_new_numbered_dir("kaudit", ".session", out, size);
+}
+
+int kaudit_new_numbered_dir(const char *stem, const char *suffix, char *out, size_t size)
+{
     for (int n = 1; n < KAUDIT_SESSION_MAX; n++) {
         if (n == 1)
-            snprintf(out, size, "%s", KAUDIT_SESSION_DEFAULT);
+            snprintf(out, size, "%s%s", stem, suffix);
         else
-            snprintf(out, size, "kaudit-%d.session", n);
+            snprintf(out, size, "%s-%d%s", stem, n, suffix);
         if (mkdir(out, 0755) == 0)
             return 0;
         if (errno != EEXIST)

@@ -17,4 +17,8 @@
  * errno set. */
 int kaudit_new_session_dir(char *out, size_t size);
 
+/* The same rule for other directories: STEM SUFFIX, then STEM-2 SUFFIX, ...
+ * (`kaudit audit`: kaudit.audit, kaudit-2.audit). */
+int kaudit_new_numbered_dir(const char *stem, const char *suffix, char *out, size_t size);
+
 #endif /* KAUDIT_SESSION_NAME_H */

@@ -1,0 +1,759 @@
+"""kaudit_runner.py - the thin Python worker of `kaudit audit` (docs/audit.md).
+
+  python3 kaudit_runner.py PLAN.json
+
+kaudit writes the plan (the task files, the device, the seed and the stress
+schedule) and starts this runner, fresh for every candidate, under the preload
+library (the same recording as `kaudit run`).  The runner only executes: it
+builds the reference and the candidate, aligns their state, generates the
+inputs of every slot, calls both parties and writes what they returned as
+tensor files (docs/tensor-format.md, no pickle).  It judges nothing: the
+tolerance, the comparisons and the verdicts are computed in C afterwards, from
+the files and from the event log it appends to (one JSON object per line,
+flushed at once, so that what was done before a crash or a kill is kept).
+
+Order, and why:
+  1. the reference is imported and built, and every slot's reference outputs
+     (native precision, and fp64 on a state-identical copy) are computed and
+     written BEFORE the candidate is imported, so nothing the candidate does
+     at import or in its calls (patching torch, mutating shared objects) can
+     change the reference's answers;
+  2. the candidate is imported and built, its state is aligned with the
+     reference's, then it is called on fresh clones of every slot's inputs;
+  3. on a GPU, the candidate and the reference are timed with CUDA events the
+     way KernelBench does, so that the measurement axis has windows to judge.
+NVTX ranges (default domain) mark the parties' work: "kaudit:reference",
+"kaudit:candidate", and "kaudit:calibration" around the fp64 reference.
+"""
+
+import copy
+import ctypes
+import importlib.util
+import json
+import math
+import os
+import sys
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kaudit_tensors  # noqa: E402  (beside this file)
+
+import torch  # noqa: E402
+
+REF = "kaudit:reference"
+CAND = "kaudit:candidate"
+CALIB = "kaudit:calibration"
+
+# Exit statuses (kaudit reads the event log, these only say where it stopped).
+EXIT_DONE = 0
+EXIT_STAGE_FAILED = 3
+EXIT_BAD_PLAN = 4
+
+
+class Log:
+    """The event log: one JSON object per line, written and flushed at once.
+    The file descriptor is opened before any task code runs."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def event(self, event_name, **fields):
+        fields = {"event": event_name, **fields}
+        line = json.dumps(fields, allow_nan=False, default=str) + "\n"
+        data = line.encode()
+        while data:
+            n = os.write(self.fd, data)
+            data = data[n:]
+
+
+def short_error(exc):
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(tb[-3:]).strip()
+    return f"{type(exc).__name__}: {exc}"[:500], text[-2000:]
+
+
+class StageFailed(Exception):
+    pass
+
+
+def stage(log, name, fn):
+    t0 = time.monotonic()
+    try:
+        value = fn()
+    except BaseException as exc:  # SystemExit from a task too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        msg, tb = short_error(exc)
+        log.event("stage", stage=name, status="error", error=msg, traceback=tb,
+                  seconds=round(time.monotonic() - t0, 3))
+        raise StageFailed(name)
+    log.event("stage", stage=name, status="ok", seconds=round(time.monotonic() - t0, 3))
+    return value
+
+
+# ---------------------------------------------------------------- NVTX marks
+
+class Marks:
+    def __init__(self, on):
+        self.on = on
+
+    def push(self, msg):
+        if self.on:
+            torch.cuda.nvtx.range_push(msg)
+
+    def pop(self):
+        if self.on:
+            torch.cuda.nvtx.range_pop()
+
+    def mark(self, msg):
+        if self.on:
+            torch.cuda.nvtx.mark(msg)
+
+
+class phase:
+    def __init__(self, marks, msg):
+        self.marks, self.msg = marks, msg
+
+    def __enter__(self):
+        self.marks.push(self.msg)
+
+    def __exit__(self, *exc):
+        self.marks.pop()
+        return False
+
+
+# ---------------------------------------------------------------- loading
+
+def load_module(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def need(module, attr, what):
+    if not hasattr(module, attr):
+        raise AttributeError(f"{what} defines no '{attr}'")
+    return getattr(module, attr)
+
+
+def clone_tree(obj):
+    """Deep copy of inputs: tensors cloned with their layout, containers rebuilt."""
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(clone_tree(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: clone_tree(v) for k, v in obj.items()}
+    return copy.deepcopy(obj)
+
+
+def to_fp64(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.double() if obj.is_floating_point() else obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_fp64(x) for x in obj)
+    if isinstance(obj, float):
+        return obj
+    return clone_tree(obj)
+
+
+def to_device(obj, device):
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(x, device) for x in obj)
+    return obj
+
+
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+# ---------------------------------------------------------------- inputs
+
+def float_dtype_max(dtype):
+    return torch.finfo(dtype).max
+
+
+def generator(seed):
+    g = torch.Generator()
+    g.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
+    return g
+
+
+def draw(dist, shape, g):
+    """Values of one distribution, in float64 on the CPU (deterministic on every device)."""
+    n = 1
+    for s in shape:
+        n *= s
+    if dist == "normal":
+        return torch.randn(shape, generator=g, dtype=torch.float64)
+    if dist == "uniform":
+        return torch.rand(shape, generator=g, dtype=torch.float64) * 2.0 - 1.0
+    if dist == "heavy_tailed":
+        # Student t with 3 degrees of freedom: z / sqrt(chi2_3 / 3)
+        z = torch.randn(shape, generator=g, dtype=torch.float64)
+        chi = torch.randn((3,) + tuple(shape), generator=g, dtype=torch.float64).pow(2).sum(0)
+        return z / torch.sqrt(chi / 3.0).clamp_min(1e-12)
+    if dist == "sparse":
+        z = torch.randn(shape, generator=g, dtype=torch.float64)
+        keep = torch.rand(shape, generator=g, dtype=torch.float64) < 0.1
+        return torch.where(keep, z, torch.zeros_like(z))
+    if dist == "constant":
+        return torch.full(shape, 0.75, dtype=torch.float64)
+    if dist == "signed_extremes":
+        sign = torch.where(torch.rand(shape, generator=g, dtype=torch.float64) < 0.5, -1.0, 1.0)
+        big = torch.rand(shape, generator=g, dtype=torch.float64) < 0.5
+        mag = torch.where(big, torch.full(shape, 1e5, dtype=torch.float64),
+                          torch.full(shape, 1e-4, dtype=torch.float64))
+        return sign * mag
+    raise ValueError(f"unknown distribution '{dist}'")
+
+
+def materialize(values, layout, device):
+    """A tensor holding `values` (already in the input's dtype, on the CPU) in the given layout."""
+    shape = tuple(values.shape)
+    if layout == "strided" and len(shape) >= 1:
+        wide = shape[:-1] + (2 * shape[-1],)
+        buf = torch.empty(wide, dtype=values.dtype, device=device)
+        buf.fill_(float("nan") if values.is_floating_point() else 0)
+        view = buf[..., ::2]
+        view.copy_(values)
+        return view
+    if layout == "transposed" and len(shape) >= 2:
+        swapped = shape[:-2] + (shape[-1], shape[-2])
+        buf = torch.empty(swapped, dtype=values.dtype, device=device)
+        view = buf.transpose(-1, -2)
+        view.copy_(values)
+        return view
+    if layout == "transposed" and len(shape) == 1:
+        buf = torch.empty((shape[0] + 1,), dtype=values.dtype, device=device)
+        view = buf[1:]
+        view.copy_(values)
+        return view
+    return values.to(device).contiguous()
+
+
+class SlotInputs:
+    """One value set: the argument list as given to the parties.  Floating
+    tensors are kept as CPU values plus a layout, and made afresh for each
+    party (clone() would not keep a strided layout)."""
+
+    def __init__(self, args, layout):
+        self.args = args          # list: ("t", cpu tensor) | ("o", object)
+        self.layout = layout
+
+    def make(self, device, fp64=False):
+        out = []
+        for kind, v in self.args:
+            if kind == "t":
+                vals = v.double() if (fp64 and v.is_floating_point()) else v
+                if v.is_floating_point():
+                    out.append(materialize(vals, self.layout, device))
+                else:
+                    out.append(vals.to(device).clone())
+            else:
+                out.append(to_fp64(v) if fp64 else clone_tree(v))
+        return out
+
+    def values_into(self, buffers):
+        """Copy this set's values into existing tensors (fresh values, same buffers)."""
+        for (kind, v), b in zip(self.args, buffers):
+            if kind == "t":
+                b.copy_(v)
+
+
+def native_inputs(mod, seed):
+    torch.manual_seed(seed)
+    got = mod.get_inputs()
+    if not isinstance(got, (list, tuple)):
+        raise TypeError(f"get_inputs() returned {type(got).__name__}, not a list")
+    args = []
+    for x in got:
+        if isinstance(x, torch.Tensor):
+            args.append(("t", x.detach().cpu().clone()))
+        else:
+            args.append(("o", x))
+    return args
+
+
+def slot_inputs(slot, base_args, mod, plan_seed, alt_shapes):
+    """The value set(s) of one slot, or (None, reason) when the slot is not
+    supported by the task (then a native-seed slot replaces it)."""
+    kind = slot["kind"]
+    seed = plan_seed * 1000003 + slot["index"] * 7919 + 17
+    floating = [i for i, (k, v) in enumerate(base_args) if k == "t" and v.is_floating_point()]
+    if kind == "native":
+        return [SlotInputs(native_inputs(mod, plan_seed + slot["seed_offset"]), "contiguous")], None
+    if not floating:
+        return None, "the task has no floating-point tensor input"
+
+    def values(dist, scale, g, shapes=None):
+        args = []
+        for i, (k, v) in enumerate(base_args):
+            if k == "t" and v.is_floating_point():
+                shape = tuple(shapes[i]) if shapes else tuple(v.shape)
+                vals = draw(dist, shape, g) * scale
+                args.append(("t", vals.to(v.dtype)))
+            else:
+                args.append((k, v))
+        return args
+
+    if kind == "value":
+        scale = float(slot.get("scale", 1.0))
+        dist = slot.get("dist", "normal")
+        for i in floating:
+            dt = base_args[i][1].dtype
+            peak = 1e5 if dist == "signed_extremes" else 6.0 * scale
+            if peak * 16 > float_dtype_max(dt):
+                return None, f"input {i} ({str(dt)}) cannot hold values of scale {scale:g}"
+        return [SlotInputs(values(dist, scale, generator(seed)), "contiguous")], None
+    if kind == "layout":
+        layout = slot["layout"]
+        if layout == "transposed" and not any(base_args[i][1].dim() >= 1 for i in floating):
+            return None, "no floating input with a dimension"
+        if layout == "strided" and not any(base_args[i][1].dim() >= 1 for i in floating):
+            return None, "no floating input with a dimension"
+        return [SlotInputs(values("normal", 1.0, generator(seed)), layout)], None
+    if kind == "shape":
+        if not alt_shapes:
+            return None, "the contract declares no alternative input shapes (stress.alternative_shapes)"
+        if len(alt_shapes) != len(base_args):
+            return None, f"stress.alternative_shapes has {len(alt_shapes)} entries for {len(base_args)} inputs"
+        shapes = {}
+        for i, (k, v) in enumerate(base_args):
+            if k == "t" and v.is_floating_point():
+                shapes[i] = alt_shapes[i]
+            elif k == "t" and alt_shapes[i] is not None and list(alt_shapes[i]) != list(v.shape):
+                return None, f"input {i} is not floating: its alternative shape cannot be drawn"
+        return [SlotInputs(values("normal", 1.0, generator(seed), shapes), "contiguous")], None
+    if kind == "repeated":
+        g = generator(seed)
+        sets = [SlotInputs(values("normal", 1.0, g), "contiguous") for _ in range(4)]
+        return sets, None
+    return None, f"unknown slot kind '{kind}'"
+
+
+# The calls of a repeated_calls slot: (instance, value set index).  Instance A
+# three times with fresh values in the same buffers, then a fresh instance B
+# with fresh values, then B again on the same values.
+REPEATED_CALLS = (("A", 0), ("A", 1), ("A", 2), ("B", 3), ("B", 3))
+
+
+# ---------------------------------------------------------------- state
+
+def align_state(rs, cand):
+    """Inject the reference's state (rs, its state_dict as built) into the
+    candidate through a verified mapping: keys (by name, else by position),
+    shapes, dtypes, then the values read back, and coverage (every tensor of
+    both sides mapped once).  Returns a description; raises AlignmentError
+    when the correspondence is unresolved."""
+    cs = cand.state_dict()
+    rkeys, ckeys = list(rs.keys()), list(cs.keys())
+    if not rkeys and not ckeys:
+        return {"mapping": "none", "tensors": 0}
+    mapping = None
+    how = None
+    if set(rkeys) == set(ckeys):
+        mapping = {k: k for k in rkeys}
+        how = "by-name"
+    elif len(rkeys) == len(ckeys):
+        pairs = list(zip(rkeys, ckeys))
+        if all(tuple(rs[a].shape) == tuple(cs[b].shape) and rs[a].dtype == cs[b].dtype for a, b in pairs):
+            mapping = {a: b for a, b in pairs}
+            how = "positional"
+    if mapping is None:
+        extra = [k for k in ckeys if k not in rs]
+        missing = [k for k in rkeys if k not in cs]
+        if extra and not missing:
+            raise AlignmentError("candidate-only-state",
+                                 f"the candidate has state the reference lacks: {extra[:8]}")
+        raise AlignmentError("unresolved-state-correspondence",
+                             f"no verified mapping: reference-only {missing[:8]}, candidate-only {extra[:8]}")
+    for a, b in mapping.items():
+        if tuple(rs[a].shape) != tuple(cs[b].shape):
+            raise AlignmentError("state-shape-mismatch",
+                                 f"'{a}' has shape {tuple(rs[a].shape)} in the reference, {tuple(cs[b].shape)} in the candidate")
+        if rs[a].dtype != cs[b].dtype:
+            raise AlignmentError("state-dtype-mismatch", f"'{a}' is {rs[a].dtype} in the reference, {cs[b].dtype} in the candidate")
+    new = {b: rs[a].detach().clone() for a, b in mapping.items()}
+    cand.load_state_dict(new, strict=True)
+    after = cand.state_dict()
+    for a, b in mapping.items():
+        x, y = rs[a], after[b]
+        if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x.detach().cpu(), y.detach().cpu()):
+            raise AlignmentError("state-values-differ", f"after injection '{b}' does not hold the reference's '{a}'")
+    return {"mapping": how, "tensors": len(mapping),
+            "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}
+
+
+class AlignmentError(Exception):
+    def __init__(self, code, text):
+        super().__init__(text)
+        self.code = code
+
+
+# ---------------------------------------------------------------- calls
+
+def same_values(a, b):
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        both_nan = torch.isnan(a) & torch.isnan(b)
+        return bool(((a == b) | both_nan).all())
+    return bool(torch.equal(a, b))
+
+
+def snapshot(args):
+    return [a.detach().clone() if isinstance(a, torch.Tensor) else None for a in args]
+
+
+def mutated(args, snap):
+    return [i for i, (a, s) in enumerate(zip(args, snap))
+            if isinstance(a, torch.Tensor) and not same_values(a.detach(), s)]
+
+
+def output_leaves(out):
+    return kaudit_tensors.flatten(out, "out")
+
+
+def poison_like(leaves, device):
+    """Fill the allocator's free blocks with NaN (or a sentinel), sized like the
+    reference's outputs, so that an output returned without being computed
+    (torch.empty reusing memory that held an earlier result) shows."""
+    keep = []
+    for shape, dtype in leaves:
+        if math.prod(shape) > 0:
+            t = torch.empty(shape, dtype=dtype, device=device)
+            if t.is_floating_point():
+                t.fill_(float("nan"))
+            elif t.dtype == torch.bool:
+                t.fill_(True)
+            else:
+                t.fill_(-7)
+            keep.append(t)
+    del keep
+    synchronize(device)
+
+
+class Runner:
+    def __init__(self, plan, log):
+        self.plan = plan
+        self.log = log
+        self.device = torch.device(plan["device"])
+        self.marks = Marks(self.device.type == "cuda")
+        self.out = plan["out_dir"]
+        self.tensors = os.path.join(self.out, "tensors")
+        os.makedirs(self.tensors, exist_ok=True)
+        self.seed = int(plan["seed"])
+
+    def write(self, name, leaves):
+        path = os.path.join(self.tensors, name)
+        kaudit_tensors.write_tensor_file(path, leaves)
+        return "tensors/" + name
+
+    # --- reference side (before the candidate exists)
+
+    def build_reference(self):
+        plan = self.plan
+        self.ref_mod = stage(self.log, "import_reference", lambda: load_module("kaudit_reference", plan["reference"]))
+        need(self.ref_mod, "Model", "the reference")
+        need(self.ref_mod, "get_inputs", "the reference")
+        init = stage(self.log, "get_init_inputs", lambda: self._init_inputs())
+        self.init_inputs = init
+
+        def build():
+            torch.manual_seed(self.seed)
+            with phase(self.marks, REF):
+                m = self.ref_mod.Model(*clone_tree(init))
+                m = m.to(self.device)
+                m.eval()
+            return m
+        self.ref = stage(self.log, "build_reference", build)
+        self.ref_state = {k: v.detach().clone() for k, v in self.ref.state_dict().items()}
+
+        def build64():
+            m = copy.deepcopy(self.ref)
+            return m.to(torch.float64)
+        self.ref64 = stage(self.log, "build_reference_fp64", build64)
+        self.base_args = stage(self.log, "get_inputs", lambda: native_inputs(self.ref_mod, self.seed))
+        self.log.event("inputs", specs=[
+            ({"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
+             if k == "t" else {"kind": type(v).__name__, "value": repr(v)[:80]})
+            for k, v in self.base_args])
+
+    def _init_inputs(self):
+        torch.manual_seed(self.seed)
+        got = self.ref_mod.get_init_inputs() if hasattr(self.ref_mod, "get_init_inputs") else []
+        if not isinstance(got, (list, tuple)):
+            raise TypeError(f"get_init_inputs() returned {type(got).__name__}, not a list")
+        return list(got)
+
+    def ref_call(self, model, args, marks_msg):
+        with torch.no_grad():
+            synchronize(self.device)
+            with phase(self.marks, marks_msg):
+                out = model(*args)
+            synchronize(self.device)
+        return out
+
+    def reference_slots(self):
+        """Every slot's reference outputs, fp32 and fp64.  Unsupported slots and
+        slots the reference cannot run are replaced by spare native seeds."""
+        plan = self.plan
+        spares = list(plan.get("spares", []))
+        alt = plan.get("alternative_shapes")
+        self.slots = []
+        # Reserves (native seeds) run after the slots; kaudit uses them in
+        # place of slots whose tolerance cannot be calibrated (the
+        # reference's own fp32 error on them is above rho_max).
+        reserves = [dict(r, index=len(plan["slots"]) + i, reserve=True)
+                    for i, r in enumerate(plan.get("reserves", []))]
+        for slot in list(plan["slots"]) + reserves:
+            replaced = None
+            current = slot
+            while True:
+                sets, why = slot_inputs(current, self.base_args, self.ref_mod, self.seed, alt)
+                if sets is not None:
+                    ok, why = self._reference_for(current, sets)
+                    if ok:
+                        break
+                if not spares:
+                    self.log.event("slot_unavailable", index=slot["index"], name=slot["name"], reason=why)
+                    current = None
+                    break
+                replaced = replaced or {"name": slot["name"], "reason": why}
+                self.log.event("slot_replaced", index=slot["index"], name=current["name"], reason=why,
+                               by=spares[0]["name"])
+                current = dict(spares.pop(0), index=slot["index"])
+            if current is not None:
+                self.slots.append((slot["index"], current, replaced, sets))
+
+    def _reference_for(self, slot, sets):
+        idx = slot["index"]
+        calls = REPEATED_CALLS if slot["kind"] == "repeated" else (("A", 0),)
+        results = []
+        try:
+            for ci, (_, vi) in enumerate(calls):
+                args = sets[vi].make(self.device)
+                before = snapshot(args)
+                out = self.ref_call(self.ref, args, REF)
+                mut = mutated(args, before)
+                leaves = output_leaves(out)
+                # an input the reference changes in place is part of what it returns
+                leaves += [(f"input[{i}]", args[i]) for i in mut]
+                bad = [p for p, v in leaves if isinstance(v, torch.Tensor) and v.is_floating_point()
+                       and not bool(torch.isfinite(v).all())]
+                if bad and slot["kind"] != "native":
+                    return False, f"the reference output {bad[0]} is not finite on this slot's inputs"
+                args64 = sets[vi].make(self.device, fp64=True)
+                try:
+                    out64 = self.ref_call(self.ref64, args64, CALIB)
+                    leaves64 = output_leaves(out64) + [(f"input[{i}]", args64[i]) for i in mut]
+                    f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", leaves64)
+                    fp64_error = None
+                except Exception as exc:  # fp64 unsupported by an operator
+                    f64 = None
+                    fp64_error = short_error(exc)[0]
+                f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", leaves)
+                results.append({"call": ci, "ref": f32, "ref64": f64, "fp64_error": fp64_error,
+                                "reference_mutates": mut, "values": vi,
+                                "poison": [(tuple(v.shape), v.dtype) for p, v in leaves
+                                           if isinstance(v, torch.Tensor)]})
+        except Exception as exc:
+            return False, "the reference raised on this slot's inputs: " + short_error(exc)[0]
+        self.ref_results = getattr(self, "ref_results", {})
+        self.ref_results[idx] = results
+        return True, None
+
+    def time_reference(self):
+        if self.device.type != "cuda":
+            return
+        args = SlotInputs(self.base_args, "contiguous").make(self.device)
+        with torch.no_grad():
+            self.ref(*args)
+            torch.cuda.synchronize()
+            for _ in range(self.plan.get("timed_calls", 5)):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                self.marks.push(REF)
+                self.ref(*args)
+                self.marks.pop()
+                end.record()
+                end.synchronize()
+                self.marks.mark("kaudit:reference_ms " + repr(start.elapsed_time(end)))
+
+    # --- candidate side
+
+    def build_candidate(self):
+        plan = self.plan
+        with phase(self.marks, CAND):
+            self.cand_mod = stage(self.log, "import_candidate",
+                                  lambda: load_module("kaudit_candidate", plan["candidate"]))
+        need(self.cand_mod, "ModelNew", "the candidate")
+        self.cand = stage(self.log, "build_candidate", self.new_candidate)
+
+    def new_candidate(self):
+        torch.manual_seed(self.seed)
+        with phase(self.marks, CAND):
+            m = self.cand_mod.ModelNew(*clone_tree(self.init_inputs))
+            m = m.to(self.device)
+            m.eval()
+        return m
+
+    def align(self, cand):
+        return align_state(self.ref_state, cand)
+
+    def cand_call(self, model, args, poison):
+        poison_like(poison, self.device)
+        with torch.no_grad():
+            synchronize(self.device)
+            with phase(self.marks, CAND):
+                out = model(*args)
+            synchronize(self.device)
+        return out
+
+    def candidate_slots(self):
+        for idx, slot, replaced, sets in self.slots:
+            refs = self.ref_results[idx]
+            calls_out = []
+            record = {"index": idx, "name": slot["name"], "kind": slot["kind"],
+                      "replaces": replaced["name"] if replaced else None,
+                      "replaced_because": replaced["reason"] if replaced else None,
+                      "layout": sets[0].layout, "calls": calls_out,
+                      "reserve": bool(slot.get("reserve"))}
+            if slot["kind"] == "repeated":
+                self._repeated(idx, sets, refs, calls_out, record)
+            else:
+                r = refs[0]
+                entry = self._one_call(idx, 0, self.cand, sets[0].make(self.device), r)
+                calls_out.append(entry)
+            self.log.event("slot", **record)
+
+    def _one_call(self, idx, ci, model, args, r, keep_output=None):
+        entry = {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
+                 "reference_mutates": r["reference_mutates"], "cand": None, "status": "ok"}
+        before = snapshot(args)
+        try:
+            out = self.cand_call(model, args, r["poison"])
+        except Exception as exc:
+            entry["status"] = "candidate-raised"
+            entry["error"], entry["traceback"] = short_error(exc)
+            return entry
+        mut = mutated(args, before)
+        entry["candidate_mutates"] = mut
+        leaves = output_leaves(out)
+        leaves += [(f"input[{i}]", args[i]) for i in r["reference_mutates"]]
+        entry["cand"] = self.write(f"s{idx:02d}c{ci}-cand.kt", leaves)
+        if keep_output is not None:
+            keep_output.append((ci, out, [(p, v.detach().clone()) for p, v in output_leaves(out)
+                                          if isinstance(v, torch.Tensor)]))
+        return entry
+
+    def _repeated(self, idx, sets, refs, calls_out, record):
+        instances = {"A": self.cand}
+        buffers = sets[0].make(self.device)
+        kept = []
+        for ci, (inst, vi) in enumerate(REPEATED_CALLS):
+            if inst not in instances:
+                try:
+                    m = self.new_candidate()
+                    self.align(m)
+                except Exception as exc:
+                    calls_out.append({"call": ci, "status": "candidate-raised",
+                                      "error": "building a fresh instance: " + short_error(exc)[0]})
+                    return
+                instances[inst] = m
+            sets[vi].values_into(buffers)
+            entry = self._one_call(idx, ci, instances[inst], buffers, refs[ci], kept)
+            entry["instance"] = inst
+            calls_out.append(entry)
+        # An earlier call's output that a later call overwrote (output aliasing).
+        synchronize(self.device)
+        aliasing = []
+        for ci, out, snap in kept[:-1]:
+            now = dict((p, v) for p, v in output_leaves(out) if isinstance(v, torch.Tensor))
+            for p, v in snap:
+                if p in now and not same_values(now[p].detach(), v):
+                    aliasing.append({"call": ci, "leaf": p})
+        record["aliasing"] = aliasing
+
+    def time_candidate(self):
+        if self.device.type != "cuda":
+            return
+        args = SlotInputs(self.base_args, "contiguous").make(self.device)
+        with torch.no_grad():
+            self.marks.push(CAND)
+            self.cand(*args)
+            self.marks.pop()
+            torch.cuda.synchronize()
+            for _ in range(self.plan.get("timed_calls", 5)):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                self.marks.push(CAND)
+                self.cand(*args)
+                self.marks.pop()
+                end.record()
+                end.synchronize()
+                self.marks.mark("kaudit:reported_ms " + repr(start.elapsed_time(end)))
+
+
+def run(plan, log):
+    r = Runner(plan, log)
+    torch.manual_seed(r.seed)
+    r.build_reference()
+    r.reference_slots()
+    stage(log, "time_reference", r.time_reference)
+    r.build_candidate()
+    try:
+        info = r.align(r.cand)
+    except AlignmentError as exc:
+        log.event("stage", stage="align_state", status="unresolved", code=exc.code, error=str(exc))
+        raise StageFailed("align_state")
+    log.event("stage", stage="align_state", status="ok", **info)
+    r.candidate_slots()
+    stage(log, "time_candidate", r.time_candidate)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print("usage: kaudit_runner.py PLAN.json", file=sys.stderr)
+        return EXIT_BAD_PLAN
+    try:
+        with open(argv[1]) as f:
+            plan = json.load(f)
+        if plan.get("kaudit_plan") != 1:
+            raise ValueError(f"plan version {plan.get('kaudit_plan')!r}, this runner reads 1")
+    except Exception as exc:
+        print(f"kaudit_runner: cannot read plan '{argv[1]}': {exc}", file=sys.stderr)
+        return EXIT_BAD_PLAN
+    log = Log(os.path.join(plan["out_dir"], "events.jsonl"))
+    log.event("start", pid=os.getpid(), python=sys.version.split()[0], torch=torch.__version__,
+              device=plan["device"], cuda_available=bool(torch.cuda.is_available()))
+    if plan["device"] == "cuda" and not torch.cuda.is_available():
+        log.event("stage", stage="device", status="error", error="CUDA is not available to PyTorch")
+        return EXIT_STAGE_FAILED
+    os.chdir(plan.get("work_dir", plan["out_dir"]))
+    try:
+        run(plan, log)
+    except StageFailed as exc:
+        log.event("done", status="stage-failed", stage=str(exc))
+        return EXIT_STAGE_FAILED
+    log.event("done", status="ok")
+    return EXIT_DONE
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # os._exit: a candidate's atexit handlers or lingering threads cannot
+    # change the status or hang the exit.
+    os._exit(code)

@@ -1,0 +1,122 @@
+/* schedule.c - the sixteen slots and the plan file (schedule.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "json_writer.h"
+#include "schedule.h"
+
+/* The scales span the paper's 1e-4 to 1e5; the layouts exercise the strides a
+ * kernel that assumes contiguity gets wrong; repeated_calls exercises caches
+ * keyed on pointers or shapes, class-level state and output aliasing. */
+const struct kat_slot kat_schedule[KAT_SCHEDULE_SLOTS] = {
+    { "value_normal", KAT_SLOT_VALUE, "normal", 1.0, NULL, 0 },
+    { "value_tiny", KAT_SLOT_VALUE, "normal", 1e-4, NULL, 0 },
+    { "value_large", KAT_SLOT_VALUE, "normal", 1e5, NULL, 0 },
+    { "dist_uniform", KAT_SLOT_VALUE, "uniform", 1.0, NULL, 0 },
+    { "dist_heavy_tailed", KAT_SLOT_VALUE, "heavy_tailed", 1.0, NULL, 0 },
+    { "dist_sparse", KAT_SLOT_VALUE, "sparse", 1.0, NULL, 0 },
+    { "dist_constant", KAT_SLOT_VALUE, "constant", 1.0, NULL, 0 },
+    { "dist_signed_extremes", KAT_SLOT_VALUE, "signed_extremes", 1.0, NULL, 0 },
+    { "layout_strided", KAT_SLOT_LAYOUT, NULL, 1.0, "strided", 0 },
+    { "layout_transposed", KAT_SLOT_LAYOUT, NULL, 1.0, "transposed", 0 },
+    { "shape_alternative", KAT_SLOT_SHAPE, NULL, 1.0, NULL, 0 },
+    { "repeated_calls", KAT_SLOT_REPEATED, NULL, 1.0, NULL, 0 },
+    { "native_seed_0", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 0 },
+    { "native_seed_1", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 1 },
+    { "native_seed_2", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 2 },
+    { "native_seed_3", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 3 },
+};
+
+const struct kat_slot kat_schedule_spares[KAT_SCHEDULE_SPARES] = {
+    { "native_seed_4", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 4 },
+    { "native_seed_5", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 5 },
+    { "native_seed_6", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 6 },
+    { "native_seed_7", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 7 },
+    { "native_seed_8", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 8 },
+    { "native_seed_9", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 9 },
+    { "native_seed_10", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 10 },
+    { "native_seed_11", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 11 },
+};
+
+const struct kat_slot kat_schedule_reserves[KAT_SCHEDULE_RESERVES] = {
+    { "native_seed_12", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 12 },
+    { "native_seed_13", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 13 },
+    { "native_seed_14", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 14 },
+    { "native_seed_15", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 15 },
+};
+
+const char *kat_slot_kind_name(enum kat_slot_kind k)
+{
+    switch (k) {
+    case KAT_SLOT_VALUE: return "value";
+    case KAT_SLOT_LAYOUT: return "layout";
+    case KAT_SLOT_SHAPE: return "shape";
+    case KAT_SLOT_REPEATED: return "repeated";
+    case KAT_SLOT_NATIVE: return "native";
+    }
+    return "?";
+}
+
+static void write_slot(struct kat_json *j, const struct kat_slot *s, int index)
+{
+    kat_json_open_line(j, '{');
+    if (index >= 0)
+        kat_json_i64(j, "index", index);
+    kat_json_str(j, "name", s->name);
+    kat_json_str(j, "kind", kat_slot_kind_name(s->kind));
+    if (s->dist)
+        kat_json_str(j, "dist", s->dist);
+    if (s->kind == KAT_SLOT_VALUE)
+        kat_json_double(j, "scale", s->scale);
+    if (s->layout)
+        kat_json_str(j, "layout", s->layout);
+    if (s->kind == KAT_SLOT_NATIVE)
+        kat_json_u64(j, "seed_offset", s->seed_offset);
+    kat_json_close(j, '}');
+}
+
+int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, n, "cannot write plan '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct kat_json j;
+    kat_json_init(&j, f);
+    kat_json_open(&j, NULL, '{');
+    kat_json_u64(&j, "kaudit_plan", 1);
+    kat_json_str(&j, "reference", p->reference);
+    kat_json_str(&j, "candidate", p->candidate);
+    kat_json_str(&j, "device", p->device);
+    kat_json_u64(&j, "seed", p->seed);
+    kat_json_str(&j, "out_dir", p->out_dir);
+    kat_json_str(&j, "work_dir", p->work_dir);
+    kat_json_u64(&j, "timed_calls", p->timed_calls);
+    kat_json_open(&j, "slots", '[');
+    for (int i = 0; i < KAT_SCHEDULE_SLOTS; i++)
+        write_slot(&j, &kat_schedule[i], i);
+    kat_json_close(&j, ']');
+    kat_json_open(&j, "spares", '[');
+    for (int i = 0; i < KAT_SCHEDULE_SPARES; i++)
+        write_slot(&j, &kat_schedule_spares[i], -1);
+    kat_json_close(&j, ']');
+    kat_json_open(&j, "reserves", '[');
+    for (int i = 0; i < KAT_SCHEDULE_RESERVES; i++)
+        write_slot(&j, &kat_schedule_reserves[i], -1);
+    kat_json_close(&j, ']');
+    /* The contract's alternative shapes, JSON already (the contract parser checked them). */
+    if (p->alternative_shapes)
+        kat_json_raw(&j, "alternative_shapes", p->alternative_shapes);
+    else
+        kat_json_null(&j, "alternative_shapes");
+    kat_json_close(&j, '}');
+    fputc('\n', f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        snprintf(err, n, "cannot write plan '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

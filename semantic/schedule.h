@@ -1,0 +1,57 @@
+/*
+ * schedule.h - the stress schedule of `kaudit audit` and the plan that hands
+ * it to the runner (docs/audit.md, "The schedule"; paper Section 3.2 and
+ * Appendix B).
+ *
+ * Sixteen slots: twelve fixed (value scales, distributions, layouts, an
+ * alternative shape, repeated calls) and four native seeds (the task's own
+ * get_inputs() under seeds S..S+3).  A slot the task cannot take (no
+ * floating input, a dtype that cannot hold the scale, no alternative shape
+ * in the contract, a reference that raises or returns non-finite values on
+ * it) is replaced by the next spare native seed, and the record says which
+ * and why.  The runner executes the plan; this file only says what it is.
+ */
+#ifndef KAT_SCHEDULE_H
+#define KAT_SCHEDULE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum kat_slot_kind { KAT_SLOT_VALUE, KAT_SLOT_LAYOUT, KAT_SLOT_SHAPE, KAT_SLOT_REPEATED, KAT_SLOT_NATIVE };
+
+struct kat_slot {
+    const char *name;
+    enum kat_slot_kind kind;
+    const char *dist;       /* KAT_SLOT_VALUE: normal, uniform, heavy_tailed, sparse, constant, signed_extremes */
+    double scale;           /* KAT_SLOT_VALUE: multiplies the drawn values */
+    const char *layout;     /* KAT_SLOT_LAYOUT: strided, transposed */
+    unsigned seed_offset;   /* KAT_SLOT_NATIVE: get_inputs() under seed S + offset */
+};
+
+#define KAT_SCHEDULE_SLOTS 16
+#define KAT_SCHEDULE_SPARES 8
+#define KAT_SCHEDULE_RESERVES 4
+extern const struct kat_slot kat_schedule[KAT_SCHEDULE_SLOTS];
+/* Spares: the runner's stand-ins for slots the task cannot take. */
+extern const struct kat_slot kat_schedule_spares[KAT_SCHEDULE_SPARES];
+/* Reserves: always run after the slots; semantic.c's stand-ins for slots
+ * whose tolerance cannot be calibrated (the reference's own fp32 error on
+ * that slot's inputs is above rho_max: no allowance can be derived). */
+extern const struct kat_slot kat_schedule_reserves[KAT_SCHEDULE_RESERVES];
+const char *kat_slot_kind_name(enum kat_slot_kind k);
+
+/* What the runner needs (all paths absolute). */
+struct kat_plan {
+    const char *reference, *candidate;
+    const char *device;                 /* "cuda" or "cpu" */
+    uint64_t seed;
+    const char *out_dir;                /* events.jsonl and tensors/ go here */
+    const char *work_dir;               /* the runner's working directory */
+    const char *alternative_shapes;     /* JSON array text from the contract, or NULL */
+    unsigned timed_calls;
+};
+
+/* Writes the plan (docs/audit.md, "The plan") to path.  0, or -1 with err. */
+int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t n);
+
+#endif

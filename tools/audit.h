@@ -1,0 +1,52 @@
+/*
+ * audit.h - what the parts of `kaudit audit` share (cmd_audit.c: one record;
+ * audit_batch.c: many, in parallel, resumable).  docs/audit.md.
+ */
+#ifndef KAUDIT_AUDIT_H
+#define KAUDIT_AUDIT_H
+
+#include <limits.h>
+
+#include "analysis.h"
+
+/* The record's schema version (docs/audit.md, "The record"). */
+#define AUDIT_RECORD_VERSION 1
+
+struct audit_args {
+    const char *reference, *candidate, *contract, *manifest;
+    const char *device;         /* "cuda" or "cpu" */
+    unsigned long long seed;
+    const char *dir, *json, *python, *inventory;
+    const char *id;             /* batch: the pair's id, written into the record */
+    enum ka_weak weak;
+    int paper_tolerance, keep_tensors, quiet;
+    double timeout_s;
+    /* batch */
+    const char *batch, *ledger;
+    int jobs;
+};
+
+struct audit_paths {
+    char reference[PATH_MAX], candidate[PATH_MAX], contract[PATH_MAX + 32];
+    int contract_generated;
+    char dir[PATH_MAX];
+    char session[PATH_MAX + 16], runner_dir[PATH_MAX + 16], work[PATH_MAX + 16];
+    char log[PATH_MAX + 32], plan[PATH_MAX + 16], record[PATH_MAX + 16];
+};
+
+struct audit_result {
+    int exit_status;            /* 0, 10, 11, or 1 when no record was written */
+    enum ka_verdict certificate;
+    char outcome[8];
+    char record[PATH_MAX + 16];
+    double wall_s;
+};
+
+/* Parses the command line: 0 go on, -1 after --help, else a usage exit status. */
+int audit_parse(int argc, char **argv, struct audit_args *a);
+/* One audit, one record.  Returns the exit status (also in res). */
+int audit_one(const struct audit_args *a, struct audit_result *res);
+/* --batch: every pair of a->batch, a->jobs at a time, into the ledger a->ledger. */
+int audit_batch(const struct audit_args *a);
+
+#endif

@@ -1,0 +1,444 @@
+/*
+ * audit_batch.c - `kaudit audit --batch TASKS.jsonl -o LEDGER.jsonl --jobs N`
+ * (docs/audit.md, "Batches").
+ *
+ * Each pair is audited by a `kaudit audit` child of its own (a fresh worker,
+ * as for one record), N at a time: their builds run in parallel and they
+ * share the GPU.  The ledger gets one line per finished pair, written with
+ * one append, so that a batch killed at any point and started again skips
+ * the pairs the ledger holds and runs the rest: no completed record is lost
+ * or written twice.  Records and audit directories go in LEDGER.d/ID/.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "audit.h"
+#include "cli.h"
+
+struct pair {
+    char *id, *reference, *candidate, *contract, *weak;
+    int done;
+};
+
+struct running {
+    pid_t pid;
+    size_t pair;
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* An id names a directory: letters, digits, and . _ - only. */
+static int id_ok(const char *id)
+{
+    if (!*id || strlen(id) > 128 || id[0] == '.')
+        return 0;
+    for (const char *p = id; *p; p++)
+        if (!(((*p | 32) >= 'a' && (*p | 32) <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+              *p == '-'))
+            return 0;
+    return 1;
+}
+
+static char *member(const cJSON *o, const char *key, const char *file, unsigned line, int required, int *bad)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) {
+        if (required) {
+            cli_error("%s:%u: '%s' is missing", file, line, key);
+            *bad = 1;
+        }
+        return NULL;
+    }
+    if (!cJSON_IsString(v)) {
+        cli_error("%s:%u: '%s' must be a string", file, line, key);
+        *bad = 1;
+        return NULL;
+    }
+    return cli_xstrdup(v->valuestring);
+}
+
+static int read_pairs(const char *file, struct pair **out, size_t *n_out)
+{
+    FILE *f = fopen(file, "r");
+    if (!f)
+        return cli_error("cannot read the batch '%s': %s", file, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, n = 0, alloc = 0;
+    ssize_t len;
+    unsigned lineno = 0;
+    int bad = 0;
+    struct pair *pairs = NULL;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        char *s = line;
+        while (*s == ' ' || *s == '\t')
+            s++;
+        if (*s == '\n' || *s == '#' || *s == '\0')
+            continue;
+        cJSON *o = cJSON_Parse(s);
+        if (!cJSON_IsObject(o)) {
+            cli_error("%s:%u: not a JSON object", file, lineno);
+            cJSON_Delete(o);
+            bad = 1;
+            continue;
+        }
+        if (n == alloc) {
+            alloc = alloc ? 2 * alloc : 16;
+            pairs = cli_xrealloc(pairs, alloc * sizeof *pairs);
+        }
+        struct pair *p = &pairs[n];
+        memset(p, 0, sizeof *p);
+        p->id = member(o, "id", file, lineno, 1, &bad);
+        p->reference = member(o, "reference", file, lineno, 1, &bad);
+        p->candidate = member(o, "candidate", file, lineno, 1, &bad);
+        p->contract = member(o, "contract", file, lineno, 0, &bad);
+        p->weak = member(o, "weak", file, lineno, 0, &bad);
+        cJSON_Delete(o);
+        if (p->id && !id_ok(p->id)) {
+            cli_error("%s:%u: id '%s' must be letters, digits, '.', '_' or '-' (it names a directory)", file, lineno,
+                      p->id);
+            bad = 1;
+        }
+        if (p->weak && strcasecmp(p->weak, "ACCEPT") && strcasecmp(p->weak, "REJECT")) {
+            cli_error("%s:%u: weak must be ACCEPT or REJECT, not '%s'", file, lineno, p->weak);
+            bad = 1;
+        }
+        for (size_t i = 0; p->id && i < n; i++)
+            if (pairs[i].id && !strcmp(pairs[i].id, p->id)) {
+                cli_error("%s:%u: id '%s' is used twice", file, lineno, p->id);
+                bad = 1;
+            }
+        n++;
+    }
+    free(line);
+    fclose(f);
+    *out = pairs;
+    *n_out = n;
+    return bad ? -1 : 0;
+}
+
+/*
+ * The ids the ledger holds already.  A last line without its newline (the
+ * batch was killed while appending it) is cut off, so that it is written
+ * again whole; any other line that does not parse is an error.
+ */
+static int read_ledger(const char *ledger, struct pair *pairs, size_t n, size_t *done)
+{
+    *done = 0;
+    FILE *f = fopen(ledger, "r+");
+    if (!f)
+        return errno == ENOENT ? 0 : cli_error("cannot read the ledger '%s': %s", ledger, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    long good_end = 0;
+    unsigned lineno = 0;
+    int rc = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (line[len - 1] != '\n')
+            break; /* torn last line */
+        cJSON *o = cJSON_Parse(line);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+        if (!cJSON_IsString(id)) {
+            cJSON_Delete(o);
+            rc = cli_error("%s:%u: not a ledger line (a JSON object with an id)", ledger, lineno);
+            break;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (!pairs[i].done && !strcmp(pairs[i].id, id->valuestring)) {
+                pairs[i].done = 1;
+                (*done)++;
+            }
+        cJSON_Delete(o);
+        good_end = ftell(f);
+    }
+    free(line);
+    if (rc == 0 && ftruncate(fileno(f), good_end) != 0)
+        rc = cli_error("cannot repair the ledger '%s': %s", ledger, strerror(errno));
+    fclose(f);
+    return rc;
+}
+
+/* One ledger line from the pair's record (or from its absence). */
+static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall)
+{
+    char record[PATH_MAX + 64], log[PATH_MAX + 64];
+    snprintf(record, sizeof record, "%s/record.json", dir);
+    snprintf(log, sizeof log, "%s/audit.log", dir);
+    cJSON *line = cJSON_CreateObject();
+    cJSON_AddStringToObject(line, "id", p->id);
+    cJSON_AddNumberToObject(line, "exit", status);
+    cJSON_AddNumberToObject(line, "wall_s", wall);
+    FILE *f = status == 0 || status == 10 || status == 11 ? fopen(record, "r") : NULL;
+    cJSON *rec = NULL;
+    if (f) {
+        fseek(f, 0, SEEK_END);
+        long size = ftell(f);
+        rewind(f);
+        char *text = size > 0 ? malloc((size_t)size + 1) : NULL;
+        if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
+            text[size] = '\0';
+            rec = cJSON_Parse(text);
+        }
+        free(text);
+        fclose(f);
+    }
+    if (rec) {
+        static const char *const copied[] = { "certificate", "outcome", "certificate_reason", NULL };
+        for (int i = 0; copied[i]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(rec, copied[i]);
+            if (v)
+                cJSON_AddItemToObject(line, copied[i], cJSON_Duplicate(v, 1));
+        }
+        cJSON *axes = cJSON_AddObjectToObject(line, "axes");
+        static const char *const names[] = { "semantic", "implementation", "measurement", NULL };
+        const cJSON *ra = cJSON_GetObjectItemCaseSensitive(rec, "axes");
+        for (int i = 0; names[i]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(ra, names[i]), "verdict");
+            if (cJSON_IsString(v))
+                cJSON_AddStringToObject(axes, names[i], v->valuestring);
+        }
+        cJSON_AddStringToObject(line, "record", record);
+        cJSON_Delete(rec);
+    } else {
+        /* no record: the audit could not start (a missing file, a bad contract); its log says why */
+        char why[512] = "kaudit audit wrote no record";
+        FILE *lf = fopen(log, "r");
+        if (lf) {
+            char buf[512];
+            while (fgets(buf, sizeof buf, lf))
+                if (strstr(buf, "error:")) {
+                    buf[strcspn(buf, "\n")] = '\0';
+                    snprintf(why, sizeof why, "%s", buf);
+                }
+            fclose(lf);
+        }
+        cJSON_AddStringToObject(line, "certificate", "INCONCL");
+        cJSON_AddStringToObject(line, "certificate_reason", why);
+        cJSON_AddNullToObject(line, "record");
+    }
+    cJSON_AddStringToObject(line, "log", log);
+    char *text = cJSON_PrintUnformatted(line);
+    cJSON_Delete(line);
+    if (!text)
+        return cli_error("out of memory");
+    size_t len = strlen(text);
+    char *buf = cli_xrealloc(text, len + 2);
+    buf[len] = '\n';
+    /* one write with O_APPEND: the line is whole or absent */
+    ssize_t w = write(fd, buf, len + 1);
+    free(buf);
+    if (w != (ssize_t)(len + 1))
+        return cli_error("cannot append to the ledger: %s", w < 0 ? strerror(errno) : "short write");
+    if (fsync(fd) != 0) {
+    }
+    return 0;
+}
+
+static pid_t start_pair(const struct audit_args *a, const struct pair *p, const char *dir)
+{
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return -1;
+    exe[len] = '\0';
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        return -1;
+    char log[PATH_MAX + 300], seed[32], timeout[32];
+    snprintf(log, sizeof log, "%s/audit.log", dir);
+    snprintf(seed, sizeof seed, "%llu", a->seed);
+    snprintf(timeout, sizeof timeout, "%g", a->timeout_s);
+    const char *argv[32];
+    int k = 0;
+    argv[k++] = exe;
+    argv[k++] = "audit";
+    argv[k++] = "--reference";
+    argv[k++] = p->reference;
+    argv[k++] = "--candidate";
+    argv[k++] = p->candidate;
+    argv[k++] = "-d";
+    argv[k++] = dir;
+    argv[k++] = "--device";
+    argv[k++] = a->device;
+    argv[k++] = "--seed";
+    argv[k++] = seed;
+    argv[k++] = "--timeout";
+    argv[k++] = timeout;
+    argv[k++] = "--id";
+    argv[k++] = p->id;
+    if (p->contract || a->contract) {
+        argv[k++] = "--contract";
+        argv[k++] = p->contract ? p->contract : a->contract;
+    }
+    if (p->weak) {
+        argv[k++] = "--weak";
+        argv[k++] = p->weak;
+    }
+    if (a->python) {
+        argv[k++] = "--python";
+        argv[k++] = a->python;
+    }
+    if (a->inventory) {
+        argv[k++] = "--inventory";
+        argv[k++] = a->inventory;
+    }
+    if (a->paper_tolerance) {
+        argv[k++] = "--tolerance";
+        argv[k++] = "paper";
+    }
+    if (a->keep_tensors)
+        argv[k++] = "--keep-tensors";
+    argv[k] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        execv(exe, (char **)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static void progress(size_t done, size_t total, size_t skipped, double t0)
+{
+    double el = now_s() - t0;
+    size_t ran = done - skipped;
+    double rate = el > 0 ? ran / el * 60.0 : 0;
+    double eta = ran ? (double)(total - done) * el / (double)ran : 0;
+    fprintf(stderr, "\r\033[K[%zu/%zu] %.1f/min", done, total, rate);
+    if (ran && done < total)
+        fprintf(stderr, " ETA %.0fm%02.0fs", (double)((long)eta / 60), (double)((long)eta % 60));
+    fflush(stderr);
+}
+
+int audit_batch(const struct audit_args *a)
+{
+    struct pair *pairs = NULL;
+    size_t n = 0;
+    if (read_pairs(a->batch, &pairs, &n) != 0)
+        return KAUDIT_EXIT_ERROR;
+    size_t done = 0;
+    if (read_ledger(a->ledger, pairs, n, &done) != 0)
+        return KAUDIT_EXIT_ERROR;
+    char records[PATH_MAX];
+    snprintf(records, sizeof records, "%s.d", a->ledger);
+    if (mkdir(records, 0755) != 0 && errno != EEXIST)
+        return cli_error("cannot create '%s': %s", records, strerror(errno)), KAUDIT_EXIT_ERROR;
+    int fd = open(a->ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return cli_error("cannot write the ledger '%s': %s", a->ledger, strerror(errno)), KAUDIT_EXIT_ERROR;
+    int tty = isatty(2) && !a->quiet;
+    size_t skipped = done;
+    double t0 = now_s();
+    if (!a->quiet && skipped)
+        fprintf(stderr, "kaudit: %zu of %zu pairs are in the ledger already; running the rest\n", skipped, n);
+    struct running *run = cli_xcalloc((size_t)a->jobs, sizeof *run);
+    double *started = cli_xcalloc(n ? n : 1, sizeof *started);
+    size_t next = 0;
+    int active = 0, rc = KAUDIT_EXIT_OK;
+    for (;;) {
+        while (active < a->jobs && next < n) {
+            if (pairs[next].done) {
+                next++;
+                continue;
+            }
+            char dir[PATH_MAX + 256];
+            snprintf(dir, sizeof dir, "%s/%s", records, pairs[next].id);
+            pid_t pid = start_pair(a, &pairs[next], dir);
+            if (pid < 0) {
+                rc = cli_error("cannot start the audit of '%s': %s", pairs[next].id, strerror(errno));
+                break;
+            }
+            for (int j = 0; j < a->jobs; j++)
+                if (!run[j].pid) {
+                    run[j].pid = pid;
+                    run[j].pair = next;
+                    break;
+                }
+            started[next] = now_s();
+            active++;
+            next++;
+        }
+        if (rc != KAUDIT_EXIT_OK || !active)
+            break;
+        if (tty)
+            progress(done, n, skipped, t0);
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (int j = 0; j < a->jobs; j++) {
+            if (run[j].pid != pid)
+                continue;
+            run[j].pid = 0;
+            active--;
+            const struct pair *p = &pairs[run[j].pair];
+            char dir[PATH_MAX + 256];
+            snprintf(dir, sizeof dir, "%s/%s", records, p->id);
+            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            if (append_ledger(fd, p, dir, code, now_s() - started[run[j].pair]) != 0)
+                rc = KAUDIT_EXIT_ERROR;
+            done++;
+        }
+    }
+    if (tty) {
+        progress(done, n, skipped, t0);
+        fputc('\n', stderr);
+    }
+    /* what is left running after an error: wait for it, its line is written */
+    while (active > 0) {
+        int status;
+        pid_t pid = wait(&status);
+        if (pid < 0)
+            break;
+        for (int j = 0; j < a->jobs; j++)
+            if (run[j].pid == pid) {
+                run[j].pid = 0;
+                active--;
+                char dir[PATH_MAX + 256];
+                snprintf(dir, sizeof dir, "%s/%s", records, pairs[run[j].pair].id);
+                append_ledger(fd, &pairs[run[j].pair], dir,
+                              WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
+                              now_s() - started[run[j].pair]);
+            }
+    }
+    close(fd);
+    if (!a->quiet)
+        fprintf(stderr, "kaudit: %zu of %zu pairs in the ledger %s\n", done, n, a->ledger);
+    for (size_t i = 0; i < n; i++) {
+        free(pairs[i].id);
+        free(pairs[i].reference);
+        free(pairs[i].candidate);
+        free(pairs[i].contract);
+        free(pairs[i].weak);
+    }
+    free(pairs);
+    free(run);
+    free(started);
+    return rc;
+}

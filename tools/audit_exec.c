@@ -1,0 +1,184 @@
+/* audit_exec.c - the runner's process, its time limit and its leftovers (audit_exec.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit_exec.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void pause_ms(long ms)
+{
+    struct timespec t = { ms / 1000, (ms % 1000) * 1000000L };
+    while (nanosleep(&t, &t) != 0 && errno == EINTR) {
+    }
+}
+
+/* Every process whose parent is us (what the worker's group left, and what
+ * detached from it and was reparented to us, the subreaper): killed and reaped. */
+static void kill_leftovers(pid_t group)
+{
+    if (group > 0)
+        kill(-group, SIGKILL);
+    pid_t self = getpid();
+    for (int round = 0; round < 20; round++) {
+        int found = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            char *end;
+            long pid = strtol(e->d_name, &end, 10);
+            if (*end || pid <= 0)
+                continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue;
+            ssize_t got = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            if (got <= 0)
+                continue;
+            buf[got] = '\0';
+            /* pid (comm) state ppid ...: comm may hold spaces and parentheses */
+            char *close_paren = strrchr(buf, ')');
+            char state;
+            long ppid;
+            if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2)
+                continue;
+            if (ppid == self && state != 'Z') {
+                kill((pid_t)pid, SIGKILL);
+                found = 1;
+            }
+        }
+        if (d)
+            closedir(d);
+        while (waitpid(-1, NULL, WNOHANG) > 0) {
+        }
+        if (!found)
+            break;
+        pause_ms(20);
+    }
+}
+
+/* Reaps the processes reparented to us that have ended, never `keep` (whose
+ * status the caller waits for). */
+static void reap_others(pid_t keep)
+{
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+            return;
+        if (info.si_pid == keep)
+            return; /* (others that ended stay until the next call, after keep is reaped) */
+        waitpid(info.si_pid, NULL, WNOHANG);
+    }
+}
+
+int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n)
+{
+    memset(end, 0, sizeof *end);
+    end->timeout_s = w->timeout_s;
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0) {
+        snprintf(err, n, "cannot find the kaudit binary (/proc/self/exe): %s", strerror(errno));
+        return -1;
+    }
+    exe[len] = '\0';
+    int log = open(w->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (log < 0) {
+        snprintf(err, n, "cannot write '%s': %s", w->log_path, strerror(errno));
+        return -1;
+    }
+    /* Orphans of the worker come back to us, not to init. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        snprintf(err, n, "cannot fork: %s", strerror(errno));
+        close(log);
+        return -1;
+    }
+    if (child == 0) {
+        setpgid(0, 0);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0)
+            dup2(devnull, 0);
+        dup2(log, 1);
+        dup2(log, 2);
+        if (chdir(w->work_dir) != 0)
+            _exit(126);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        if (w->record) {
+            char *argv[] = { exe, "run", "-d", (char *)w->session_dir, "--overwrite", "--",
+                             (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };
+            execv(exe, argv);
+        } else {
+            char *argv[] = { (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };
+            execvp(w->python, argv);
+        }
+        dprintf(2, "kaudit audit: cannot start the worker: %s\n", strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    setpgid(child, child); /* both sides, so the group exists before we signal it */
+
+    double deadline = now_s() + w->timeout_s;
+    int status = 0, stopping = 0;
+    double term_sent = 0;
+    for (;;) {
+        pid_t got = waitpid(child, &status, WNOHANG);
+        if (got == child)
+            break;
+        if (got < 0 && errno != EINTR) {
+            snprintf(err, n, "cannot wait for the worker: %s", strerror(errno));
+            kill_leftovers(child);
+            return -1;
+        }
+        double t = now_s();
+        if (!stopping && t >= deadline) {
+            /* SIGTERM first: kaudit run passes it on to the runner and then
+             * records how the session ended; SIGKILL for what stays. */
+            end->timed_out = 1;
+            stopping = 1;
+            term_sent = t;
+            kill(-child, SIGTERM);
+        } else if (stopping && t - term_sent > 5.0) {
+            kill(-child, SIGKILL);
+        }
+        reap_others(child);
+        pause_ms(20);
+    }
+    if (WIFEXITED(status)) {
+        end->exited = 1;
+        end->status = WEXITSTATUS(status);
+        /* kaudit run reports the runner's death by signal N as 128 + N */
+        if (w->record && end->status > 128 && end->status < 128 + 65) {
+            end->exited = 0;
+            end->signal = end->status - 128;
+        }
+    } else if (WIFSIGNALED(status)) {
+        end->signal = WTERMSIG(status);
+        if (w->record && !end->timed_out)
+            end->recorder_killed = 1;
+    }
+    kill_leftovers(child);
+    return 0;
+}

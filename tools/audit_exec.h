@@ -1,0 +1,34 @@
+/*
+ * audit_exec.h - starting the runner of `kaudit audit` and getting it back,
+ * whatever the candidate does (docs/audit.md, "The worker").
+ *
+ * The worker is `kaudit run -d SESSION -- PYTHON RUNNER PLAN` (so the stress
+ * runs are recorded exactly as any harness is), started in a process group
+ * of its own with its output in a log file, under a time limit.  kaudit is a
+ * child subreaper: processes the candidate forks or detaches come back to
+ * it, and every one of them is killed when the worker ends.  A candidate
+ * that kills its parent (the recorder) or calls os._exit ends the worker
+ * early; that is recorded, never waited on forever.
+ */
+#ifndef KAUDIT_AUDIT_EXEC_H
+#define KAUDIT_AUDIT_EXEC_H
+
+#include "semantic.h"
+
+struct audit_worker {
+    const char *session_dir;     /* for kaudit run -d */
+    const char *log_path;        /* the worker's stdout and stderr */
+    const char *work_dir;        /* its working directory */
+    const char *python, *runner, *plan;
+    int record;                  /* 1: under kaudit run (the preload library); 0: python directly */
+    double timeout_s;
+};
+
+/* Runs the worker to its end.  0 with *end filled, -1 with err when it
+ * could not be started at all. */
+int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n);
+
+/* Runs PYTHON RUNNER PLAN directly (no recording), output to log_path, for
+ * `kaudit contract new`.  Same guarantees.  0 or -1 as above. */
+
+#endif

@@ -1,0 +1,537 @@
+/*
+ * cmd_audit.c - `kaudit audit --reference REF.py --candidate CAND.py ...`
+ *
+ * One record from one fresh worker (docs/audit.md): kaudit writes the plan,
+ * runs the Python runner under the preload library (audit_exec.c), decides
+ * the semantic axis from what the runner wrote (semantic/), judges the
+ * recorded session for the implementation and measurement axes (analyzer/),
+ * and writes the record.  This file parses and delegates.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "audit.h"
+#include "audit_exec.h"
+#include "cli.h"
+#include "commands.h"
+#include "contract_new.h"
+#include "inventory.h"
+#include "json_writer.h"
+#include "resources.h"
+#include "schedule.h"
+#include "semantic.h"
+#include "session_name.h"
+
+#define AUDIT_USAGE                                                                                              \
+    "usage: kaudit audit --reference REF.py --candidate CAND.py [options]\n"                                     \
+    "       kaudit audit --batch TASKS.jsonl -o LEDGER.jsonl [--jobs N] [options]\n"                             \
+    "\n"                                                                                                          \
+    "Audits a KernelBench-format candidate (ModelNew) against its reference (Model, get_inputs,\n"               \
+    "get_init_inputs) in a fresh worker recorded under the preload library: the semantic axis from a\n"         \
+    "16-slot stress schedule with fp64-calibrated tolerances, the implementation and measurement axes\n"        \
+    "from the same recorded session, and the certificate.  Exit 0 PASS, 10 FAIL, 11 INCONCLUSIVE.\n"          \
+    "\n"                                                                                                          \
+    "  --contract C.json      the task contract (pinned); without it one is written from the reference\n"      \
+    "  --device cuda|cpu      where the parties run (cuda); cpu: implementation and measurement UNSUPPORTED\n" \
+    "  --seed N               the schedule's seed (0)\n"                                                          \
+    "  -d DIR                 the audit directory (default kaudit.audit, kaudit-2.audit, ...)\n"                 \
+    "  --json RECORD.json     also write the record there\n"                                                     \
+    "  --weak ACCEPT|REJECT   the weak verifier's decision: prints the outcome code\n"                          \
+    "  --tolerance MODE       reference-floor (default) or paper (Eq. 1 exactly)\n"                             \
+    "  --timeout S            the worker's time limit in seconds (600)\n"                                        \
+    "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
+    "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
+    "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
+    "  --quiet                print nothing but errors\n"                                                         \
+    "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
+    "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"
+
+static const char *verdict_word(enum ka_verdict v)
+{
+    return v == KA_INCONCLUSIVE ? "INCONCLUSIVE" : ka_verdict_name(v);
+}
+
+static const char *certificate_word(enum ka_verdict v)
+{
+    return v == KA_PASS ? "PASS" : v == KA_FAIL ? "FAIL" : "INCONCL";
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return cli_error("cannot create '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+static int audit_dir(const char *given, char *out, size_t size)
+{
+    char made[64];
+    if (!given) {
+        if (kaudit_new_numbered_dir("kaudit", ".audit", made, sizeof made) != 0)
+            return cli_error("cannot create an audit directory here ('%s'): %s", made, strerror(errno));
+        given = made;
+    } else if (make_dir(given) != 0) {
+        return -1;
+    }
+    if (!realpath(given, out))
+        return cli_error("cannot resolve '%s': %s", given, strerror(errno));
+    (void)size;
+    return 0;
+}
+
+static int file_digest(const char *path, char hex[33])
+{
+    char err[256];
+    if (ka_file_digest(path, hex, err, sizeof err) != 0) {
+        snprintf(hex, 33, "unreadable");
+        return -1;
+    }
+    return 0;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path) != 0 && errno != ENOENT;
+}
+
+/* The tensor files once judged (they can be large); kept with --keep-tensors. */
+static void remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The semantic findings as the analysis takes them. */
+static struct ka_semantic_finding *semantic_findings(const struct kat_semantic *s)
+{
+    struct ka_semantic_finding *f = cli_xcalloc(s->n_findings ? s->n_findings : 1, sizeof *f);
+    static const enum ka_finding_kind kinds[] = { 0, KA_FINDING_CONVICTS, KA_FINDING_UNRESOLVED, KA_FINDING_SIGNAL,
+                                                  KA_FINDING_SUPPORT };
+    for (size_t i = 0; i < s->n_findings; i++) {
+        f[i].kind = kinds[s->findings[i].kind];
+        f[i].code = s->findings[i].code;
+        f[i].text = s->findings[i].text;
+    }
+    return f;
+}
+
+static enum ka_verdict to_ka(enum kat_sem_verdict v)
+{
+    return v == KAT_SEM_PASS ? KA_PASS : v == KAT_SEM_FAIL ? KA_FAIL : KA_INCONCLUSIVE;
+}
+
+static void write_axis(struct kat_json *j, const char *key, const struct ka_axis_result *ax)
+{
+    kat_json_open(j, key, '{');
+    kat_json_str(j, "verdict", verdict_word(ax->verdict));
+    if (ax->root_cause)
+        kat_json_str(j, "root_cause", ax->root_cause);
+    else
+        kat_json_null(j, "root_cause");
+    kat_json_close(j, '}');
+}
+
+static int write_record(const char *path, const struct audit_args *a, const struct audit_paths *p,
+                        const struct kat_semantic *sem, const struct ka_analysis *an, const char *analysis_json,
+                        const struct kat_runner_end *end, double wall_s)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return cli_error("cannot write the record '%s': %s", path, strerror(errno));
+    struct kat_json j;
+    kat_json_init(&j, f);
+    kat_json_open(&j, NULL, '{');
+    kat_json_u64(&j, "kaudit_audit_record", AUDIT_RECORD_VERSION);
+    kat_json_str(&j, "kaudit_version", KAUDIT_VERSION);
+    if (a->id)
+        kat_json_str(&j, "id", a->id);
+    char hex[33];
+    kat_json_open(&j, "reference", '{');
+    kat_json_str(&j, "path", p->reference);
+    file_digest(p->reference, hex);
+    kat_json_str(&j, "digest", hex);
+    kat_json_close(&j, '}');
+    kat_json_open(&j, "candidate", '{');
+    kat_json_str(&j, "path", p->candidate);
+    file_digest(p->candidate, hex);
+    kat_json_str(&j, "digest", hex);
+    kat_json_close(&j, '}');
+    kat_json_open(&j, "contract", '{');
+    kat_json_str(&j, "path", p->contract);
+    kat_json_str(&j, "digest", an->contract_digest);
+    kat_json_bool(&j, "generated", p->contract_generated);
+    kat_json_close(&j, '}');
+    kat_json_str(&j, "device", a->device);
+    kat_json_u64(&j, "seed", a->seed);
+    kat_json_str(&j, "audit_dir", p->dir);
+    kat_json_str(&j, "session", p->session);
+    kat_json_double(&j, "wall_s", wall_s);
+    kat_json_str(&j, "certificate", certificate_word(an->certificate));
+    kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
+    if (an->outcome[0]) {
+        kat_json_str(&j, "weak", an->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT");
+        kat_json_str(&j, "outcome", an->outcome);
+        kat_json_str(&j, "outcome_reason", an->outcome_reason ? an->outcome_reason : "");
+    } else {
+        kat_json_null(&j, "weak");
+        kat_json_null(&j, "outcome");
+    }
+    kat_json_open(&j, "axes", '{');
+    write_axis(&j, "semantic", &an->axis[KA_AXIS_SEMANTIC]);
+    write_axis(&j, "implementation", &an->axis[KA_AXIS_IMPLEMENTATION]);
+    write_axis(&j, "measurement", &an->axis[KA_AXIS_MEASUREMENT]);
+    kat_json_close(&j, '}');
+    kat_json_open(&j, "worker", '{');
+    kat_json_bool(&j, "timed_out", end->timed_out);
+    kat_json_double(&j, "timeout_s", end->timeout_s);
+    if (end->exited)
+        kat_json_i64(&j, "exit_status", end->status);
+    else
+        kat_json_null(&j, "exit_status");
+    kat_json_i64(&j, "signal", end->signal);
+    kat_json_bool(&j, "recorder_killed", end->recorder_killed);
+    kat_json_str(&j, "log", p->log);
+    kat_json_close(&j, '}');
+    kat_semantic_write_json(&j, "semantic", sem);
+    if (analysis_json)
+        kat_json_raw(&j, "analysis", analysis_json);
+    kat_json_close(&j, '}');
+    fputc('\n', f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return cli_error("cannot write the record '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return cli_error("cannot read '%s': %s", from, strerror(errno));
+    FILE *out = fopen(to, "wb");
+    if (!out) {
+        fclose(in);
+        return cli_error("cannot write '%s': %s", to, strerror(errno));
+    }
+    char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, got, out);
+    fclose(in);
+    int bad = ferror(out);
+    if (fclose(out) != 0 || bad)
+        return cli_error("cannot write '%s': %s", to, strerror(errno));
+    return 0;
+}
+
+static void print_semantic(const struct kat_semantic *s)
+{
+    printf("  stress: %zu slots judged", s->n_slots - s->dropped_slots);
+    if (s->replaced_slots)
+        printf(" (%u of them native seeds standing in for others)", s->replaced_slots);
+    printf(", %u calls compared; tolerance %s%s%s\n", s->calls_compared,
+           s->params.mode == KAT_TOL_PAPER ? "paper Eq. 1" : "Eq. 1 with the reference-error floor",
+           s->alignment ? "; state aligned " : "", s->alignment ? s->alignment : "");
+    for (size_t i = 0; i < s->n_slots; i++)
+        if (s->slots[i].replaces)
+            printf("    slot %d %s stands in for %s: %s\n", s->slots[i].index, s->slots[i].name, s->slots[i].replaces,
+                   s->slots[i].replaced_because ? s->slots[i].replaced_because : "");
+    unsigned shown = 0, total = 0;
+    for (size_t i = 0; i < s->n_findings; i++) {
+        const struct kat_sem_finding *f = &s->findings[i];
+        if (f->kind != KAT_SEM_CONVICTS && f->kind != KAT_SEM_UNRESOLVED)
+            continue;
+        total++;
+        if (shown < 6) {
+            printf("    [%s] %s: %s\n", f->kind == KAT_SEM_CONVICTS ? "convicts" : "unresolved", f->code,
+                   f->text ? f->text : "");
+            shown++;
+        }
+    }
+    if (total > shown)
+        printf("    ... %u more (the record lists every one)\n", total - shown);
+}
+
+int audit_one(const struct audit_args *a, struct audit_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->exit_status = KAUDIT_EXIT_ERROR;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct audit_paths p;
+    memset(&p, 0, sizeof p);
+    if (!realpath(a->reference, p.reference))
+        return cli_error("cannot read the reference '%s': %s", a->reference, strerror(errno)), KAUDIT_EXIT_ERROR;
+    if (!realpath(a->candidate, p.candidate))
+        return cli_error("cannot read the candidate '%s': %s", a->candidate, strerror(errno)), KAUDIT_EXIT_ERROR;
+    if (audit_dir(a->dir, p.dir, sizeof p.dir) != 0)
+        return KAUDIT_EXIT_ERROR;
+    snprintf(p.session, sizeof p.session, "%s/session", p.dir);
+    snprintf(p.runner_dir, sizeof p.runner_dir, "%s/runner", p.dir);
+    snprintf(p.work, sizeof p.work, "%s/work", p.dir);
+    snprintf(p.log, sizeof p.log, "%s/runner/worker.log", p.dir);
+    snprintf(p.plan, sizeof p.plan, "%s/plan.json", p.dir);
+    snprintf(p.record, sizeof p.record, "%s/record.json", p.dir);
+    if (make_dir(p.runner_dir) || make_dir(p.work))
+        return KAUDIT_EXIT_ERROR;
+    /* a directory used before: its old log must not be read as this run's */
+    char events[PATH_MAX + 32];
+    snprintf(events, sizeof events, "%s/events.jsonl", p.runner_dir);
+    if (unlink(events) != 0 && errno != ENOENT)
+        return cli_error("cannot remove the old '%s': %s", events, strerror(errno)), KAUDIT_EXIT_ERROR;
+
+    char err[4096];
+    struct ka_contract *contract = NULL;
+    if (a->contract) {
+        if (!realpath(a->contract, p.contract))
+            return cli_error("cannot read contract '%s': %s", a->contract, strerror(errno)), KAUDIT_EXIT_ERROR;
+        if (ka_contract_load(p.contract, a->manifest, &contract, err, sizeof err) != 0)
+            return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+
+    char runner[PATH_MAX];
+    if (kres_data_file("runner/kaudit_runner.py", runner, sizeof runner) != 0)
+        return cli_error("cannot find the runner (runner/kaudit_runner.py under the data directory; set "
+                         "KAUDIT_DATA_DIR)"),
+               KAUDIT_EXIT_ERROR;
+    const char *python = a->python ? a->python : getenv("KAUDIT_PYTHON");
+    if (!python || !*python)
+        python = "python3";
+
+    struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
+                             .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
+                             .alternative_shapes = contract ? contract->alternative_shapes : NULL,
+                             .timed_calls = 5 };
+    if (kat_plan_write(p.plan, &plan, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+    if (!a->quiet)
+        fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu) in %s\n", p.candidate, p.reference,
+                a->device, (unsigned long long)a->seed, p.dir);
+    struct audit_worker w = { .session_dir = p.session, .log_path = p.log, .work_dir = p.work, .python = python,
+                              .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s };
+    struct kat_runner_end end;
+    if (audit_exec(&w, &end, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+
+    struct kat_tol_params params = kat_tol_params_default();
+    params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
+    struct kat_semantic *sem;
+    if (kat_semantic_evaluate(p.runner_dir, KAT_SCHEDULE_SLOTS, &params, &end, &sem, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+
+    if (!contract) {
+        /* written from what the reference's get_inputs() returned in this run */
+        snprintf(p.contract, sizeof p.contract, "%s/contract.json", p.dir);
+        char manifest[PATH_MAX + 32];
+        snprintf(manifest, sizeof manifest, "%s/manifest.json", p.dir);
+        if (contract_new_write(p.contract, manifest, p.reference, events, err, sizeof err) != 0 ||
+            ka_contract_load(p.contract, manifest, &contract, err, sizeof err) != 0) {
+            /* no input specs: the reference never ran; a minimal record still says why */
+            if (!a->quiet)
+                fprintf(stderr, "kaudit: note: no contract could be written from the reference: %s\n", err);
+            static const char minimal[] =
+                "{\"kaudit_contract\": 1, \"task_id\": \"generated/unrunnable\", \"implementation\": "
+                "{\"self_implemented\": false}}";
+            if (ka_contract_parse(minimal, sizeof minimal - 1, "(generated)", &contract, err, sizeof err) != 0) {
+                kat_semantic_free(sem);
+                return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+            }
+        } else if (!a->quiet) {
+            fprintf(stderr, "kaudit: no --contract: wrote %s from the reference (core self-implementation, "
+                            "reference work measured from its phase)\n",
+                    p.contract);
+        }
+        p.contract_generated = 1;
+    }
+
+    const char *inv_path = NULL;
+    char inv_buf[PATH_MAX];
+    kres_inventory(a->inventory, &inv_path, inv_buf, sizeof inv_buf);
+    struct kinv_inventory *inv = NULL;
+    struct kinv_err ierr;
+    if (inv_path && kinv_load(inv_path, &inv, &ierr) != 0) {
+        kat_semantic_free(sem);
+        ka_contract_free(contract);
+        return cli_error("%s", ierr.msg), KAUDIT_EXIT_ERROR;
+    }
+    struct ka_semantic_finding *sf = semantic_findings(sem);
+    struct ka_semantic_evidence ev = { .verdict = to_ka(sem->verdict), .root_cause = sem->root_cause,
+                                       .degenerate = sem->degenerate, .signature = sem->signature,
+                                       .findings = sf, .n_findings = sem->n_findings };
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.inventory = inv;
+    opt.inventory_path = inv_path;
+    opt.weak = a->weak;
+    opt.semantic_evidence = &ev;
+    if (strcmp(a->device, "cpu") == 0)
+        opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
+    struct ka_analysis *an = NULL;
+    int rc = KAUDIT_EXIT_ERROR;
+    if (ka_analyze(p.session, contract, &opt, &an, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        goto out;
+    }
+    char *json = ka_report_json(an);
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (write_record(p.record, a, &p, sem, an, json, &end, wall) != 0) {
+        free(json);
+        goto out;
+    }
+    free(json);
+    if (a->json && copy_file(p.record, a->json) != 0)
+        goto out;
+    if (!a->quiet) {
+        print_semantic(sem);
+        ka_report_summary(stdout, an);
+        printf("  record: %s\n", p.record);
+    }
+    if (!a->keep_tensors) {
+        char tensors[PATH_MAX + 32];
+        snprintf(tensors, sizeof tensors, "%s/tensors", p.runner_dir);
+        remove_tree(tensors);
+    }
+    res->certificate = an->certificate;
+    snprintf(res->outcome, sizeof res->outcome, "%s", an->outcome);
+    snprintf(res->record, sizeof res->record, "%s", p.record);
+    res->wall_s = wall;
+    rc = an->certificate == KA_PASS ? KAUDIT_EXIT_OK
+         : an->certificate == KA_FAIL ? KAUDIT_EXIT_FAIL
+                                      : KAUDIT_EXIT_INCONCLUSIVE;
+out:
+    res->exit_status = rc;
+    ka_analysis_free(an);
+    free(sf);
+    kinv_free(inv);
+    ka_contract_free(contract);
+    kat_semantic_free(sem);
+    return rc;
+}
+
+int audit_parse(int argc, char **argv, struct audit_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->device = "cuda";
+    a->timeout_s = 600;
+    a->jobs = 2;
+    static const struct option options[] = {
+        { "reference", required_argument, NULL, 'r' }, { "candidate", required_argument, NULL, 'c' },
+        { "contract", required_argument, NULL, 'C' },  { "manifest", required_argument, NULL, 'M' },
+        { "device", required_argument, NULL, 'D' },    { "seed", required_argument, NULL, 's' },
+        { "dir", required_argument, NULL, 'd' },       { "json", required_argument, NULL, 'j' },
+        { "weak", required_argument, NULL, 'w' },      { "tolerance", required_argument, NULL, 't' },
+        { "timeout", required_argument, NULL, 'T' },   { "python", required_argument, NULL, 'P' },
+        { "inventory", required_argument, NULL, 'I' }, { "keep-tensors", no_argument, NULL, 'K' },
+        { "quiet", no_argument, NULL, 'q' },           { "batch", required_argument, NULL, 'B' },
+        { "jobs", required_argument, NULL, 'J' },      { "output", required_argument, NULL, 'o' },
+        { "id", required_argument, NULL, 'i' },
+        { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
+    };
+    opterr = 0;
+    optind = 1;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, ":d:o:qh", options, NULL)) != -1) {
+        switch (c) {
+        case 'r': a->reference = optarg; break;
+        case 'c': a->candidate = optarg; break;
+        case 'C': a->contract = optarg; break;
+        case 'M': a->manifest = optarg; break;
+        case 'D':
+            if (strcmp(optarg, "cuda") && strcmp(optarg, "cpu"))
+                return cli_usage_error(AUDIT_USAGE, "--device takes cuda or cpu, not '%s'", optarg);
+            a->device = optarg;
+            break;
+        case 's':
+            errno = 0;
+            a->seed = strtoull(optarg, &end, 10);
+            if (errno || *end || !*optarg || optarg[0] == '-')
+                return cli_usage_error(AUDIT_USAGE, "--seed takes a non-negative integer, not '%s'", optarg);
+            break;
+        case 'd': a->dir = optarg; break;
+        case 'j': a->json = optarg; break;
+        case 'w':
+            if (!strcasecmp(optarg, "ACCEPT"))
+                a->weak = KA_WEAK_ACCEPT;
+            else if (!strcasecmp(optarg, "REJECT"))
+                a->weak = KA_WEAK_REJECT;
+            else
+                return cli_usage_error(AUDIT_USAGE, "--weak takes ACCEPT or REJECT, not '%s'", optarg);
+            break;
+        case 't':
+            if (!strcmp(optarg, "paper"))
+                a->paper_tolerance = 1;
+            else if (strcmp(optarg, "reference-floor"))
+                return cli_usage_error(AUDIT_USAGE, "--tolerance takes reference-floor or paper, not '%s'", optarg);
+            break;
+        case 'T':
+            errno = 0;
+            a->timeout_s = strtod(optarg, &end);
+            if (errno || *end || !(a->timeout_s > 0) || a->timeout_s > 86400)
+                return cli_usage_error(AUDIT_USAGE, "--timeout takes seconds (0 < S <= 86400), not '%s'", optarg);
+            break;
+        case 'P': a->python = optarg; break;
+        case 'I': a->inventory = optarg; break;
+        case 'K': a->keep_tensors = 1; break;
+        case 'q': a->quiet = 1; break;
+        case 'B': a->batch = optarg; break;
+        case 'J': {
+            long j = strtol(optarg, &end, 10);
+            if (*end || j < 1 || j > 256)
+                return cli_usage_error(AUDIT_USAGE, "--jobs takes 1 to 256, not '%s'", optarg);
+            a->jobs = (int)j;
+            break;
+        }
+        case 'o': a->ledger = optarg; break;
+        case 'i': a->id = optarg; break;
+        case 'h': fputs(AUDIT_USAGE, stdout); return -1;
+        default: return cli_bad_option(AUDIT_USAGE, c == ':', argv[optind - 1]);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error(AUDIT_USAGE, "unexpected argument '%s'", argv[optind]);
+    if (a->batch) {
+        if (a->reference || a->candidate)
+            return cli_usage_error(AUDIT_USAGE, "--batch takes its pairs from the file, not --reference/--candidate");
+        if (!a->ledger)
+            return cli_usage_error(AUDIT_USAGE, "--batch needs -o LEDGER.jsonl");
+        return 0;
+    }
+    if (!a->reference)
+        return cli_usage_error(AUDIT_USAGE, "--reference is required");
+    if (!a->candidate)
+        return cli_usage_error(AUDIT_USAGE, "--candidate is required");
+    return 0;
+}
+
+int cmd_audit(int argc, char **argv)
+{
+    struct audit_args a;
+    int rc = audit_parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? KAUDIT_EXIT_OK : rc;
+    if (a.batch)
+        return audit_batch(&a);
+    struct audit_result res;
+    return audit_one(&a, &res);
+}

@@ -1,0 +1,152 @@
+/* contract_new.c - a core-self-implementation contract from a measured reference (contract_new.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "contract.h"
+#include "contract_new.h"
+
+/* The "inputs" event of the runner's log, or NULL. */
+static cJSON *input_specs(const char *events, char *err, size_t n)
+{
+    FILE *f = fopen(events, "r");
+    if (!f) {
+        snprintf(err, n, "cannot read '%s': %s", events, strerror(errno));
+        return NULL;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    cJSON *found = NULL;
+    while (!found && (len = getline(&line, &cap, f)) > 0) {
+        cJSON *e = cJSON_ParseWithLength(line, (size_t)len);
+        const cJSON *ev = cJSON_GetObjectItemCaseSensitive(e, "event");
+        if (cJSON_IsString(ev) && strcmp(ev->valuestring, "inputs") == 0)
+            found = cJSON_DetachItemFromObjectCaseSensitive(e, "specs");
+        cJSON_Delete(e);
+    }
+    free(line);
+    fclose(f);
+    if (!found)
+        snprintf(err, n, "'%s' holds no input specs: the reference's get_inputs() did not run (see the runner's log)",
+                 events);
+    return found;
+}
+
+/* "level1/19_ReLU.py" -> "19_ReLU" */
+static char *task_name(const char *reference)
+{
+    const char *base = strrchr(reference, '/');
+    base = base ? base + 1 : reference;
+    char *name = strdup(base);
+    if (name) {
+        char *dot = strrchr(name, '.');
+        if (dot && dot != name)
+            *dot = '\0';
+    }
+    return name;
+}
+
+int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
+                       char *err, size_t n)
+{
+    cJSON *specs = input_specs(events, err, n);
+    if (!specs)
+        return -1;
+    char *name = task_name(reference);
+    char stamp[32];
+    time_t t = time(NULL);
+    strftime(stamp, sizeof stamp, "%Y-%m-%d", gmtime(&t));
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "kaudit_contract", KA_CONTRACT_VERSION);
+    char *id = NULL, *desc = NULL;
+    if (asprintf(&id, "generated/%s", name ? name : "task") < 0)
+        id = NULL;
+    if (asprintf(&desc,
+                 "written by kaudit on %s from %s: the candidate must implement the core work itself; "
+                 "allocation, memset, copies and layout glue are allowed; the reference's work is measured "
+                 "from the reference phase of each recorded session",
+                 stamp, reference) < 0)
+        desc = NULL;
+    cJSON_AddStringToObject(root, "task_id", id ? id : "generated/task");
+    cJSON_AddStringToObject(root, "description", desc ? desc : "");
+    cJSON *ref = cJSON_AddObjectToObject(root, "reference");
+    cJSON_AddStringToObject(ref, "path", reference);
+    const char *model[] = { "Model" }, *model_new[] = { "ModelNew" };
+    cJSON_AddItemToObject(ref, "symbols", cJSON_CreateStringArray(model, 1));
+    cJSON *cand = cJSON_AddObjectToObject(root, "candidate");
+    cJSON_AddItemToObject(cand, "symbols", cJSON_CreateStringArray(model_new, 1));
+    cJSON *impl = cJSON_AddObjectToObject(root, "implementation");
+    cJSON_AddBoolToObject(impl, "self_implemented", 1);
+    cJSON *med = cJSON_AddObjectToObject(impl, "mediators");
+    cJSON_AddBoolToObject(med, "allocation", 1);
+    cJSON_AddBoolToObject(med, "memset", 1);
+    cJSON_AddBoolToObject(med, "copies", 1);
+    cJSON_AddBoolToObject(med, "layout_glue", 1);
+    cJSON_AddBoolToObject(root, "degenerate_reference", 0);
+    cJSON *timing = cJSON_AddObjectToObject(root, "timing");
+    cJSON_AddStringToObject(timing, "window", "cuda_events");
+    /* the task's precision: the dtype of its first floating input */
+    const char *dtype = NULL;
+    cJSON *inputs = cJSON_AddArrayToObject(root, "inputs");
+    const cJSON *s;
+    int i = 0;
+    cJSON_ArrayForEach(s, specs)
+    {
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(s, "kind");
+        if (!cJSON_IsString(kind) || strcmp(kind->valuestring, "tensor") != 0) {
+            i++;
+            continue;
+        }
+        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(s, "dtype");
+        const cJSON *shape = cJSON_GetObjectItemCaseSensitive(s, "shape");
+        cJSON *in = cJSON_CreateObject();
+        char nm[32];
+        snprintf(nm, sizeof nm, "input%d", i++);
+        cJSON_AddStringToObject(in, "name", nm);
+        cJSON_AddItemToObject(in, "shape", cJSON_Duplicate(shape, 1));
+        cJSON_AddStringToObject(in, "dtype", cJSON_IsString(dt) ? dt->valuestring : "float32");
+        if (!dtype && cJSON_IsString(dt) && strstr(dt->valuestring, "float"))
+            dtype = dt->valuestring;
+        cJSON_AddItemToArray(inputs, in);
+    }
+    cJSON_AddStringToObject(timing, "dtype", dtype ? dtype : "float32");
+    cJSON *work = cJSON_AddObjectToObject(root, "reference_work");
+    cJSON_AddStringToObject(work, "measure", "reference_phase");
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    cJSON_Delete(specs);
+    free(name);
+    free(id);
+    free(desc);
+    if (!text) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    FILE *f = fopen(path, "w");
+    int bad = !f;
+    if (f) {
+        fputs(text, f);
+        fputc('\n', f);
+        bad = ferror(f) | (fclose(f) != 0);
+    }
+    free(text);
+    if (bad) {
+        snprintf(err, n, "cannot write contract '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    const char *one[] = { path };
+    if (ka_manifest_pin(manifest, one, 1, err, n) != 0)
+        return -1;
+    /* read it back as any contract is read: what we wrote must load */
+    struct ka_contract *c;
+    if (ka_contract_load(path, manifest, &c, err, n) != 0)
+        return -1;
+    ka_contract_free(c);
+    return 0;
+}

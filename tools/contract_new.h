@@ -1,0 +1,21 @@
+/*
+ * contract_new.h - a contract written from a measured reference, without
+ * hand-writing (`kaudit contract new`, and `kaudit audit` without
+ * --contract): core self-implementation, the input specs that get_inputs()
+ * returned, and the reference's work measured from the reference phase of
+ * each recorded session (docs/audit.md, "Contracts without hand-writing").
+ */
+#ifndef KAUDIT_CONTRACT_NEW_H
+#define KAUDIT_CONTRACT_NEW_H
+
+#include <stddef.h>
+
+/*
+ * Writes the contract for the reference file `reference` to `path` from the
+ * runner's event log `events` (its "inputs" event), and pins it in
+ * `manifest` (created if absent).  0, or -1 with err.
+ */
+int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
+                       char *err, size_t n);
+
+#endif
