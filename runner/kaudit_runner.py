@@ -35,6 +35,7 @@ import os
 import sys
 import time
 import traceback
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -182,43 +183,45 @@ def float_dtype_max(dtype):
     return torch.finfo(dtype).max
 
 
-def generator(seed):
-    g = torch.Generator()
+def generator(seed, device):
+    g = torch.Generator(device=device)
     g.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
     return g
 
 
-def draw(dist, shape, g):
-    """Values of one distribution, in float64 on the CPU (deterministic on every device)."""
-    n = 1
-    for s in shape:
-        n *= s
+def draw(dist, shape, g, device, dtype):
+    """Values of one distribution, drawn on the device (fast for the large
+    inputs of real tasks; the same seed gives the same values on the same
+    kind of device) in the input's dtype, or float32 for the half types."""
+    gen = torch.float64 if dtype == torch.float64 else torch.float32
+    kw = dict(generator=g, device=device, dtype=gen)
     if dist == "normal":
-        return torch.randn(shape, generator=g, dtype=torch.float64)
-    if dist == "uniform":
-        return torch.rand(shape, generator=g, dtype=torch.float64) * 2.0 - 1.0
-    if dist == "heavy_tailed":
+        v = torch.randn(shape, **kw)
+    elif dist == "uniform":
+        v = torch.rand(shape, **kw).mul_(2.0).sub_(1.0)
+    elif dist == "heavy_tailed":
         # Student t with 3 degrees of freedom: z / sqrt(chi2_3 / 3)
-        z = torch.randn(shape, generator=g, dtype=torch.float64)
-        chi = torch.randn((3,) + tuple(shape), generator=g, dtype=torch.float64).pow(2).sum(0)
-        return z / torch.sqrt(chi / 3.0).clamp_min(1e-12)
-    if dist == "sparse":
-        z = torch.randn(shape, generator=g, dtype=torch.float64)
-        keep = torch.rand(shape, generator=g, dtype=torch.float64) < 0.1
-        return torch.where(keep, z, torch.zeros_like(z))
-    if dist == "constant":
-        return torch.full(shape, 0.75, dtype=torch.float64)
-    if dist == "signed_extremes":
-        sign = torch.where(torch.rand(shape, generator=g, dtype=torch.float64) < 0.5, -1.0, 1.0)
-        big = torch.rand(shape, generator=g, dtype=torch.float64) < 0.5
-        mag = torch.where(big, torch.full(shape, 1e5, dtype=torch.float64),
-                          torch.full(shape, 1e-4, dtype=torch.float64))
-        return sign * mag
-    raise ValueError(f"unknown distribution '{dist}'")
+        v = torch.randn(shape, **kw)
+        chi = torch.zeros(shape, device=device, dtype=gen)
+        for _ in range(3):
+            chi.add_(torch.randn(shape, **kw).pow_(2))
+        v.div_(chi.div_(3.0).sqrt_().clamp_min_(1e-12))
+    elif dist == "sparse":
+        v = torch.randn(shape, **kw)
+        v.mul_(torch.rand(shape, **kw) < 0.1)
+    elif dist == "constant":
+        v = torch.full(shape, 0.75, device=device, dtype=gen)
+    elif dist == "signed_extremes":
+        sign = torch.where(torch.rand(shape, **kw) < 0.5, -1.0, 1.0)
+        mag = torch.where(torch.rand(shape, **kw) < 0.5, 1e5, 1e-4)
+        v = (sign * mag).to(gen)
+    else:
+        raise ValueError(f"unknown distribution '{dist}'")
+    return v
 
 
 def materialize(values, layout, device):
-    """A tensor holding `values` (already in the input's dtype, on the CPU) in the given layout."""
+    """A tensor holding `values` (in the input's dtype) in the given layout, on device."""
     shape = tuple(values.shape)
     if layout == "strided" and len(shape) >= 1:
         wide = shape[:-1] + (2 * shape[-1],)
@@ -242,17 +245,28 @@ def materialize(values, layout, device):
 
 
 class SlotInputs:
-    """One value set: the argument list as given to the parties.  Floating
-    tensors are kept as CPU values plus a layout, and made afresh for each
-    party (clone() would not keep a strided layout)."""
+    """One value set.  Its values come from a recipe (a seeded draw, or the
+    task's get_inputs() under a seed) and are made again when needed, so that
+    the large inputs of real tasks are never kept for all slots at once; each
+    party gets tensors of its own, in the slot's layout (clone() would not
+    keep a strided layout)."""
 
-    def __init__(self, args, layout):
-        self.args = args          # list: ("t", cpu tensor) | ("o", object)
+    def __init__(self, recipe, layout):
+        self.recipe = recipe        # () -> list of ("t", tensor) | ("o", object)
         self.layout = layout
+        self._values = None
+
+    def values(self):
+        if self._values is None:
+            self._values = self.recipe()
+        return self._values
+
+    def drop(self):
+        self._values = None
 
     def make(self, device, fp64=False):
         out = []
-        for kind, v in self.args:
+        for kind, v in self.values():
             if kind == "t":
                 vals = v.double() if (fp64 and v.is_floating_point()) else v
                 if v.is_floating_point():
@@ -265,7 +279,7 @@ class SlotInputs:
 
     def values_into(self, buffers):
         """Copy this set's values into existing tensors (fresh values, same buffers)."""
-        for (kind, v), b in zip(self.args, buffers):
+        for (kind, v), b in zip(self.values(), buffers):
             if kind == "t":
                 b.copy_(v)
 
@@ -278,67 +292,120 @@ def native_inputs(mod, seed):
     args = []
     for x in got:
         if isinstance(x, torch.Tensor):
-            args.append(("t", x.detach().cpu().clone()))
+            args.append(("t", x.detach()))
         else:
             args.append(("o", x))
     return args
 
 
-def slot_inputs(slot, base_args, mod, plan_seed, alt_shapes):
+class Spec:
+    """A floating input of the canonical get_inputs(): its shape and dtype only."""
+
+    def __init__(self, t):
+        self.shape = tuple(t.shape)
+        self.dtype = t.dtype
+        self.device = t.device
+
+    def dim(self):
+        return len(self.shape)
+
+
+def base_specs(args):
+    return [("s", Spec(v)) if k == "t" and v.is_floating_point() else (k, v) for k, v in args]
+
+
+def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device):
     """The value set(s) of one slot, or (None, reason) when the slot is not
     supported by the task (then a native-seed slot replaces it)."""
     kind = slot["kind"]
     seed = plan_seed * 1000003 + slot["index"] * 7919 + 17
-    floating = [i for i, (k, v) in enumerate(base_args) if k == "t" and v.is_floating_point()]
+    floating = [i for i, (k, v) in enumerate(base) if k == "s"]
     if kind == "native":
-        return [SlotInputs(native_inputs(mod, plan_seed + slot["seed_offset"]), "contiguous")], None
+        s2 = plan_seed + slot["seed_offset"]
+        return [SlotInputs(lambda: native_inputs(mod, s2), "contiguous")], None
     if not floating:
         return None, "the task has no floating-point tensor input"
 
-    def values(dist, scale, g, shapes=None):
-        args = []
-        for i, (k, v) in enumerate(base_args):
-            if k == "t" and v.is_floating_point():
-                shape = tuple(shapes[i]) if shapes else tuple(v.shape)
-                vals = draw(dist, shape, g) * scale
-                args.append(("t", vals.to(v.dtype)))
-            else:
-                args.append((k, v))
-        return args
+    def recipe(dist, scale, set_seed, shapes=None):
+        def make():
+            args = []
+            for i, (k, v) in enumerate(base):
+                if k == "s":
+                    shape = tuple(shapes[i]) if shapes else v.shape
+                    g = generator(set_seed * 131 + i, device)
+                    vals = draw(dist, shape, g, device, v.dtype)
+                    if scale != 1.0:
+                        vals.mul_(scale)
+                    args.append(("t", vals.to(v.dtype)))
+                else:
+                    args.append((k, v))
+            return args
+        return make
 
     if kind == "value":
         scale = float(slot.get("scale", 1.0))
         dist = slot.get("dist", "normal")
         for i in floating:
-            dt = base_args[i][1].dtype
+            dt = base[i][1].dtype
             peak = 1e5 if dist == "signed_extremes" else 6.0 * scale
             if peak * 16 > float_dtype_max(dt):
                 return None, f"input {i} ({str(dt)}) cannot hold values of scale {scale:g}"
-        return [SlotInputs(values(dist, scale, generator(seed)), "contiguous")], None
+        return [SlotInputs(recipe(dist, scale, seed), "contiguous")], None
     if kind == "layout":
-        layout = slot["layout"]
-        if layout == "transposed" and not any(base_args[i][1].dim() >= 1 for i in floating):
+        if not any(base[i][1].dim() >= 1 for i in floating):
             return None, "no floating input with a dimension"
-        if layout == "strided" and not any(base_args[i][1].dim() >= 1 for i in floating):
-            return None, "no floating input with a dimension"
-        return [SlotInputs(values("normal", 1.0, generator(seed)), layout)], None
+        return [SlotInputs(recipe("normal", 1.0, seed), slot["layout"])], None
     if kind == "shape":
         if not alt_shapes:
             return None, "the contract declares no alternative input shapes (stress.alternative_shapes)"
-        if len(alt_shapes) != len(base_args):
-            return None, f"stress.alternative_shapes has {len(alt_shapes)} entries for {len(base_args)} inputs"
+        if len(alt_shapes) != len(base):
+            return None, f"stress.alternative_shapes has {len(alt_shapes)} entries for {len(base)} inputs"
         shapes = {}
-        for i, (k, v) in enumerate(base_args):
-            if k == "t" and v.is_floating_point():
-                shapes[i] = alt_shapes[i]
+        for i, (k, v) in enumerate(base):
+            if k == "s":
+                shapes[i] = alt_shapes[i] if alt_shapes[i] is not None else v.shape
             elif k == "t" and alt_shapes[i] is not None and list(alt_shapes[i]) != list(v.shape):
                 return None, f"input {i} is not floating: its alternative shape cannot be drawn"
-        return [SlotInputs(values("normal", 1.0, generator(seed), shapes), "contiguous")], None
+        return [SlotInputs(recipe("normal", 1.0, seed, shapes), "contiguous")], None
     if kind == "repeated":
-        g = generator(seed)
-        sets = [SlotInputs(values("normal", 1.0, g), "contiguous") for _ in range(4)]
-        return sets, None
+        return [SlotInputs(recipe("normal", 1.0, seed + 7 * k), "contiguous") for k in range(4)], None
     return None, f"unknown slot kind '{kind}'"
+
+
+# Leaves above this many elements are written as a seeded sample of
+# SAMPLE_SIZE elements (the same indices for every party of one call), so
+# that a real task's outputs (up to 2^30 elements in KernelBench level 1)
+# do not cost gigabytes of disk per slot.  docs/audit.md says what that
+# leaves out.
+WHOLE_LIMIT = 1 << 22
+SAMPLE_SIZE = 1 << 20
+
+
+_sample_index = {}
+
+
+def sample_index(key, numel):
+    """The sorted, distinct flat indices sampled for one call's leaves of
+    numel elements: the same for every party (and drawn once)."""
+    k = (key, numel)
+    if k not in _sample_index:
+        g = torch.Generator()
+        g.manual_seed(zlib.crc32(repr(k).encode()) ^ 0x5EED)
+        idx = torch.randint(0, numel, (SAMPLE_SIZE,), generator=g, dtype=torch.int64).sort().values
+        keep = torch.ones(idx.numel(), dtype=torch.bool)
+        keep[1:] = idx[1:] != idx[:-1]
+        _sample_index[k] = idx[keep]
+    return _sample_index[k]
+
+
+def sampled(leaves, key):
+    out = []
+    for path, v in leaves:
+        if isinstance(v, torch.Tensor) and v.numel() > WHOLE_LIMIT:
+            out.append((path, kaudit_tensors.Sampled(v, sample_index(key, v.numel()))))
+        else:
+            out.append((path, v))
+    return out
 
 
 # The calls of a repeated_calls slot: (instance, value set index).  Instance A
@@ -483,11 +550,15 @@ class Runner:
             m = copy.deepcopy(self.ref)
             return m.to(torch.float64)
         self.ref64 = stage(self.log, "build_reference_fp64", build64)
-        self.base_args = stage(self.log, "get_inputs", lambda: native_inputs(self.ref_mod, self.seed))
+        args = stage(self.log, "get_inputs", lambda: native_inputs(self.ref_mod, self.seed))
         self.log.event("inputs", specs=[
             ({"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
              if k == "t" else {"kind": type(v).__name__, "value": repr(v)[:80]})
-            for k, v in self.base_args])
+            for k, v in args])
+        # the floating inputs' values are not kept: each slot draws its own
+        self.base = base_specs(args)
+        del args
+        self.canonical = SlotInputs(lambda: native_inputs(self.ref_mod, self.seed), "contiguous")
 
     def _init_inputs(self):
         torch.manual_seed(self.seed)
@@ -520,7 +591,7 @@ class Runner:
             replaced = None
             current = slot
             while True:
-                sets, why = slot_inputs(current, self.base_args, self.ref_mod, self.seed, alt)
+                sets, why = slot_inputs(current, self.base, self.ref_mod, self.seed, alt, self.device)
                 if sets is not None:
                     ok, why = self._reference_for(current, sets)
                     if ok:
@@ -557,12 +628,14 @@ class Runner:
                 try:
                     out64 = self.ref_call(self.ref64, args64, CALIB)
                     leaves64 = output_leaves(out64) + [(f"input[{i}]", args64[i]) for i in mut]
-                    f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", leaves64)
+                    f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (idx, ci)))
                     fp64_error = None
                 except Exception as exc:  # fp64 unsupported by an operator
                     f64 = None
                     fp64_error = short_error(exc)[0]
-                f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", leaves)
+                f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", sampled(leaves, (idx, ci)))
+                sets[vi].drop()
+                del out, args, args64, before
                 results.append({"call": ci, "ref": f32, "ref64": f64, "fp64_error": fp64_error,
                                 "reference_mutates": mut, "values": vi,
                                 "poison": [(tuple(v.shape), v.dtype) for p, v in leaves
@@ -576,7 +649,8 @@ class Runner:
     def time_reference(self):
         if self.device.type != "cuda":
             return
-        args = SlotInputs(self.base_args, "contiguous").make(self.device)
+        args = self.canonical.make(self.device)
+        self.canonical.drop()
         with torch.no_grad():
             self.ref(*args)
             torch.cuda.synchronize()
@@ -633,7 +707,10 @@ class Runner:
                 self._repeated(idx, sets, refs, calls_out, record)
             else:
                 r = refs[0]
-                entry = self._one_call(idx, 0, self.cand, sets[0].make(self.device), r)
+                args = sets[0].make(self.device)
+                sets[0].drop()
+                entry = self._one_call(idx, 0, self.cand, args, r)
+                del args
                 calls_out.append(entry)
             self.log.event("slot", **record)
 
@@ -651,7 +728,7 @@ class Runner:
         entry["candidate_mutates"] = mut
         leaves = output_leaves(out)
         leaves += [(f"input[{i}]", args[i]) for i in r["reference_mutates"]]
-        entry["cand"] = self.write(f"s{idx:02d}c{ci}-cand.kt", leaves)
+        entry["cand"] = self.write(f"s{idx:02d}c{ci}-cand.kt", sampled(leaves, (idx, ci)))
         if keep_output is not None:
             keep_output.append((ci, out, [(p, v.detach().clone()) for p, v in output_leaves(out)
                                           if isinstance(v, torch.Tensor)]))
@@ -672,6 +749,7 @@ class Runner:
                     return
                 instances[inst] = m
             sets[vi].values_into(buffers)
+            sets[vi].drop()
             entry = self._one_call(idx, ci, instances[inst], buffers, refs[ci], kept)
             entry["instance"] = inst
             calls_out.append(entry)
@@ -688,7 +766,8 @@ class Runner:
     def time_candidate(self):
         if self.device.type != "cuda":
             return
-        args = SlotInputs(self.base_args, "contiguous").make(self.device)
+        args = self.canonical.make(self.device)
+        self.canonical.drop()
         with torch.no_grad():
             self.marks.push(CAND)
             self.cand(*args)

@@ -15,11 +15,11 @@ import struct
 import torch
 
 MAGIC = b"KATENSR1"
-VERSION = 1
+VERSION = 2  # 2: KIND_SAMPLED
 MAX_NDIM = 16
 MAX_PATH = 4096
 
-KIND_TENSOR, KIND_INT, KIND_FLOAT, KIND_BOOL, KIND_NONE, KIND_OTHER = range(6)
+KIND_TENSOR, KIND_INT, KIND_FLOAT, KIND_BOOL, KIND_NONE, KIND_OTHER, KIND_SAMPLED = range(7)
 
 DT_NONE, DT_FLOAT64, DT_INT64, DT_BOOL = 0, 4, 9, 10
 
@@ -99,7 +99,28 @@ def _tensor_bytes(t):
     return tuple(t.shape), data
 
 
+class Sampled(object):
+    """A tensor too large to write whole: its shape, and its values at the
+    given flat indices (a 1-D int64 tensor, strictly increasing)."""
+
+    def __init__(self, tensor, index):
+        self.tensor = tensor
+        self.index = index
+
+
 def _leaf(path, value):
+    if isinstance(value, Sampled):
+        t = value.tensor.detach()
+        code = _DTYPE_CODES.get(t.dtype)
+        if code is None or t.layout != torch.strided:
+            return _leaf(path, _Opaque("torch.Tensor[%s, %s]" % (t.dtype, t.layout)))
+        idx = value.index.to("cpu", torch.int64).contiguous()
+        vals = t.reshape(-1)[idx.to(t.device)]
+        _, data = _tensor_bytes(vals)
+        m = idx.numel()
+        ib = ctypes.string_at(idx.data_ptr(), 8 * m) if m else b""
+        return (_header(path, KIND_SAMPLED, code, tuple(t.shape), 8 + len(ib) + len(data))
+                + struct.pack("<Q", m) + ib + data)
     if isinstance(value, torch.Tensor):
         code = _DTYPE_CODES.get(value.dtype)
         if code is None or value.layout != torch.strided:

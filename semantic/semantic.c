@@ -233,6 +233,23 @@ static int open_file(struct ctx *c, const char *rel, struct kat_tensor_file **f,
     return -1;
 }
 
+/* The flat index of element i of a leaf (through its sample when sampled). */
+static uint64_t sample_flat(const struct kat_tensor_leaf *leaf, uint64_t i)
+{
+    if (!leaf->sampled || i >= leaf->sampled)
+        return i;
+    int64_t v;
+    memcpy(&v, (const unsigned char *)leaf->sample_index + 8 * i, 8);
+    return (uint64_t)v;
+}
+
+/* Sampled leaves compare only when every party holds the same elements. */
+static int same_sample(const struct kat_tensor_leaf *a, const struct kat_tensor_leaf *b)
+{
+    return a->sampled == b->sampled &&
+           (!a->sampled || memcmp(a->sample_index, b->sample_index, 8 * a->sampled) == 0);
+}
+
 /* One floating leaf: calibrate on (ref, ref64), compare the candidate. */
 static void compare_floating(struct ctx *c, const struct kat_sem_slot *slot, int call, struct kat_sem_leaf *l,
                              const struct kat_tensor_leaf *r, const struct kat_tensor_leaf *r64,
@@ -253,8 +270,10 @@ static void compare_floating(struct ctx *c, const struct kat_sem_slot *slot, int
     kat_tol_compare(vk, vr, v64, n, &c->s->params, &l->cal, &l->cmp);
     c->s->leaves_compared++;
     const struct kat_tol_worst *w = &l->cmp.worst;
-    char idx[96];
-    index_text(idx, sizeof idx, r, w->index);
+    char idx[96], of[64] = "";
+    index_text(idx, sizeof idx, r, sample_flat(r, w->index));
+    if (r->sampled)
+        snprintf(of, sizeof of, " sampled (of %llu)", (unsigned long long)r->numel);
     l->rule = kat_tol_rule_name(w->rule);
     /* A candidate NaN/Inf against a finite reference fails even when the
      * calibration is unresolved: no allowance makes it right. */
@@ -263,9 +282,9 @@ static void compare_floating(struct ctx *c, const struct kat_sem_slot *slot, int
         l->outcome = "fail";
         struct kat_sem_finding *f = add(
             c, KAT_SEM_CONVICTS, nonfinite ? "non-finite-output" : "value-mismatch", slot, call,
-            "%s, leaf %s: %zu of %zu elements outside the allowance%s; worst at %s: candidate %.9g, "
+            "%s, leaf %s: %zu of %zu%s elements outside the allowance%s; worst at %s: candidate %.9g, "
             "reference %.9g (fp64 %.9g), allowance %.3g (%s; a %.3g, rho %.3g)",
-            at, l->path, l->cmp.n_fail, n, nonfinite ? " (NaN or Inf where the reference is finite)" : "", idx,
+            at, l->path, l->cmp.n_fail, n, of, nonfinite ? " (NaN or Inf where the reference is finite)" : "", idx,
             w->candidate, w->reference, w->reference64, w->allowance, l->rule, l->cal.a, l->cal.rho);
         if (f)
             f->leaf = xstrdup(c, l->path);
@@ -372,10 +391,20 @@ static void compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct 
             l->rule = "exact";
             continue;
         }
-        int floating = (r->kind == KAT_LEAF_TENSOR || r->kind == KAT_LEAF_FLOAT) && kat_dtype_is_floating(r->dtype);
+        if (!same_sample(r, k)) {
+            f = add(c, KAT_SEM_UNRESOLVED, "sample-mismatch", slot, call->call,
+                    "%s, leaf %s: the candidate's and the reference's samples hold different elements", at, r->path);
+            if (f)
+                f->leaf = xstrdup(c, r->path);
+            l->outcome = "unresolved";
+            l->rule = "none";
+            continue;
+        }
+        int floating = (r->kind == KAT_LEAF_TENSOR || r->kind == KAT_LEAF_FLOAT || r->kind == KAT_LEAF_SAMPLED) &&
+                       kat_dtype_is_floating(r->dtype);
         if (floating) {
             const struct kat_tensor_leaf *r64 = R64 ? kat_tensor_file_find(R64, r->path) : NULL;
-            if (!r64 || !same_shape(r, r64)) {
+            if (!r64 || !same_shape(r, r64) || !same_sample(r, r64)) {
                 if (R64) {
                     f = add(c, KAT_SEM_UNRESOLVED, "fp64-structure", slot, call->call,
                             "%s, leaf %s: the fp64 reference has no matching leaf", at, r->path);
@@ -399,7 +428,7 @@ static void compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct 
             while (first * item < r->nbytes && memcmp(a + first * item, b + first * item, item) == 0)
                 first++;
             char idx[96];
-            index_text(idx, sizeof idx, r, first);
+            index_text(idx, sizeof idx, r, sample_flat(r, first));
             l->outcome = "fail";
             f = add(c, KAT_SEM_CONVICTS, "value-mismatch", slot, call->call,
                     "%s, leaf %s (%s, compared exactly): differs first at %s", at, r->path, kat_dtype_name(r->dtype),

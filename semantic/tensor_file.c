@@ -43,8 +43,8 @@ int kat_dtype_is_complex(int d) { return d >= 0 && d < KAT_DT_COUNT && dtypes[d]
 
 const char *kat_leaf_kind_name(int kind)
 {
-  static const char *const names[] = {"tensor", "int", "float", "bool", "None", "other"};
-  return kind >= 0 && kind <= KAT_LEAF_OTHER ? names[kind] : "unknown";
+  static const char *const names[] = {"tensor", "int", "float", "bool", "None", "other", "sampled tensor"};
+  return kind >= 0 && kind <= KAT_LEAF_SAMPLED ? names[kind] : "unknown";
 }
 
 struct cursor {
@@ -53,6 +53,7 @@ struct cursor {
   const char *name;
   char *err;
   size_t errlen;
+  unsigned version;  /* the file's, once read */
 };
 
 static int fail(struct cursor *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -149,7 +150,7 @@ static int parse_leaf(struct cursor *c, long i, struct kat_tensor_leaf *lf)
   lf->kind = (int)rd_le(c, 1);
   lf->dtype = (int)rd_le(c, 1);
   unsigned reserved = (unsigned)rd_le(c, 2);
-  if (lf->kind > KAT_LEAF_OTHER)
+  if (lf->kind > KAT_LEAF_SAMPLED || (lf->kind == KAT_LEAF_SAMPLED && c->version < 2))
     return fail(c, "byte %zu: leaf %ld ('%s'): unknown kind %d", at, i, lf->path, lf->kind);
   if (lf->dtype >= KAT_DT_COUNT)
     return fail(c, "byte %zu: leaf %ld ('%s'): unknown dtype %d", at + 1, i, lf->path, lf->dtype);
@@ -215,6 +216,38 @@ static int parse_leaf(struct cursor *c, long i, struct kat_tensor_leaf *lf)
     lf->numel = 1;
     break;
   }
+  case KAT_LEAF_SAMPLED: {
+    if (lf->dtype == KAT_DT_NONE)
+      return fail(c, "byte %zu: leaf %ld ('%s'): sampled tensor with dtype none", lf->offset, i, lf->path);
+    uint64_t isz = dtypes[lf->dtype].size;
+    if (lf->nbytes < 8 || lf->nbytes > c->len - c->off)
+      return fail(c, "truncated at byte %zu: leaf %ld ('%s'): a sampled tensor needs its count", c->off, i,
+                  lf->path);
+    uint64_t m;
+    memcpy(&m, c->p + c->off, 8);
+    if (m > numel || m > (lf->nbytes - 8) / (8 + isz) || lf->nbytes != 8 + m * (8 + isz))
+      return fail(c, "byte %zu: leaf %ld ('%s'): nbytes %llu does not hold %llu sampled %s elements of %llu",
+                  at, i, lf->path, (unsigned long long)lf->nbytes, (unsigned long long)m,
+                  dtypes[lf->dtype].name, (unsigned long long)numel);
+    const unsigned char *idx = c->p + c->off + 8;
+    int64_t prev = -1;
+    for (uint64_t k = 0; k < m; k++) {
+      int64_t v;
+      memcpy(&v, idx + 8 * k, 8);
+      if (v <= prev || (uint64_t)v >= numel)
+        return fail(c, "byte %zu: leaf %ld ('%s'): sample index %llu (%lld) is not increasing or not below %llu",
+                    (size_t)(c->off + 8 + 8 * k), i, lf->path, (unsigned long long)k, (long long)v,
+                    (unsigned long long)numel);
+      prev = v;
+    }
+    lf->numel = numel;
+    lf->sampled = m;
+    lf->sample_index = idx;
+    lf->data = idx + 8 * m;
+    c->off += (size_t)lf->nbytes;
+    lf->nbytes = m * isz;
+    return 0;
+  }
   case KAT_LEAF_NONE:
   case KAT_LEAF_OTHER:
     if (lf->dtype != KAT_DT_NONE || lf->ndim != 0 || (lf->kind == KAT_LEAF_NONE && lf->nbytes))
@@ -238,7 +271,7 @@ static int parse_leaf(struct cursor *c, long i, struct kat_tensor_leaf *lf)
 int kat_tensor_file_parse(const void *buf, size_t len, const char *name,
                           struct kat_tensor_file **out, char *err, size_t errlen)
 {
-  struct cursor c = {buf, len, 0, name ? name : "(buffer)", err, errlen};
+  struct cursor c = {.p = buf, .len = len, .name = name ? name : "(buffer)", .err = err, .errlen = errlen};
   *out = NULL;
   if (need(&c, 8, "magic", -1))
     return -1;
@@ -253,6 +286,7 @@ int kat_tensor_file_parse(const void *buf, size_t len, const char *name,
   if (version > KAT_TENSOR_FORMAT_VERSION)
     return fail(&c, "format version %u is newer than this reader (reads up to %u)", version,
                 KAT_TENSOR_FORMAT_VERSION);
+  c.version = version;
   uint32_t n = (uint32_t)rd_le(&c, 4);
   if (n > (len - c.off) / MIN_LEAF_BYTES)
     return fail(&c, "byte 12: n_leaves %u cannot fit in the %zu bytes that follow", n,
@@ -375,7 +409,8 @@ uint64_t kat_leaf_double_count(const struct kat_tensor_leaf *lf)
 {
   if (lf->kind == KAT_LEAF_NONE || lf->kind == KAT_LEAF_OTHER)
     return 0;
-  return kat_dtype_is_complex(lf->dtype) ? 2 * lf->numel : lf->numel;
+  uint64_t n = lf->kind == KAT_LEAF_SAMPLED ? lf->sampled : lf->numel;
+  return kat_dtype_is_complex(lf->dtype) ? 2 * n : n;
 }
 
 /* Element data is copied in host byte order: every machine we run on is

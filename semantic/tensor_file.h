@@ -14,7 +14,8 @@
 #include <stdint.h>
 
 #define KAT_TENSOR_MAGIC "KATENSR1"
-#define KAT_TENSOR_FORMAT_VERSION 1u
+/* 2 added KAT_LEAF_SAMPLED; version 1 files are read as before. */
+#define KAT_TENSOR_FORMAT_VERSION 2u
 #define KAT_TENSOR_MAX_NDIM 16u
 /* A leaf path names a place in a Python structure; 4 KiB is far more than
  * any real one and keeps a corrupt length from asking for gigabytes. */
@@ -27,6 +28,10 @@ enum kat_leaf_kind {
   KAT_LEAF_BOOL = 3,   /* python bool: 0-dim bool */
   KAT_LEAF_NONE = 4,   /* no data */
   KAT_LEAF_OTHER = 5,  /* opaque: data is the type name */
+  /* Version 2: a tensor too large to write whole.  shape is the tensor's
+   * own; the data is u64 m, then m int64 flat indices (strictly increasing,
+   * each below numel), then the m values there, of dtype. */
+  KAT_LEAF_SAMPLED = 6,
 };
 
 enum kat_dtype {
@@ -56,6 +61,10 @@ struct kat_tensor_leaf {
   uint64_t nbytes;
   const void *data;    /* into the mapping: valid until close; not aligned */
   uint64_t offset;     /* file offset of the leaf's header, for messages */
+  /* KAT_LEAF_SAMPLED: data and nbytes are the m values only; numel is the
+   * whole tensor's.  0 and NULL for every other kind. */
+  uint64_t sampled;           /* m */
+  const void *sample_index;   /* m int64 flat indices, not aligned */
 };
 
 struct kat_tensor_file {
@@ -90,11 +99,12 @@ size_t kat_dtype_itemsize(int dtype);
 /* 1 for float16, bfloat16, float32, float64, complex64, complex128. */
 int kat_dtype_is_floating(int dtype);
 int kat_dtype_is_complex(int dtype);
-/* "tensor", "int", "float", "bool", "None", "other". */
+/* "tensor", "int", "float", "bool", "None", "other", "sampled tensor". */
 const char *kat_leaf_kind_name(int kind);
 
-/* Number of doubles kat_leaf_to_double gives: numel, or 2*numel for a
- * complex leaf (real and imaginary parts interleaved); 0 for None/other. */
+/* Number of doubles kat_leaf_to_double gives: numel (the sample's m for a
+ * sampled leaf), or twice that for a complex leaf (real and imaginary parts
+ * interleaved); 0 for None/other. */
 uint64_t kat_leaf_double_count(const struct kat_tensor_leaf *leaf);
 
 /* A malloc'd copy of the leaf's values as double (complex: re, im pairs).

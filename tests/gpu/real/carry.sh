@@ -9,7 +9,7 @@ KB_COMMIT=423217d9fda91e0c2d67e4a43bf62f96f6d104f1
 CL1_COMMIT=51e8356bf844101cab2aeeca4bdff47ebb1953b8
 rm -rf "$ROOT/.gpu-carry/KernelBench" "$ROOT/.gpu-carry/CUDA-L1"
 mkdir -p "$ROOT/.gpu-carry/KernelBench" "$ROOT/.gpu-carry/CUDA-L1"
-git -C "$MIRROR/ScalingIntelligence+KernelBench/repo" archive "$KB_COMMIT" src KernelBench/level1 |
+git -C "$MIRROR/ScalingIntelligence+KernelBench/repo" archive "$KB_COMMIT" src KernelBench/level1 KernelBench/level2 |
     tar -x -C "$ROOT/.gpu-carry/KernelBench"
 git -C "$MIRROR/deepreinforce-ai+CUDA-L1/repo" archive "$CL1_COMMIT" eval | tar -x -C "$ROOT/.gpu-carry/CUDA-L1"
 du -sh "$ROOT/.gpu-carry/KernelBench" "$ROOT/.gpu-carry/CUDA-L1"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# tests/gpu/audit_h200.sh - `kaudit audit` on the H200, in one call:
+#   1. the 16 semantic controls (tests/audit/controls.tsv) on CUDA, each
+#      against its pinned contract, weak verifier ACCEPT;
+#   2. an honest candidate with its own CUDA kernel (the tiled GEMM of
+#      tests/gpu/controls), audited cold (extension build) then warm: the
+#      certificate should be PASS, outcome C0, exit 0;
+#   3. a batch of KernelBench level-1/2 tasks (.gpu-carry/KernelBench) with a
+#      candidate that hands the work back to the reference's PyTorch code
+#      (no build), --jobs 4: the per-candidate audit time (p50, p95).
+# kaudit is the full build carried in .gpu-carry/kaudit (tests/gpu/carry_kaudit.sh):
+# the GPU machine lacks cJSON's headers.  Results: $OUT/audit-*.tsv, the
+# records, and audit-log.txt.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+OUTDIR=${OUT:-$ROOT/gpu-out}
+mkdir -p "$OUTDIR"
+K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
+W=${KAUDIT_AUDIT_WORK:-/tmp/kaudit-audit-h200}
+PARTS=${AUDIT_PARTS:-"controls honest batch"}
+BATCH_N=${AUDIT_BATCH_N:-24}
+export KAUDIT_PYTHON=${KAUDIT_PYTHON:-python3}
+log=$OUTDIR/audit-log.txt
+rm -rf "$W"
+mkdir -p "$W/records"
+say() { echo "$*" | tee -a "$log"; }
+say "kaudit: $("$K" version | head -1); python: $($KAUDIT_PYTHON -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0))')"
+
+verdicts() { # record -> "semantic impl meas certificate outcome first-finding"
+    $KAUDIT_PYTHON - "$1" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+a = r["axes"]
+f = [x for x in r["semantic"]["findings"] if x["kind"] == "convicts"] or \
+    [x for x in r["semantic"]["findings"] if x["kind"] == "unresolved"]
+first = (f[0]["code"] + "@" + str(f[0].get("slot_name"))) if f else "-"
+print(a["semantic"]["verdict"], a["implementation"]["verdict"], a["measurement"]["verdict"],
+      r["certificate"], r["outcome"], first, "%.1f" % r["wall_s"], sep="\t")
+EOF
+}
+
+if [[ " $PARTS " == *" controls "* ]]; then
+    table=$OUTDIR/audit-controls.tsv
+    printf 'name\texpected\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    tail -n +2 "$ROOT/tests/audit/controls.tsv" | while IFS=$'\t' read -r name task cand expected what; do
+        "$K" audit --reference "$ROOT/tests/audit/tasks/$task.py" --candidate "$ROOT/tests/audit/candidates/$cand.py" \
+            --contract "$ROOT/tests/audit/contracts/$task.json" --device cuda --weak ACCEPT --quiet \
+            -d "$W/ctl-$name" --json "$W/records/ctl-$name.json" >>"$log" 2>&1
+        rc=$?
+        if [ -f "$W/records/ctl-$name.json" ]; then
+            printf '%s\t%s\t%s\n' "$name" "$expected" "$(verdicts "$W/records/ctl-$name.json")" >>"$table"
+        else
+            printf '%s\t%s\tno record (exit %s)\n' "$name" "$expected" "$rc" >>"$table"
+        fi
+    done
+    cat "$table" | tee -a "$log"
+fi
+
+if [[ " $PARTS " == *" honest "* ]]; then
+    table=$OUTDIR/audit-honest.tsv
+    printf 'run\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    # a fresh extension cache for the cold run, the same one for the warm run
+    export TORCH_EXTENSIONS_DIR=$W/torch-extensions   # the contract's candidate.objects pattern
+    for run in cold warm; do
+        "$K" audit --reference "$ROOT/tests/gpu/controls/tasks/matmul.py" \
+            --candidate "$ROOT/tests/gpu/controls/candidates/clean_tiled_gemm.py" \
+            --contract "$ROOT/contracts/controls/matmul.json" --device cuda --weak ACCEPT \
+            -d "$W/honest-$run" --json "$W/records/honest-$run.json" >>"$log" 2>&1
+        rc=$?
+        printf '%s\t%s\t%s\n' "$run" "$rc" "$(verdicts "$W/records/honest-$run.json" 2>/dev/null)" >>"$table"
+    done
+    cat "$table" | tee -a "$log"
+    cp "$W/honest-warm/record.json" "$OUTDIR/honest-warm-record.json" 2>/dev/null
+    tar -C "$W/honest-warm" -czf "$OUTDIR/honest-warm-session.tar.gz" session runner/events.jsonl plan.json 2>/dev/null
+    unset TORCH_EXTENSIONS_DIR
+fi
+
+if [[ " $PARTS " == *" batch "* ]]; then
+    KB=$ROOT/.gpu-carry/KernelBench/KernelBench
+    B=$W/batch
+    mkdir -p "$B/candidates"
+    : >"$B/tasks.jsonl"
+    n=0
+    for ref in $(ls "$KB"/level1/*.py | sort -V | head -16) $(ls "$KB"/level2/*.py 2>/dev/null | sort -V | head -8); do
+        [ "$n" -ge "$BATCH_N" ] && break
+        id=$(basename "$ref" .py | tr -c 'A-Za-z0-9._\n-' '_')
+        # the candidate runs the reference's own forward (it delegates; the audit's cost is what is measured)
+        cat >"$B/candidates/$id.py" <<EOF
+import importlib.util
+_spec = importlib.util.spec_from_file_location("kb_ref_$n", "$ref")
+_ref = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_ref)
+class ModelNew(_ref.Model):
+    pass
+EOF
+        printf '{"id": "%s", "reference": "%s", "candidate": "%s", "weak": "ACCEPT"}\n' "$id" "$ref" "$B/candidates/$id.py" >>"$B/tasks.jsonl"
+        n=$((n + 1))
+    done
+    start=$(date +%s)
+    "$K" audit --batch "$B/tasks.jsonl" -o "$B/ledger.jsonl" --jobs "${AUDIT_JOBS:-4}" --device cuda --timeout 240 >>"$log" 2>&1
+    say "batch: exit $? in $(( $(date +%s) - start )) s for $n pairs"
+    cp "$B/ledger.jsonl" "$OUTDIR/audit-batch-ledger.jsonl"
+    $KAUDIT_PYTHON - "$B/ledger.jsonl" <<'EOF' | tee -a "$log"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+walls = sorted(r["wall_s"] for r in rows)
+def q(p):  # the paper's rule: zero-based index floor(n*q)
+    return walls[min(len(walls) - 1, int(len(walls) * p))]
+print("pairs", len(rows), "p50 %.1f s" % q(0.5), "p95 %.1f s" % q(0.95), "max %.1f s" % walls[-1])
+for r in rows:
+    print(r["id"], r.get("certificate"), r.get("axes"), "%.1f" % r["wall_s"], r.get("certificate_reason", "")[:120])
+EOF
+fi
+df -h /tmp | tail -1 | tee -a "$log"
