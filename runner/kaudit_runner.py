@@ -788,6 +788,8 @@ def run(plan, log):
     r = Runner(plan, log)
     torch.manual_seed(r.seed)
     r.build_reference()
+    if plan.get("describe_only"):
+        return
     r.reference_slots()
     stage(log, "time_reference", r.time_reference)
     r.build_candidate()

@@ -49,6 +49,7 @@ struct kat_plan {
     const char *work_dir;               /* the runner's working directory */
     const char *alternative_shapes;     /* JSON array text from the contract, or NULL */
     unsigned timed_calls;
+    int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
 };
 
 /* Writes the plan (docs/audit.md, "The plan") to path.  0, or -1 with err. */

@@ -179,8 +179,8 @@ Test(tensor_file, bad_magic)
 Test(tensor_file, newer_version_is_refused_by_number)
 {
   struct buf b = {.n = 0};
-  header(&b, 2, 0);
-  expect_error(&b, "format version 2 is newer than this reader (reads up to 1)");
+  header(&b, 3, 0);
+  expect_error(&b, "format version 3 is newer than this reader (reads up to 2)");
 }
 
 Test(tensor_file, nbytes_mismatch)
@@ -287,4 +287,61 @@ Test(tensor_file, malformed_fields)
   b.n = 0;
   header(&b, 1, 1000000);
   expect_error(&b, "n_leaves 1000000 cannot fit");
+}
+
+/* Version 2's sampled tensor: a [1000, 1000] float32 of which elements 3,
+ * 70 and 999999 were written. */
+static void sampled_file(struct buf *b, uint32_t version, int64_t third)
+{
+  b->n = 0;
+  header(b, version, 1);
+  leaf_head(b, "out", KAT_LEAF_SAMPLED, KAT_DT_FLOAT32, 2, (int64_t[]){1000, 1000}, 8 + 3 * 8 + 3 * 4);
+  put(b, 3, 8);
+  put(b, 3, 8);
+  put(b, 70, 8);
+  put(b, (uint64_t)third, 8);
+  float v[3] = {1.5f, -2.0f, 4.25f};
+  put_bytes(b, v, sizeof v);
+}
+
+Test(tensor_file, sampled_leaf_reads_its_indices_and_values)
+{
+  struct buf b;
+  sampled_file(&b, 2, 999999);
+  struct kat_tensor_file *f = NULL;
+  char err[512];
+  cr_assert_eq(kat_tensor_file_parse(b.b, b.n, "s.kat", &f, err, sizeof err), 0, "%s", err);
+  const struct kat_tensor_leaf *lf = kat_tensor_file_find(f, "out");
+  cr_assert_not_null(lf);
+  cr_assert_eq(lf->numel, 1000000);
+  cr_assert_eq(lf->sampled, 3);
+  cr_assert_eq(lf->nbytes, 12);
+  cr_assert_eq(kat_leaf_double_count(lf), 3);
+  double *d = kat_leaf_to_double(lf);
+  cr_assert_eq(d[0], 1.5);
+  cr_assert_eq(d[2], 4.25);
+  int64_t last;
+  memcpy(&last, (const unsigned char *)lf->sample_index + 16, 8);
+  cr_assert_eq(last, 999999);
+  free(d);
+  kat_tensor_file_close(f);
+}
+
+Test(tensor_file, sampled_leaf_is_refused_in_version_1_and_when_its_indices_are_bad)
+{
+  struct buf b;
+  char err[512];
+  sampled_file(&b, 1, 999999);
+  cr_assert_eq(parse(&b, b.n, err, sizeof err), -1);
+  cr_assert(strstr(err, "unknown kind 6"), "%s", err);
+  sampled_file(&b, 2, 1000000); /* past the end of the tensor */
+  cr_assert_eq(parse(&b, b.n, err, sizeof err), -1);
+  cr_assert(strstr(err, "sample index"), "%s", err);
+  sampled_file(&b, 2, 70); /* not increasing */
+  cr_assert_eq(parse(&b, b.n, err, sizeof err), -1);
+  cr_assert(strstr(err, "not increasing"), "%s", err);
+  for (size_t cut = 0; cut < b.n; cut++) { /* every truncation is an error */
+    sampled_file(&b, 2, 999999);
+    cr_assert_eq(parse(&b, cut, err, sizeof err), -1);
+  }
 }

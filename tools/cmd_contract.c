@@ -4,25 +4,35 @@
  *   kaudit contract check [MANIFEST]        verify every contract a manifest lists
  *   kaudit contract pin MANIFEST FILE...    add or update contracts in a manifest
  *   kaudit contract show FILE [--manifest M] load one contract (fail-closed) and print it
+ *   kaudit contract new --reference REF.py [-o OUT] [--manifest M]
+ *                                           write a contract from the reference and pin it
  */
 #define _GNU_SOURCE
 #include <stdio.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "contract.h"
+#include "contract_new.h"
 #include "inventory.h"
 
 static const char contract_usage[] =
     "usage: kaudit contract check [MANIFEST]\n"
     "       kaudit contract pin MANIFEST CONTRACT...\n"
     "       kaudit contract show CONTRACT [--manifest MANIFEST]\n"
+    "       kaudit contract new --reference REF.py [-o OUT.json] [--manifest MANIFEST] [--python PY] [--device D]\n"
     "\n"
     "check: verify that every contract MANIFEST lists (default contracts/manifest.json)\n"
     "       exists, matches its XXH3-128 digest and parses.\n"
     "pin:   check each CONTRACT and write its digest into MANIFEST (created if absent).\n"
-    "show:  load CONTRACT the way 'kaudit analyze' does and print its policy.\n";
+    "show:  load CONTRACT the way 'kaudit analyze' does and print its policy.\n"
+    "new:   run REF.py's get_inputs() (in a fresh Python, on --device, default cpu) and write a\n"
+    "       core-self-implementation contract with its input specs, the reference's work measured\n"
+    "       from the reference phase of each session; OUT defaults to the reference's name .json,\n"
+    "       MANIFEST to manifest.json beside OUT; the contract is pinned there.\n";
 
 static void print_problem(const char *msg, void *arg)
 {
@@ -73,6 +83,61 @@ static void show(const struct ka_contract *c)
             printf(" in [%g, %g]", c->inputs[i].range_lo, c->inputs[i].range_hi);
         printf("\n");
     }
+}
+
+static int contract_new_command(int argc, char **argv)
+{
+    const char *reference = NULL, *out = NULL, *manifest = NULL, *device = "cpu";
+    const char *python = getenv("KAUDIT_PYTHON");
+    for (int i = 2; i < argc; i++) {
+        const char *o = argv[i];
+        if (i + 1 >= argc && o[0] == '-')
+            return cli_bad_option(contract_usage, 1, o);
+        if (!strcmp(o, "--reference"))
+            reference = argv[++i];
+        else if (!strcmp(o, "-o") || !strcmp(o, "--output"))
+            out = argv[++i];
+        else if (!strcmp(o, "--manifest"))
+            manifest = argv[++i];
+        else if (!strcmp(o, "--python"))
+            python = argv[++i];
+        else if (!strcmp(o, "--device"))
+            device = argv[++i];
+        else
+            return cli_bad_option(contract_usage, 0, o);
+    }
+    if (!reference)
+        return cli_usage_error(contract_usage, "contract new needs --reference");
+    if (strcmp(device, "cpu") && strcmp(device, "cuda"))
+        return cli_usage_error(contract_usage, "--device takes cpu or cuda, not '%s'", device);
+    if (!python || !*python)
+        python = "python3";
+    char out_buf[PATH_MAX], manifest_buf[PATH_MAX + 16];
+    if (!out) {
+        const char *base = strrchr(reference, '/');
+        snprintf(out_buf, sizeof out_buf, "%s", base ? base + 1 : reference);
+        char *dot = strrchr(out_buf, '.');
+        if (dot)
+            *dot = '\0';
+        strncat(out_buf, ".json", sizeof out_buf - strlen(out_buf) - 1);
+        out = out_buf;
+    }
+    if (!manifest) {
+        snprintf(manifest_buf, sizeof manifest_buf, "%s", out);
+        char *slash = strrchr(manifest_buf, '/');
+        if (slash)
+            snprintf(slash + 1, sizeof manifest_buf - (size_t)(slash + 1 - manifest_buf), "manifest.json");
+        else
+            snprintf(manifest_buf, sizeof manifest_buf, "manifest.json");
+        manifest = manifest_buf;
+    }
+    char err[4096];
+    if (contract_new_from_reference(reference, out, manifest, python, device, 300, err, sizeof err) != 0) {
+        cli_error("%s", err);
+        return KAUDIT_EXIT_ERROR;
+    }
+    printf("wrote %s from %s and pinned it in %s\n", out, reference, manifest);
+    return KAUDIT_EXIT_OK;
 }
 
 int cmd_contract(int argc, char **argv)
@@ -130,5 +195,7 @@ int cmd_contract(int argc, char **argv)
         ka_contract_free(c);
         return KAUDIT_EXIT_OK;
     }
+    if (!strcmp(argv[1], "new"))
+        return contract_new_command(argc, argv);
     return cli_usage_error(contract_usage, "unknown contract command '%s'", argv[1]);
 }

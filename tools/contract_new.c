@@ -1,6 +1,7 @@
 /* contract_new.c - a core-self-implementation contract from a measured reference (contract_new.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,9 @@
 
 #include "contract.h"
 #include "contract_new.h"
+#include "audit_exec.h"
+#include "resources.h"
+#include "schedule.h"
 
 /* The "inputs" event of the runner's log, or NULL. */
 static cJSON *input_specs(const char *events, char *err, size_t n)
@@ -81,6 +85,10 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
     cJSON_AddItemToObject(ref, "symbols", cJSON_CreateStringArray(model, 1));
     cJSON *cand = cJSON_AddObjectToObject(root, "candidate");
     cJSON_AddItemToObject(cand, "symbols", cJSON_CreateStringArray(model_new, 1));
+    /* where PyTorch builds a candidate's extensions (load_inline, load):
+     * modules loaded from there are the candidate's own code */
+    const char *objects[] = { "*/torch_extensions/*", "*/torch-extensions/*" };
+    cJSON_AddItemToObject(cand, "objects", cJSON_CreateStringArray(objects, 2));
     cJSON *impl = cJSON_AddObjectToObject(root, "implementation");
     cJSON_AddBoolToObject(impl, "self_implemented", 1);
     cJSON *med = cJSON_AddObjectToObject(impl, "mediators");
@@ -149,4 +157,70 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
         return -1;
     ka_contract_free(c);
     return 0;
+}
+
+int contract_new_from_reference(const char *reference, const char *path, const char *manifest, const char *python,
+                                const char *device, double timeout_s, char *err, size_t n)
+{
+    char ref[PATH_MAX], runner[PATH_MAX];
+    if (!realpath(reference, ref)) {
+        snprintf(err, n, "cannot read the reference '%s': %s", reference, strerror(errno));
+        return -1;
+    }
+    if (kres_data_file("runner/kaudit_runner.py", runner, sizeof runner) != 0) {
+        snprintf(err, n, "cannot find the runner (runner/kaudit_runner.py under the data directory; set "
+                         "KAUDIT_DATA_DIR)");
+        return -1;
+    }
+    char tmp[] = "/tmp/kaudit-contract-XXXXXX";
+    if (!mkdtemp(tmp)) {
+        snprintf(err, n, "cannot create a temporary directory: %s", strerror(errno));
+        return -1;
+    }
+    char plan_path[PATH_MAX], log[PATH_MAX], events[PATH_MAX];
+    snprintf(plan_path, sizeof plan_path, "%s/plan.json", tmp);
+    snprintf(log, sizeof log, "%s/worker.log", tmp);
+    snprintf(events, sizeof events, "%s/events.jsonl", tmp);
+    struct kat_plan plan = { .reference = ref, .candidate = ref, .device = device, .seed = 0, .out_dir = tmp,
+                             .work_dir = tmp, .timed_calls = 0, .describe_only = 1 };
+    struct kat_runner_end end;
+    int rc = -1;
+    if (kat_plan_write(plan_path, &plan, err, n) == 0) {
+        struct audit_worker w = { .log_path = log, .work_dir = tmp, .python = python, .runner = runner,
+                                  .plan = plan_path, .record = 0, .timeout_s = timeout_s };
+        if (audit_exec(&w, &end, err, n) == 0) {
+            rc = contract_new_write(path, manifest, ref, events, err, n);
+            if (rc != 0 && end.timed_out)
+                snprintf(err, n, "the reference did not finish get_inputs() within %.0f s", timeout_s);
+            else if (rc != 0) {
+                /* the runner's own words: its stage error */
+                char tail[512] = "";
+                FILE *f = fopen(log, "r");
+                if (f) {
+                    char line[512];
+                    while (fgets(line, sizeof line, f))
+                        if (strstr(line, "Error") || strstr(line, "error"))
+                            snprintf(tail, sizeof tail, "%s", line);
+                    fclose(f);
+                }
+                FILE *e = fopen(events, "r");
+                if (e) {
+                    char line[2048];
+                    while (fgets(line, sizeof line, e))
+                        if (strstr(line, "\"status\": \"error\""))
+                            snprintf(tail, sizeof tail, "%.500s", line);
+                    fclose(e);
+                }
+                if (tail[0]) {
+                    size_t used = strlen(err);
+                    snprintf(err + used, n - used, "; the runner said: %s", tail);
+                }
+            }
+        }
+    }
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmp);
+    if (system(cmd) != 0) {
+    }
+    return rc;
 }

@@ -18,4 +18,12 @@
 int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
                        char *err, size_t n);
 
+/*
+ * `kaudit contract new`: runs the reference's get_inputs() in a runner of
+ * its own (no recording, on device), then contract_new_write.  0 or -1 with
+ * err (naming the runner's error when the reference does not run).
+ */
+int contract_new_from_reference(const char *reference, const char *path, const char *manifest, const char *python,
+                                const char *device, double timeout_s, char *err, size_t n);
+
 #endif
