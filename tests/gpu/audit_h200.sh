@@ -17,7 +17,7 @@ OUTDIR=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUTDIR"
 K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
 W=${KAUDIT_AUDIT_WORK:-/tmp/kaudit-audit-h200}
-PARTS=${AUDIT_PARTS:-"controls honest batch"}
+PARTS=${AUDIT_PARTS:-"honest controls batch"}
 BATCH_N=${AUDIT_BATCH_N:-24}
 export KAUDIT_PYTHON=${KAUDIT_PYTHON:-python3}
 log=$OUTDIR/audit-log.txt
@@ -81,7 +81,9 @@ if [[ " $PARTS " == *" batch "* ]]; then
     mkdir -p "$B/candidates"
     : >"$B/tasks.jsonl"
     n=0
-    for ref in $(ls "$KB"/level1/*.py | sort -V | head -16) $(ls "$KB"/level2/*.py 2>/dev/null | sort -V | head -8); do
+    # every 6th level-1 task and every 12th level-2 task (no choosing by size)
+    for ref in $(ls "$KB"/level1/*.py | sort -V | awk 'NR % 6 == 1' | head -16) \
+               $(ls "$KB"/level2/*.py 2>/dev/null | sort -V | awk 'NR % 12 == 1' | head -8); do
         [ "$n" -ge "$BATCH_N" ] && break
         id=$(basename "$ref" .py | tr -c 'A-Za-z0-9._\n-' '_')
         # the candidate runs the reference's own forward (it delegates; the audit's cost is what is measured)
@@ -97,7 +99,7 @@ EOF
         n=$((n + 1))
     done
     start=$(date +%s)
-    "$K" audit --batch "$B/tasks.jsonl" -o "$B/ledger.jsonl" --jobs "${AUDIT_JOBS:-4}" --device cuda --timeout 240 >>"$log" 2>&1
+    "$K" audit --batch "$B/tasks.jsonl" -o "$B/ledger.jsonl" --jobs "${AUDIT_JOBS:-3}" --device cuda --timeout "${AUDIT_PAIR_TIMEOUT:-150}" >>"$log" 2>&1
     say "batch: exit $? in $(( $(date +%s) - start )) s for $n pairs"
     cp "$B/ledger.jsonl" "$OUTDIR/audit-batch-ledger.jsonl"
     $KAUDIT_PYTHON - "$B/ledger.jsonl" <<'EOF' | tee -a "$log"
