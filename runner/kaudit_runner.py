@@ -79,6 +79,12 @@ class StageFailed(Exception):
     pass
 
 
+def is_out_of_memory(exc):
+    oom = getattr(torch.cuda, "OutOfMemoryError", None)
+    return (oom is not None and isinstance(exc, oom)) or isinstance(exc, MemoryError) or \
+        "out of memory" in str(exc)
+
+
 def stage(log, name, fn):
     t0 = time.monotonic()
     try:
@@ -608,6 +614,7 @@ class Runner:
                 self.slots.append((slot["index"], current, replaced, sets))
 
     def _reference_for(self, slot, sets):
+        t0 = time.monotonic()
         idx = slot["index"]
         calls = REPEATED_CALLS if slot["kind"] == "repeated" else (("A", 0),)
         results = []
@@ -641,9 +648,16 @@ class Runner:
                                 "poison": [(tuple(v.shape), v.dtype) for p, v in leaves
                                            if isinstance(v, torch.Tensor)]})
         except Exception as exc:
+            if is_out_of_memory(exc):
+                # resource exhaustion is no property of the slot: no replacement
+                self.log.event("stage", stage="reference_slots", status="error", code="resource-exhausted",
+                               error=short_error(exc)[0])
+                raise StageFailed("reference_slots")
             return False, "the reference raised on this slot's inputs: " + short_error(exc)[0]
         self.ref_results = getattr(self, "ref_results", {})
         self.ref_results[idx] = results
+        self.ref_seconds = getattr(self, "ref_seconds", {})
+        self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
         return True, None
 
     def time_reference(self):
@@ -696,6 +710,7 @@ class Runner:
 
     def candidate_slots(self):
         for idx, slot, replaced, sets in self.slots:
+            t0 = time.monotonic()
             refs = self.ref_results[idx]
             calls_out = []
             record = {"index": idx, "name": slot["name"], "kind": slot["kind"],
@@ -712,6 +727,8 @@ class Runner:
                 entry = self._one_call(idx, 0, self.cand, args, r)
                 del args
                 calls_out.append(entry)
+            record["seconds"] = {"reference": self.ref_seconds.get(idx),
+                                 "candidate": round(time.monotonic() - t0, 3)}
             self.log.event("slot", **record)
 
     def _one_call(self, idx, ci, model, args, r, keep_output=None):
@@ -721,7 +738,7 @@ class Runner:
         try:
             out = self.cand_call(model, args, r["poison"])
         except Exception as exc:
-            entry["status"] = "candidate-raised"
+            entry["status"] = "resource-exhausted" if is_out_of_memory(exc) else "candidate-raised"
             entry["error"], entry["traceback"] = short_error(exc)
             return entry
         mut = mutated(args, before)
@@ -784,13 +801,35 @@ class Runner:
                 self.marks.mark("kaudit:reported_ms " + repr(start.elapsed_time(end)))
 
 
+class ieee_fp32:
+    """The reference's outputs in the task's own precision: on a GPU PyTorch
+    lets cuDNN (and, when asked, cuBLAS) compute float32 in TF32, whose error
+    is about 1e-3, far above float32's; calibrated against that, no tolerance
+    resolves (rho_bar > rho_max) and a TF32 candidate would look exact.  The
+    reference runs with TF32 off; the settings are put back before the
+    candidate is imported, which then runs as any harness would run it."""
+
+    def __enter__(self):
+        self.saved = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+        return self
+
+    def __exit__(self, *exc):
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = self.saved
+        return False
+
+
 def run(plan, log):
     r = Runner(plan, log)
     torch.manual_seed(r.seed)
     r.build_reference()
     if plan.get("describe_only"):
         return
-    r.reference_slots()
+    with ieee_fp32() as precision:
+        log.event("precision", reference_tf32=False, restored_cudnn_tf32=precision.saved[0],
+                  restored_matmul_tf32=precision.saved[1])
+        r.reference_slots()
     stage(log, "time_reference", r.time_reference)
     r.build_candidate()
     try:

@@ -318,6 +318,12 @@ static void compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct 
     snprintf(call->status, sizeof call->status, "%s", status ? status : "missing");
     const char *inst = jstr(e, "instance");
     snprintf(call->instance, sizeof call->instance, "%s", inst ? inst : "A");
+    if (status && strcmp(status, "resource-exhausted") == 0) {
+        add(c, KAT_SEM_UNRESOLVED, "resource-exhausted", slot, call->call,
+            "%s: the candidate's call ran out of memory (resource exhaustion leaves no comparable execution): %s",
+            at, jstr(e, "error") ? jstr(e, "error") : "(no message)");
+        return;
+    }
     if (status && strcmp(status, "candidate-raised") == 0) {
         add(c, KAT_SEM_CONVICTS, "candidate-raised", slot, call->call,
             "%s: the candidate raised on an input the reference accepts: %s", at,
@@ -621,7 +627,8 @@ static void on_stage(struct ctx *c, const cJSON *e)
         add(c, KAT_SEM_SIGNAL, "timing-raised", NULL, -1, "%s raised after the stress slots: %s", stage, err);
         return;
     }
-    add(c, KAT_SEM_UNRESOLVED, stage_cause(stage), NULL, -1, "the runner failed at %s: %s", stage, err);
+    const char *code = jstr(e, "code") ? jstr(e, "code") : stage_cause(stage);
+    add(c, KAT_SEM_UNRESOLVED, code, NULL, -1, "the runner failed at %s: %s", stage, err);
 }
 
 static void runner_end(struct ctx *c, const struct kat_runner_end *end, int saw_start, int saw_done,
