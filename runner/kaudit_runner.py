@@ -660,23 +660,30 @@ class Runner:
         self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
         return True, None
 
-    def time_reference(self):
+    def time_calls(self, model, party, mark):
+        """One warm-up, then timed calls the way KernelBench times them:
+        start.record(); forward (in the party's NVTX range); end.record();
+        end.synchronize(); then a mark 'MARK <ms>' (the measurement axis's
+        windows and reported times)."""
         if self.device.type != "cuda":
             return
         args = self.canonical.make(self.device)
         self.canonical.drop()
         with torch.no_grad():
-            self.ref(*args)
+            with phase(self.marks, party):
+                model(*args)
             torch.cuda.synchronize()
             for _ in range(self.plan.get("timed_calls", 5)):
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 start.record()
-                self.marks.push(REF)
-                self.ref(*args)
-                self.marks.pop()
+                with phase(self.marks, party):
+                    model(*args)
                 end.record()
                 end.synchronize()
-                self.marks.mark("kaudit:reference_ms " + repr(start.elapsed_time(end)))
+                self.marks.mark(mark + " " + repr(start.elapsed_time(end)))
+
+    def time_reference(self):
+        self.time_calls(self.ref, REF, "kaudit:reference_ms")
 
     # --- candidate side
 
@@ -781,24 +788,7 @@ class Runner:
         record["aliasing"] = aliasing
 
     def time_candidate(self):
-        if self.device.type != "cuda":
-            return
-        args = self.canonical.make(self.device)
-        self.canonical.drop()
-        with torch.no_grad():
-            self.marks.push(CAND)
-            self.cand(*args)
-            self.marks.pop()
-            torch.cuda.synchronize()
-            for _ in range(self.plan.get("timed_calls", 5)):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                self.marks.push(CAND)
-                self.cand(*args)
-                self.marks.pop()
-                end.record()
-                end.synchronize()
-                self.marks.mark("kaudit:reported_ms " + repr(start.elapsed_time(end)))
+        self.time_calls(self.cand, CAND, "kaudit:reported_ms")
 
 
 class ieee_fp32:

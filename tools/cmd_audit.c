@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "contract_new.h"
 #include "inventory.h"
+#include "judge.h"
 #include "json_writer.h"
 #include "resources.h"
 #include "schedule.h"
@@ -415,9 +416,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     snprintf(res->outcome, sizeof res->outcome, "%s", an->outcome);
     snprintf(res->record, sizeof res->record, "%s", p.record);
     res->wall_s = wall;
-    rc = an->certificate == KA_PASS ? KAUDIT_EXIT_OK
-         : an->certificate == KA_FAIL ? KAUDIT_EXIT_FAIL
-                                      : KAUDIT_EXIT_INCONCLUSIVE;
+    rc = judge_exit_status(an->certificate);
 out:
     res->exit_status = rc;
     ka_analysis_free(an);
@@ -471,11 +470,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         case 'd': a->dir = optarg; break;
         case 'j': a->json = optarg; break;
         case 'w':
-            if (!strcasecmp(optarg, "ACCEPT"))
-                a->weak = KA_WEAK_ACCEPT;
-            else if (!strcasecmp(optarg, "REJECT"))
-                a->weak = KA_WEAK_REJECT;
-            else
+            if (judge_parse_weak(optarg, &a->weak) != 0)
                 return cli_usage_error(AUDIT_USAGE, "--weak takes ACCEPT or REJECT, not '%s'", optarg);
             break;
         case 't':

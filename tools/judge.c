@@ -48,11 +48,7 @@ int judge_parse(int argc, char **argv, enum judge_command which, const char *usa
             a->perfetto = optarg;
             break;
         case 'w':
-            if (!strcasecmp(optarg, "ACCEPT"))
-                a->weak = KA_WEAK_ACCEPT;
-            else if (!strcasecmp(optarg, "REJECT"))
-                a->weak = KA_WEAK_REJECT;
-            else
+            if (judge_parse_weak(optarg, &a->weak) != 0)
                 return cli_usage_error(usage, "--weak takes ACCEPT or REJECT, not '%s'", optarg);
             break;
         case 'S':
@@ -81,6 +77,17 @@ int judge_parse(int argc, char **argv, enum judge_command which, const char *usa
     a->dir = argv[optind];
     if (!report && !a->contract)
         return cli_usage_error(usage, "--contract is required");
+    return 0;
+}
+
+int judge_parse_weak(const char *word, enum ka_weak *weak)
+{
+    if (!strcasecmp(word, "ACCEPT"))
+        *weak = KA_WEAK_ACCEPT;
+    else if (!strcasecmp(word, "REJECT"))
+        *weak = KA_WEAK_REJECT;
+    else
+        return -1;
     return 0;
 }
 

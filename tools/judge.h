@@ -44,6 +44,9 @@ struct judge {
 int judge_run(const struct judge_args *a, struct judge *j);
 void judge_free(struct judge *j);
 
+/* --weak's word (ACCEPT or REJECT, any case) into *weak: 0, or -1 for another word. */
+int judge_parse_weak(const char *word, enum ka_weak *weak);
+
 /* The exit status of a certificate: 0 PASS, 10 FAIL, 11 INCONCLUSIVE. */
 int judge_exit_status(enum ka_verdict certificate);
 
