@@ -616,6 +616,7 @@ class Runner:
     def _reference_for(self, slot, sets):
         t0 = time.monotonic()
         idx = slot["index"]
+        self.marks.mark(f"kaudit:slot {idx} {slot['name']} reference")
         calls = REPEATED_CALLS if slot["kind"] == "repeated" else (("A", 0),)
         results = []
         try:
@@ -718,6 +719,7 @@ class Runner:
     def candidate_slots(self):
         for idx, slot, replaced, sets in self.slots:
             t0 = time.monotonic()
+            self.marks.mark(f"kaudit:slot {idx} {slot['name']} candidate")
             refs = self.ref_results[idx]
             calls_out = []
             record = {"index": idx, "name": slot["name"], "kind": slot["kind"],
