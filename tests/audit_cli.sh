@@ -233,14 +233,16 @@ check "batch: missing-file reason names the file ($(lline "$T/l1.jsonl" missing-
     reason_names_file
 
 # kill -9 in the middle, then again: every id once, no torn line
+# k0 hangs (until --timeout 20): it is running when the batch is killed
 cat >"$T/b2.jsonl" <<EOF
+{"id": "k0", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_hang.py"}
 {"id": "k1", "reference": "$TASKS/softmax.py", "candidate": "$CANDS/private_scratch.py", "contract": "$C/softmax.json"}
 {"id": "k2", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
 {"id": "k3", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_syntax_error.py"}
 {"id": "k4", "reference": "$TASKS/softmax.py", "candidate": "$CANDS/nan_inf.py", "contract": "$C/softmax.json"}
 EOF
 t0=$(date +%s)
-"$K" audit --batch "$T/b2.jsonl" -o "$T/l2.jsonl" --jobs 2 --device cpu --quiet >"$T/b2a.out" 2>&1 &
+"$K" audit --batch "$T/b2.jsonl" -o "$T/l2.jsonl" --jobs 2 --device cpu --timeout 20 --quiet >"$T/b2a.out" 2>&1 &
 bpid=$!
 n=0
 while [ "$n" -lt 1200 ] && ! [ -s "$T/l2.jsonl" ] && kill -0 $bpid 2>/dev/null; do
@@ -251,11 +253,23 @@ kill -9 $bpid 2>/dev/null
 wait $bpid 2>/dev/null
 echo "  killed the batch with $before ledger line(s) after $(( $(date +%s) - t0 )) s"
 check "kill -9: the ledger had a line before the kill" [ "$before" -ge 1 ]
-timeout 300 "$K" audit --batch "$T/b2.jsonl" -o "$T/l2.jsonl" --jobs 2 --device cpu --quiet >"$T/b2b.out" 2>&1
+# its audits and their workers go with it (parent-death signal), rather than
+# running on beside the restarted batch in the same directories
+none_left() { # PATTERN: no live process has it in its command line, within 10 s
+    n=0
+    while grep -qsF -- "$1" /proc/[0-9]*/cmdline; do
+        [ $n -ge 100 ] && return 1
+        sleep 0.1; n=$((n + 1))
+    done
+}
+check "kill -9: no audit of the killed batch runs on" none_left "$T/l2.jsonl.d/"
+timeout 300 "$K" audit --batch "$T/b2.jsonl" -o "$T/l2.jsonl" --jobs 2 --device cpu --timeout 20 --quiet >"$T/b2b.out" 2>&1
 echo $? >"$T/b2b.rc"
 echo "  restarted batch: exit $(cat "$T/b2b.rc"), $(( $(date +%s) - t0 )) s in all"
 check "kill -9 and restart: exit 0" [ "$(cat "$T/b2b.rc")" = 0 ]
-check "kill -9 and restart: every id exactly once, no torn line" ledger_ok "$T/l2.jsonl" k1 k2 k3 k4
+check "kill -9 and restart: every id exactly once, no torn line" ledger_ok "$T/l2.jsonl" k0 k1 k2 k3 k4
+check "kill -9 and restart: k0 (hangs) semantic INCONCLUSIVE" \
+    [ "$(lline "$T/l2.jsonl" k0 "r['axes']['semantic']")" = INCONCLUSIVE ]
 check "kill -9 and restart: k4 semantic FAIL" [ "$(lline "$T/l2.jsonl" k4 "r['axes']['semantic']")" = FAIL ]
 
 # bad batch files: named with the line, exit 1

@@ -112,9 +112,16 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
      * recorder dies its runner is reparented to us, and a candidate that
      * killed its parent once kills its new parent (us) on its next call
      * unless the worker's group is killed at once. */
+    /* SIGINT, SIGTERM and SIGHUP too: the worker runs in a group of its own
+     * (no ^C reaches it) and a batch that is killed sends us SIGTERM (its
+     * children's parent-death signal); the worker and its leftovers go
+     * before we do, instead of running on, orphaned. */
     sigset_t chld, old_mask;
     sigemptyset(&chld);
     sigaddset(&chld, SIGCHLD);
+    sigaddset(&chld, SIGINT);
+    sigaddset(&chld, SIGTERM);
+    sigaddset(&chld, SIGHUP);
     sigprocmask(SIG_BLOCK, &chld, &old_mask);
     fflush(NULL);
     pid_t child = fork();
@@ -177,7 +184,14 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         reap_others(child);
         /* until a child of ours ends (the worker, or one reparented to us), at most 50 ms */
         struct timespec slice = { 0, 50 * 1000000L };
-        sigtimedwait(&chld, NULL, &slice);
+        int sig = sigtimedwait(&chld, NULL, &slice);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            kill_leftovers(child);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            signal(sig, SIG_DFL);
+            raise(sig);
+            _exit(128 + sig);
+        }
     }
     /* the worker has ended: what is left of its group goes now, before anything else */
     kill(-child, SIGKILL);
