@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -308,8 +309,16 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
         argv[k++] = "--keep-tensors";
     argv[k] = NULL;
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        /* A batch killed (even by SIGKILL) takes its audits with it: each
+         * gets SIGTERM and stops its worker (audit_exec.c).  Otherwise they
+         * run on, orphaned, and the restarted batch audits the same pairs
+         * again into the same directories at the same time. */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(128 + SIGTERM);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);

@@ -108,14 +108,31 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
     }
     /* Orphans of the worker come back to us, not to init. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    /* SIGCHLD blocked and waited for (sigtimedwait), not polled: when the
+     * recorder dies its runner is reparented to us, and a candidate that
+     * killed its parent once kills its new parent (us) on its next call
+     * unless the worker's group is killed at once. */
+    /* SIGINT, SIGTERM and SIGHUP too: the worker runs in a group of its own
+     * (no ^C reaches it) and a batch that is killed sends us SIGTERM (its
+     * children's parent-death signal); the worker and its leftovers go
+     * before we do, instead of running on, orphaned. */
+    sigset_t chld, old_mask;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    sigaddset(&chld, SIGINT);
+    sigaddset(&chld, SIGTERM);
+    sigaddset(&chld, SIGHUP);
+    sigprocmask(SIG_BLOCK, &chld, &old_mask);
     fflush(NULL);
     pid_t child = fork();
     if (child < 0) {
         snprintf(err, n, "cannot fork: %s", strerror(errno));
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
         close(log);
         return -1;
     }
     if (child == 0) {
+        sigprocmask(SIG_SETMASK, &old_mask, NULL); /* the mask survives exec */
         setpgid(0, 0);
         int devnull = open("/dev/null", O_RDONLY);
         if (devnull >= 0)
@@ -150,6 +167,7 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         if (got < 0 && errno != EINTR) {
             snprintf(err, n, "cannot wait for the worker: %s", strerror(errno));
             kill_leftovers(child);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
             return -1;
         }
         double t = now_s();
@@ -164,8 +182,19 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
             kill(-child, SIGKILL);
         }
         reap_others(child);
-        pause_ms(20);
+        /* until a child of ours ends (the worker, or one reparented to us), at most 50 ms */
+        struct timespec slice = { 0, 50 * 1000000L };
+        int sig = sigtimedwait(&chld, NULL, &slice);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            kill_leftovers(child);
+            sigprocmask(SIG_SETMASK, &old_mask, NULL);
+            signal(sig, SIG_DFL);
+            raise(sig);
+            _exit(128 + sig);
+        }
     }
+    /* the worker has ended: what is left of its group goes now, before anything else */
+    kill(-child, SIGKILL);
     if (WIFEXITED(status)) {
         end->exited = 1;
         end->status = WEXITSTATUS(status);
@@ -180,5 +209,9 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
             end->recorder_killed = 1;
     }
     kill_leftovers(child);
+    struct timespec none = { 0, 0 };
+    while (sigtimedwait(&chld, NULL, &none) > 0) {
+    }
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     return 0;
 }

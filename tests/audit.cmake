@@ -1,0 +1,21 @@
+# Tests of `kaudit audit` on CPU: the bad inputs of tests/audit/bad and the
+# command line (audit_cli), and the semantic controls of
+# tests/audit/controls.tsv against their pinned contracts (audit_controls).
+# Included from tests/CMakeLists.txt after semantic.cmake, whose torch python
+# it reuses.  The scripts skip (77) when that python has no torch, unless CI
+# is set in the test's environment: then they fail.
+
+if(DEFINED _kaudit_torch_python AND _kaudit_torch_python)
+  set(_kaudit_audit_python "${_kaudit_torch_python}")
+elseif(DEFINED KAUDIT_TORCH_PYTHON)
+  # semantic.cmake found no torch there: the scripts skip (or fail under CI)
+  set(_kaudit_audit_python "${KAUDIT_TORCH_PYTHON}")
+else()
+  set(_kaudit_audit_python "/usr/bin/python3")
+endif()
+
+add_test(NAME audit_cli COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_cli.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+add_test(NAME audit_controls COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_controls.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+set_tests_properties(audit_cli audit_controls PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
