@@ -143,6 +143,11 @@ def load_module(name, path):
     return module
 
 
+def need_module(module, attr, what):
+    need(module, attr, what)
+    return module
+
+
 def need(module, attr, what):
     if not hasattr(module, attr):
         raise AttributeError(f"{what} defines no '{attr}'")
@@ -536,9 +541,12 @@ class Runner:
 
     def build_reference(self):
         plan = self.plan
-        self.ref_mod = stage(self.log, "import_reference", lambda: load_module("kaudit_reference", plan["reference"]))
-        need(self.ref_mod, "Model", "the reference")
-        need(self.ref_mod, "get_inputs", "the reference")
+        def load_reference():
+            mod = load_module("kaudit_reference", plan["reference"])
+            need(mod, "Model", "the reference")
+            need(mod, "get_inputs", "the reference")
+            return mod
+        self.ref_mod = stage(self.log, "import_reference", load_reference)
         init = stage(self.log, "get_init_inputs", lambda: self._init_inputs())
         self.init_inputs = init
 
@@ -692,8 +700,8 @@ class Runner:
         plan = self.plan
         with phase(self.marks, CAND):
             self.cand_mod = stage(self.log, "import_candidate",
-                                  lambda: load_module("kaudit_candidate", plan["candidate"]))
-        need(self.cand_mod, "ModelNew", "the candidate")
+                                  lambda: need_module(load_module("kaudit_candidate", plan["candidate"]),
+                                                      "ModelNew", "the candidate"))
         self.cand = stage(self.log, "build_candidate", self.new_candidate)
 
     def new_candidate(self):

@@ -102,13 +102,7 @@ while IFS='|' read -r name want_rc want_cert want_verdict want_code; do
     got=$(jget "$rec" "r['axes']['semantic']['verdict']")
     check "$name: semantic $want_verdict (got $got)" [ "$got" = "$want_verdict" ]
     codes=$(jget "$rec" "sorted(set(f['code'] for f in r['semantic']['findings']))")
-    if [ "$name" = ref_no_get_inputs ]; then
-        xfail "$name: finding $want_code (got $codes)" \
-            "runner/kaudit_runner.py:535 checks get_inputs outside stage(): an uncaught AttributeError, so runner-ended-early" \
-            has_code "$rec" "$want_code"
-    else
-        check "$name: finding $want_code (got $codes)" has_code "$rec" "$want_code"
-    fi
+    check "$name: finding $want_code (got $codes)" has_code "$rec" "$want_code"
     check "$name: certificate $want_cert" [ "$(jget "$rec" "r['certificate']")" = "$want_cert" ]
     if [ "$want_verdict" != PASS ]; then
         check "$name: a root cause" [ -n "$(jget "$rec" "r['axes']['semantic']['root_cause']")" ]

@@ -34,3 +34,12 @@ add_test(NAME tensor_file_python COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tensor_fil
   "${_kaudit_torch_python}" $<TARGET_FILE:tensor_file_python_check> ${CMAKE_SOURCE_DIR}
   ${CMAKE_CURRENT_BINARY_DIR}/tensor_file_python)
 set_tests_properties(tensor_file_python PROPERTIES SKIP_RETURN_CODE 77)
+
+# The semantic verdict on runner directories built by hand (needs the
+# analyzer tier's cJSON and xxHash: kaudit_stress).
+if(TARGET kaudit_stress)
+  add_executable(test_semantic ${CMAKE_CURRENT_LIST_DIR}/test_semantic.c)
+  target_link_libraries(test_semantic PRIVATE kaudit_stress PkgConfig::CRITERION)
+  kaudit_sanitize(test_semantic)
+  add_test(NAME semantic_verdict COMMAND test_semantic)
+endif()
