@@ -238,7 +238,7 @@ def materialize(values, layout, device):
         wide = shape[:-1] + (2 * shape[-1],)
         buf = torch.empty(wide, dtype=values.dtype, device=device)
         buf.fill_(float("nan") if values.is_floating_point() else 0)
-        view = buf[..., ::2]
+        view = buf[..., 1::2]   # non-contiguous and at a storage offset
         view.copy_(values)
         return view
     if layout == "transposed" and len(shape) >= 2:
