@@ -295,9 +295,18 @@ class SlotInputs:
                 b.copy_(v)
 
 
-def native_inputs(mod, seed):
+def native_inputs(mod, seed, device=None):
+    """get_inputs() under a seed.  With a device (a GPU, PyTorch 2's default
+    device context), the task's own torch.rand/randn draw there: the same
+    distribution, at GPU speed; KernelBench's level-1 inputs reach 1.6e9
+    elements, which the CPU generator takes seconds to draw, and an audit
+    draws about twenty native value sets."""
     torch.manual_seed(seed)
-    got = mod.get_inputs()
+    if device is not None:
+        with device:
+            got = mod.get_inputs()
+    else:
+        got = mod.get_inputs()
     if not isinstance(got, (list, tuple)):
         raise TypeError(f"get_inputs() returned {type(got).__name__}, not a list")
     args = []
@@ -325,7 +334,7 @@ def base_specs(args):
     return [("s", Spec(v)) if k == "t" and v.is_floating_point() else (k, v) for k, v in args]
 
 
-def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device):
+def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=None):
     """The value set(s) of one slot, or (None, reason) when the slot is not
     supported by the task (then a native-seed slot replaces it)."""
     kind = slot["kind"]
@@ -333,7 +342,7 @@ def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device):
     floating = [i for i, (k, v) in enumerate(base) if k == "s"]
     if kind == "native":
         s2 = plan_seed + slot["seed_offset"]
-        return [SlotInputs(lambda: native_inputs(mod, s2), "contiguous")], None
+        return [SlotInputs(lambda: native_inputs(mod, s2, native_device), "contiguous")], None
     if not floating:
         return None, "the task has no floating-point tensor input"
 
@@ -564,7 +573,16 @@ class Runner:
             m = copy.deepcopy(self.ref)
             return m.to(torch.float64)
         self.ref64 = stage(self.log, "build_reference_fp64", build64)
-        args = stage(self.log, "get_inputs", lambda: native_inputs(self.ref_mod, self.seed))
+        # native value sets on the GPU when the task's get_inputs() allows it
+        self.native_device = None
+        if self.device.type == "cuda" and hasattr(torch.device, "__enter__"):
+            try:
+                native_inputs(self.ref_mod, self.seed, self.device)
+                self.native_device = self.device
+            except Exception as exc:
+                self.log.event("native_inputs", on="cpu", reason=short_error(exc)[0])
+        self.log.event("native_inputs", on=str(self.native_device or "cpu"))
+        args = stage(self.log, "get_inputs", lambda: native_inputs(self.ref_mod, self.seed, self.native_device))
         self.log.event("inputs", specs=[
             ({"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
              if k == "t" else {"kind": type(v).__name__, "value": repr(v)[:80]})
@@ -572,7 +590,8 @@ class Runner:
         # the floating inputs' values are not kept: each slot draws its own
         self.base = base_specs(args)
         del args
-        self.canonical = SlotInputs(lambda: native_inputs(self.ref_mod, self.seed), "contiguous")
+        self.canonical = SlotInputs(lambda: native_inputs(self.ref_mod, self.seed, self.native_device),
+                                    "contiguous")
 
     def _init_inputs(self):
         torch.manual_seed(self.seed)
@@ -605,7 +624,8 @@ class Runner:
             replaced = None
             current = slot
             while True:
-                sets, why = slot_inputs(current, self.base, self.ref_mod, self.seed, alt, self.device)
+                sets, why = slot_inputs(current, self.base, self.ref_mod, self.seed, alt, self.device,
+                                        self.native_device)
                 if sets is not None:
                     ok, why = self._reference_for(current, sets)
                     if ok:
