@@ -84,7 +84,8 @@ cand_kill_parent|tasks/softmax.py|bad/cand_kill_parent.py||11|INCONCL|INCONCLUSI
 cand_fork_sleeper|tasks/softmax.py|bad/cand_fork_sleeper.py||11|INCONCL|PASS|slots-passed
 cand_init_mismatch|tasks/linear.py|bad/cand_init_mismatch.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_extra_param|tasks/linear.py|bad/cand_extra_param.py||11|INCONCL|INCONCLUSIVE|candidate-only-state
-cand_raises|tasks/softmax.py|bad/cand_raises.py||10|FAIL|FAIL|candidate-raised'
+cand_raises|tasks/softmax.py|bad/cand_raises.py||10|FAIL|FAIL|candidate-raised
+cand_renamed_state|tasks/linear.py|bad/cand_renamed_state.py||11|INCONCL|PASS|slots-passed'
 
 path_of() { # tasks/x.py -> $SRC/tests/audit/tasks/x.py
     echo "$SRC/tests/audit/$1"
@@ -122,6 +123,8 @@ no_sleeper() {
     return 0
 }
 check "cand_fork_sleeper: no process with the marker survives the audit" no_sleeper
+check "cand_renamed_state: the state was aligned by position" \
+    [ "$(jget "$T/cand_renamed_state.json" "r['semantic']['state_alignment']")" = positional ]
 # The runner whose recorder was killed was orphaned: it is gone too.
 no_runner_of() { ! grep -qs -- "$T/$1/" /proc/[0-9]*/cmdline; }
 check "cand_kill_parent: no process of that audit survives it" no_runner_of cand_kill_parent
