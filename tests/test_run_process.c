@@ -407,6 +407,9 @@ Test(process, closed_trace_descriptor_is_not_the_programs_file, .timeout = 240)
                   t->end->status == 0,
               "end kind %u status %d flags %u", t->end ? t->end->kind : 0, t->end ? t->end->status : -1,
               t->end ? t->end->flags : 0);
+    /* the program closed the trace's number: counted in the end record */
+    cr_expect(t->end && (t->end->flags & KAT_END_FLAG_TRACE_FD_TAKEN) && t->end->fd_taken >= 1,
+              "end flags %u fd_taken %u", t->end ? t->end->flags : 0, t->end ? t->end->fd_taken : 0);
     cr_expect(t->end && t->end->records_lost == 0, "%llu records lost",
               t->end ? (unsigned long long)t->end->records_lost : 0ull);
     size_t launched = 1 + 100000; /* launch_some(1) and CLOSE_FDS_KERNELS */
