@@ -10,6 +10,17 @@
  * in the traced program.  Where fallocate is unsupported, records are written
  * with one pwrite each instead (slower, equally durable).
  *
+ * The trace's descriptor is not ours alone: the traced program may close
+ * every descriptor it did not open (close_range, a loop over 3..N) and its
+ * next open() then gets the trace's number.  So the trace is remembered by
+ * device, inode and path, its descriptor is moved high (away from the
+ * numbers open() hands out first), and before every use of the number (a
+ * new segment, a pwrite, ftruncate, close) fstat says whether it still
+ * names the trace.  When it does not, the number is the program's: it is
+ * forgotten, never written, mapped, truncated or closed, and the trace is
+ * reopened by its path; if that fails, records are counted as lost.  Mapped
+ * records need no check: a mapping outlives the descriptor it came from.
+ *
  * Strings are interned per process: the table survives fork, and a fork
  * child's new file starts by re-defining every known string, so ids held by
  * the forking thread stay valid in the child.
@@ -30,6 +41,9 @@
 
 #define SEGMENT_BYTES (4u << 20)
 #define MAX_STRING_BYTES (64u << 10)
+/* Where the trace's descriptor is moved: programs rarely reach it, and
+ * open() hands out the lowest free number first. */
+#define TRACE_FD_FLOOR 700
 
 enum writer_state {
     WRITER_UNOPENED = 0,   /* opens on first record */
@@ -49,7 +63,11 @@ struct intern_entry {
 static struct {
     pthread_mutex_t lock;
     enum writer_state state;
-    int fd;
+    int fd;                 /* the trace, while fd_is_trace() says so */
+    dev_t trace_dev;        /* what the trace is, to tell it from a program's file */
+    ino_t trace_ino;
+    char trace_path[4096 + 128];
+    uint32_t fd_taken;      /* times the program had taken the number (reopened or not) */
     int use_pwrite;
     pid_t owner_pid;
     uint8_t *map;           /* current segment */
@@ -125,10 +143,64 @@ int kat_tracing_enabled(void)
     return state == 1;
 }
 
+/* Move our own descriptor high (keeping close-on-exec); the original when
+ * RLIMIT_NOFILE is below the floor. */
+static int move_high(int fd)
+{
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, TRACE_FD_FLOOR);
+    if (high < 0)
+        return fd;
+    close(fd); /* ours: opened by us a moment ago */
+    return high;
+}
+
+/* 1 when fd names the trace file (same device and inode). */
+static int fd_is_trace(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == writer.trace_dev && st.st_ino == writer.trace_ino;
+}
+
+/* Lock held.  Before any use of writer.fd: 0 when it names the trace
+ * (reopened if the program had closed or taken the number), -1 when the
+ * trace cannot be reached (writer.fd is -1 then).  A number that no longer
+ * names the trace is forgotten, never closed: it is the program's now. */
+static int trace_fd_check(void)
+{
+    if (fd_is_trace(writer.fd))
+        return 0;
+    if (writer.fd >= 0)
+        writer.fd_taken++;
+    writer.fd = -1;
+    if (!writer.trace_path[0])
+        return -1;
+    int fd = open(writer.trace_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_dev != writer.trace_dev || st.st_ino != writer.trace_ino) {
+        close(fd); /* ours, but another file now sits at the trace's path */
+        return -1;
+    }
+    writer.fd = move_high(fd);
+    return 0;
+}
+
+/* Close the trace's descriptor, only if it is still the trace's. */
+static void close_trace_fd(void)
+{
+    if (fd_is_trace(writer.fd))
+        close(writer.fd);
+    writer.fd = -1;
+}
+
 static int map_segment(uint64_t offset)
 {
     if (writer.use_pwrite)
         return 0;
+    /* Once per segment, not per record: the program may own the number now. */
+    if (trace_fd_check() != 0)
+        return -1;
     int rc = posix_fallocate(writer.fd, (off_t)offset, SEGMENT_BYTES);
     if (rc == EOPNOTSUPP || rc == EINVAL) {
         writer.use_pwrite = 1;
@@ -181,6 +253,14 @@ static int store_record(uint16_t type, const void *body, uint32_t body_size,
             memcpy(buf + 8, body, body_size);
         if (tail_size)
             memcpy(buf + 8 + body_size, tail, tail_size);
+        /* No mapping to write through: each pwrite checks the number. */
+        if (trace_fd_check() != 0) {
+            if (buf != stack)
+                free(buf);
+            mark_failed();
+            writer.lost++;
+            return -1;
+        }
         ssize_t n = pwrite(writer.fd, buf, size, (off_t)(writer.map_offset + writer.used));
         if (buf != stack)
             free(buf);
@@ -275,6 +355,16 @@ static int open_trace(void)
         writer.file_name[0] = '\0';
         return -1;
     }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        mark_failed();
+        return -1;
+    }
+    writer.trace_dev = st.st_dev;
+    writer.trace_ino = st.st_ino;
+    kat_strlcpy(writer.trace_path, path, sizeof(writer.trace_path));
+    fd = move_high(fd);
     writer.fd = fd;
     writer.owner_pid = pid;
     writer.use_pwrite = 0;
@@ -282,8 +372,7 @@ static int open_trace(void)
     writer.used = 0;
     writer.records = 0;
     if (map_segment(0) != 0) {
-        close(fd);
-        writer.fd = -1;
+        close_trace_fd();
         mark_failed();
         return -1;
     }
@@ -298,9 +387,8 @@ static int open_trace(void)
     };
     memcpy(header.magic, KAT_TRACE_MAGIC, sizeof(header.magic));
     if (writer.use_pwrite) {
-        if (pwrite(fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header)) {
-            close(fd);
-            writer.fd = -1;
+        if (trace_fd_check() != 0 || pwrite(writer.fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header)) {
+            close_trace_fd();
             mark_failed();
             return -1;
         }
@@ -476,10 +564,15 @@ static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
                                        .value = (int64_t)writer.lost, .time_ns = kat_now_ns() };
         store_record(KAT_REC_HEALTH, &lost, sizeof(lost), NULL, 0);
     }
+    /* The times the program had taken the trace's number: only in memory
+     * until here. */
+    if (writer.fd_taken)
+        flags |= KAT_END_FLAG_TRACE_FD_TAKEN;
     struct kat_process_end_rec end = {
         .kind = end_kind,
         .status = status,
         .flags = flags,
+        .fd_taken = writer.fd_taken,
         .time_ns = kat_now_ns(),
         .records_written = writer.records,
         .records_lost = writer.lost,
@@ -492,7 +585,7 @@ static void trim_locked(void)
 {
     uint64_t length = writer.map_offset + writer.used;
     unmap_segment();
-    if (ftruncate(writer.fd, (off_t)length) != 0) {
+    if (trace_fd_check() == 0 && ftruncate(writer.fd, (off_t)length) != 0) {
         /* the zero tail stays: readers stop at it */
     }
 }
@@ -510,8 +603,7 @@ void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags)
             writer.state = WRITER_SUSPENDED;
         } else {
             trim_locked();
-            close(writer.fd);
-            writer.fd = -1;
+            close_trace_fd();
             writer.state = WRITER_CLOSED;
         }
     }
@@ -562,9 +654,11 @@ void kat_writer_after_fork_child(void)
     if (writer.map)
         munmap(writer.map, SEGMENT_BYTES);
     writer.map = NULL;
-    if (writer.fd >= 0)
-        close(writer.fd);
-    writer.fd = -1;
+    /* The inherited number: closed only if it is still the parent's trace,
+     * never when the program has put its own file there. */
+    close_trace_fd();
+    writer.trace_path[0] = '\0';
+    writer.fd_taken = 0;
     writer.used = 0;
     writer.map_offset = 0;
     writer.records = 0;

@@ -115,13 +115,17 @@ enum kat_end_kind {
     KAT_END_EXEC = 3,           /* the image was replaced; the next trace of this pid goes on */
 };
 #define KAT_END_FLAG_STATUS_KNOWN 1u
+/* The program had closed the trace's descriptor or put its own file at its
+ * number; the writer forgot the number and reopened the trace (fd_taken
+ * says how often).  Old sessions: flag clear, fd_taken 0. */
+#define KAT_END_FLAG_TRACE_FD_TAKEN 2u
 
 /* KAT_REC_PROCESS_END: the last record of a trace that was closed properly. */
 struct kat_process_end_rec {
     uint32_t kind;              /* enum kat_end_kind */
     int32_t status;             /* exit status when flags has KAT_END_FLAG_STATUS_KNOWN */
     uint32_t flags;
-    uint32_t reserved;
+    uint32_t fd_taken;          /* was reserved (0): times the trace's descriptor was found taken */
     uint64_t time_ns;
     uint64_t records_written;   /* records in this file before this one */
     uint64_t records_lost;      /* records the writer could not store (no space) */

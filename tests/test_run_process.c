@@ -381,3 +381,43 @@ Test(death, exit_status_is_returned_and_recorded, .timeout = 240)
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
     rh_case_free(&p);
 }
+
+/* Issue 14, item 6: the program closes every descriptor (the trace's among
+ * them), opens its own file, which gets the trace's old number, and launches
+ * enough kernels that the writer needs new segments.  The preload must never
+ * write into, truncate or close the program's file: the program's file holds
+ * only what it wrote, and the trace still ends properly with every kernel. */
+Test(process, closed_trace_descriptor_is_not_the_programs_file, .timeout = 240)
+{
+    struct rh_case p;
+    rh_case_init(&p, "close-fds");
+    char *own = rh_path(p.dir, "own.txt"), *own_plain = rh_path(p.dir, "own-plain.txt");
+    char *argv[] = { PROG, "close-fds", own, NULL };
+    char *plain_argv[] = { PROG, "close-fds", own_plain, NULL };
+    rh_case_run(&p, argv, plain_argv, NULL);
+    cr_expect_eq(p.plain.status, 0, "prog_proc close-fds alone: %#x\n%s%s", p.plain.status, p.plain.out, p.plain.err);
+    cr_assert_eq(p.run.status, 0, "kaudit run -- prog_proc close-fds: %#x (its own file was written by the preload?)\n%s%s",
+                 p.run.status, p.run.out, p.run.err);
+    expect_same_output(&p);
+    cr_assert_eq(p.s.ntraces, 1, "%s", rh_describe(&p.s));
+    const struct rh_trace *t = &p.s.traces[0];
+    cr_expect(rh_readable(t), "the trace does not read back: %s", t->error);
+    cr_expect(t->complete, "the program exited 0 but its trace reads as killed or crashed (%zu records)", t->nrecs);
+    cr_expect(t->end && t->end->kind == KAT_END_EXIT && (t->end->flags & KAT_END_FLAG_STATUS_KNOWN) &&
+                  t->end->status == 0,
+              "end kind %u status %d flags %u", t->end ? t->end->kind : 0, t->end ? t->end->status : -1,
+              t->end ? t->end->flags : 0);
+    /* the program closed the trace's number: counted in the end record */
+    cr_expect(t->end && (t->end->flags & KAT_END_FLAG_TRACE_FD_TAKEN) && t->end->fd_taken >= 1,
+              "end flags %u fd_taken %u", t->end ? t->end->flags : 0, t->end ? t->end->fd_taken : 0);
+    cr_expect(t->end && t->end->records_lost == 0, "%llu records lost",
+              t->end ? (unsigned long long)t->end->records_lost : 0ull);
+    size_t launched = 1 + 100000; /* launch_some(1) and CLOSE_FDS_KERNELS */
+    cr_expect_geq(p.gt.nkernels, launched, "the stand-in logged %zu launches", p.gt.nkernels);
+    cr_expect_geq(rh_count(t, KAT_REC_KERNEL), launched, "%zu kernel records for %zu launches",
+                  rh_count(t, KAT_REC_KERNEL), launched);
+    cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
+    free(own);
+    free(own_plain);
+    rh_case_free(&p);
+}

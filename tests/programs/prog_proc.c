@@ -16,6 +16,13 @@
  *   prog_proc spawn-scrubbed LOG   posix_spawn()s itself with {"PATH=..."}
  *   prog_proc threads          four threads, each on its own stream, each with
  *                              its own kernels and a cublasSgemm_v2
+ *   prog_proc close-fds FILE   launches a kernel, closes every descriptor from
+ *                              3 to 1023 (but the stand-in's ground-truth log,
+ *                              which is test machinery), opens FILE (it gets a
+ *                              number the preload used), writes a known string,
+ *                              launches CLOSE_FDS_KERNELS kernels (the trace
+ *                              needs at least two more segments), closes FILE
+ *                              and exits 0 only if it holds exactly that string
  *   prog_proc abort | segv | sigkill | _exit | exit:N | nosync-kill
  *                              launch three kernels, synchronise (not for
  *                              nosync-kill), then die that way
@@ -24,12 +31,16 @@
  * environment is scrubbed; "-" for none.  stdout is deterministic.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -250,6 +261,108 @@ static int mode_threads(void)
     return 0;
 }
 
+/* The trace writer maps 4 MiB segments (SEGMENT_BYTES in
+ * preload/trace_writer.c) and a KERNEL record takes 112 bytes with its
+ * header, before the API records around each launch: 100000 launches are
+ * more than 10 MiB of records, so at least two segments after the first. */
+#define CLOSE_FDS_KERNELS 100000
+static const char own_text[] = "the program's own file, not the trace\n";
+
+/* close_range(first, last, 0) where the kernel has it, else one by one. */
+static void close_fds(int first, int last)
+{
+    if (first > last)
+        return;
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)first, (unsigned)last, 0u) == 0)
+        return;
+#endif
+    for (int fd = first; fd <= last; fd++)
+        close(fd);
+}
+
+/* The descriptor of the stand-in's ground-truth log, -1 if none is open. */
+static int truth_log_fd(void)
+{
+    const char *log = getenv("STANDIN_LAUNCH_LOG");
+    char want[PATH_MAX];
+    if (!log || !realpath(log, want))
+        return -1;
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return -1;
+    int found = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && found < 0) {
+        char link[64], target[PATH_MAX];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0)
+            continue;
+        target[n] = '\0';
+        if (strcmp(target, want) == 0)
+            found = atoi(e->d_name);
+    }
+    closedir(d);
+    return found;
+}
+
+static int mode_close_fds(const char *path)
+{
+    if (!path) {
+        fprintf(stderr, "close-fds needs a file\n");
+        return 2;
+    }
+    launch_some("before close", 1, 0, 1);
+    fflush(stdout);
+    /* Like a daemon or a sandbox: close everything inherited or opened by
+     * libraries.  The ground-truth log is the test's, so it stays. */
+    int keep = truth_log_fd();
+    if (keep >= 3) {
+        close_fds(3, keep - 1);
+        close_fds(keep + 1, 1023);
+    } else {
+        close_fds(3, 1023);
+    }
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        perror(path);
+        return 2;
+    }
+    if (write(fd, own_text, sizeof own_text - 1) != (ssize_t)(sizeof own_text - 1)) {
+        perror("write");
+        return 2;
+    }
+    const int n = 128;
+    float *d;
+    CHECK_CUDA(cudaMalloc((void **)&d, n * sizeof(float)));
+    CHECK_CUDA(cudaMemset(d, 0, n * sizeof(float)));
+    for (int i = 0; i < CLOSE_FDS_KERNELS; i++)
+        prog_launch_scale(d, n, 1.0f, 0);
+    CHECK_CUDA(cudaDeviceSynchronize());
+    cudaFree(d);
+    close(fd);
+
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        perror(path);
+        return 2;
+    }
+    static char buf[1 << 16];
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    off_t size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    if (got == (ssize_t)(sizeof own_text - 1) && size == got && memcmp(buf, own_text, (size_t)got) == 0) {
+        printf("own file intact after %d kernels\n", CLOSE_FDS_KERNELS);
+        return 0;
+    }
+    printf("own file damaged: %lld bytes, starts with:", (long long)size);
+    for (ssize_t i = 0; i < got && i < 48; i++)
+        printf(" %02x", (unsigned char)buf[i]);
+    printf("\n");
+    return 1;
+}
+
 static int mode_die(const char *how)
 {
     launch_some("before death", 3, 0, 1);
@@ -296,5 +409,7 @@ int main(int argc, char **argv)
         return mode_spawned(log);
     if (!strcmp(mode, "threads"))
         return mode_threads();
+    if (!strcmp(mode, "close-fds"))
+        return mode_close_fds(log);
     return mode_die(mode);
 }
