@@ -31,6 +31,7 @@
 #include "trace_format.h"
 #include "info_writer.h"
 #include "resources.h"
+#include "safe_file.h"
 #include "session_name.h"
 
 extern char **environ;
@@ -289,10 +290,13 @@ static int run_command(int argc, char **argv)
         if (audit_found < 0)
             say("warning", "%s", message);
         snprintf(log_path, sizeof(log_path), "%s/kaudit.log", session);
-        FILE *log = fopen(log_path, "a");
+        char log_err[PATH_MAX + 128];
+        FILE *log = kat_fopen_output(log_path, O_APPEND, log_err, sizeof log_err);
         if (log) {
             fprintf(log, "kaudit: warning: %s\n", message);
             fclose(log);
+        } else {
+            say("warning", "%s", log_err);
         }
     }
 
