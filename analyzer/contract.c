@@ -43,6 +43,10 @@ char *ka_contract_read_file(const char *path, size_t *len, char *err, size_t n, 
     /* O_NONBLOCK + fstat (safe_file.h): a FIFO is refused, never waited on. */
     char detail[4096 + 128];
     FILE *f = kat_fopen_input(path, 0, detail, sizeof detail);
+    if (!f && errno != EINVAL) {
+        snprintf(err, n, "cannot read %s '%s': %s", what, path, strerror(errno));
+        return NULL;
+    }
     if (!f) {
         snprintf(err, n, "cannot read %s: %s", what, detail);
         return NULL;

@@ -922,8 +922,10 @@ int kinv_build(const char *const *paths, size_t n_paths, const struct kinv_build
         char detail[4096 + 128];
         int fd = kat_open_input(jobs[i].path, 0, NULL, detail, sizeof detail);
         struct stat st;
-        if (fd < 0) {
+        if (fd < 0 && errno == EINVAL) {
             rc = kinv_error(err, "%s", detail);
+        } else if (fd < 0) {
+            rc = kinv_error(err, "cannot read '%s': %s", jobs[i].path, strerror(errno));
         } else if (fstat(fd, &st)) {
             rc = kinv_error(err, "cannot read '%s': %s", jobs[i].path, strerror(errno));
         } else if (st.st_size == 0) {

@@ -960,8 +960,10 @@ int kinv_load(const char *path, struct kinv_inventory **out, struct kinv_err *er
     /* O_NONBLOCK + fstat (safe_file.h): a FIFO is refused, never waited on. */
     char detail[4096 + 128];
     int fd = kat_open_input(path, 0, NULL, detail, sizeof detail);
-    if (fd < 0)
+    if (fd < 0 && errno == EINVAL) /* not a regular file: named by detail */
         return kinv_error(err, "cannot load inventory: %s", detail);
+    if (fd < 0)
+        return kinv_error(err, "cannot open inventory '%s': %s", path, strerror(errno));
     struct stat st;
     if (fstat(fd, &st)) {
         close(fd);
@@ -1008,7 +1010,7 @@ int kinv_check_libraries(const struct kinv_inventory *inv, struct kinv_err *err)
             int e = errno;
             if (fd >= 0)
                 close(fd);
-            else
+            else if (e == EINVAL)
                 return kinv_error(err, "library listed by the inventory cannot be read: %s", detail);
             return kinv_error(err, "library '%s' listed by the inventory cannot be read: %s", l->path,
                               strerror(e));

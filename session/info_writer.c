@@ -129,10 +129,23 @@ int kat_session_info_write(const struct kat_session_info *info)
     char err[PATH_MAX + 128];
     FILE *f = kat_fopen_output(tmp, O_EXCL, err, sizeof err);
     if (!f) {
-        int e = errno;
-        kat_session_log(info->dir, "error", "%s", err);
-        errno = e;
-        return -1;
+        /* .info.tmp cannot be replaced (a planted directory, a race): a
+         * temporary file of a new name instead (mkostemp: O_EXCL, never
+         * through a symlink). */
+        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", info->dir, KAT_SESSION_INFO_FILE);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd >= 0 && fchmod(fd, 0644) == 0 && (f = fdopen(fd, "w")) != NULL) {
+            kat_session_log(info->dir, "warning", "%s; wrote '%s' instead", err, tmp);
+        } else {
+            int e = errno;
+            if (fd >= 0) {
+                close(fd);
+                unlink(tmp);
+            }
+            kat_session_log(info->dir, "error", "%s", err);
+            errno = e;
+            return -1;
+        }
     }
     fprintf(f, "kaudit-session\n");
     for (int i = 0; i < info->count; i++)

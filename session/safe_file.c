@@ -50,9 +50,10 @@ int kat_open_input(const char *path, int flags, off_t *size, char *err, size_t e
     if (fd < 0) {
         int e = errno;
         struct stat st;
-        if (e == ELOOP && (flags & KAT_SAFE_NOFOLLOW) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        if (e == ELOOP && (flags & KAT_SAFE_NOFOLLOW) && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
             put(err, err_size, "'%s' is not a regular file (a symbolic link)", path);
-        else
+            e = EINVAL;
+        } else
             put(err, err_size, "cannot open '%s': %s", path, strerror(e));
         errno = e;
         return -1;
@@ -156,6 +157,12 @@ int kat_open_output(const char *path, int open_flags, char *err, size_t err_size
         }
     }
     int fd = open(path, oflags, 0644);
+    /* Planted again between the unlink and the open: remove it again (a few times). */
+    for (int tries = 0; fd < 0 && errno == EEXIST && (mode & O_EXCL) && tries < 3; tries++) {
+        if (unlink(path) != 0 && errno != ENOENT)
+            break;
+        fd = open(path, oflags, 0644);
+    }
     if (fd < 0) {
         int e = errno;
         struct stat st;

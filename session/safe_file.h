@@ -23,7 +23,8 @@ const char *kat_file_kind(mode_t mode);
 
 /* Open path for reading.  Returns an fd (blocking mode restored, O_CLOEXEC),
  * or -1 with errno set and err holding "'path' is not a regular file (a FIFO)"
- * or "cannot open 'path': <strerror>".  When size is not NULL it receives
+ * or "cannot open 'path': <strerror>"; errno is EINVAL when the path is
+ * there but not a regular file (or a symlink refused).   When size is not NULL it receives
  * the file's size. */
 int kat_open_input(const char *path, int flags, off_t *size, char *err, size_t err_size);
 

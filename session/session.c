@@ -105,7 +105,7 @@ static int read_info(struct kat_session *s, char *err, size_t n)
     snprintf(path, sizeof(path), "%s/%s", s->dir, KAT_SESSION_INFO_FILE);
     char detail[4096 + 128];
     int fd = kat_open_input(path, KAT_SAFE_NOFOLLOW, NULL, detail, sizeof detail);
-    if (fd < 0 && errno != ENOENT) {
+    if (fd < 0 && errno == EINVAL) {
         snprintf(err, n, "cannot open session '%s': %s", s->dir, detail);
         return -1;
     }

@@ -182,9 +182,13 @@ struct kat_trace *kat_trace_open(const char *path, char *err, size_t err_size)
     char detail[PATH_MAX + 128];
     off_t file_size = 0;
     int fd = kat_open_input(path, KAT_SAFE_NOFOLLOW, &file_size, detail, sizeof detail);
+    if (fd < 0 && errno == EINVAL) {
+        open_error(err, err_size, path, "%s", detail);
+        return NULL;
+    }
     if (fd < 0) {
         if (err && err_size)
-            snprintf(err, err_size, "cannot open trace '%s': %s", path, detail);
+            snprintf(err, err_size, "cannot open trace '%s': %s", path, strerror(errno));
         return NULL;
     }
     uint64_t size = (uint64_t)file_size;

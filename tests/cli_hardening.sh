@@ -36,6 +36,14 @@ check "planted symlinks: info is a regular file" sh -c "[ -f '$S/info' ] && [ ! 
 check "planted symlinks: the run is recorded to its end" grep -q '^status: exited 0' "$S/info"
 check "planted kaudit.log: said on kaudit's stderr" err_has "kaudit.log' is a symbolic link; not followed"
 
+# A directory planted as .info.tmp while the program runs: info is still
+# rewritten at the end (through another temporary name).
+run run -d "$S" --overwrite -- sh -c "rm -f '$S/.info.tmp'; mkdir '$S/.info.tmp'"
+check "planted .info.tmp directory: the program's exit status" rc 0
+check "planted .info.tmp directory: the run is recorded to its end" grep -q '^status: exited 0' "$S/info"
+check "planted .info.tmp directory: said in kaudit.log" grep -q "info.tmp.*instead" "$S/kaudit.log"
+rmdir "$S/.info.tmp"
+
 # -d a symlink to a directory is refused; a non-empty directory without a
 # session is used with a warning.
 mkdir "$T/real"
