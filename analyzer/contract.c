@@ -15,6 +15,7 @@
 #include <xxhash.h>
 
 #include "contract_internal.h"
+#include "safe_file.h"
 
 static const char *const class_names[KA_CLASS_COUNT] = {
     "gemm", "conv", "attention", "reduction", "elementwise", "glue", "pooling", "normalization", "softmax", "other",
@@ -39,14 +40,20 @@ int ka_class_parse(const char *text)
 
 char *ka_contract_read_file(const char *path, size_t *len, char *err, size_t n, const char *what)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK + fstat (safe_file.h): a FIFO is refused, never waited on. */
+    char detail[4096 + 128];
+    FILE *f = kat_fopen_input(path, 0, detail, sizeof detail);
+    if (!f && errno != EINVAL) {
         snprintf(err, n, "cannot read %s '%s': %s", what, path, strerror(errno));
         return NULL;
     }
+    if (!f) {
+        snprintf(err, n, "cannot read %s: %s", what, detail);
+        return NULL;
+    }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        snprintf(err, n, "cannot read %s '%s': not a regular file", what, path);
+    if (fstat(fileno(f), &st) != 0) {
+        snprintf(err, n, "cannot read %s '%s': %s", what, path, strerror(errno));
         fclose(f);
         return NULL;
     }

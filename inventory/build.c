@@ -28,6 +28,7 @@
 #include <libelf.h>
 
 #include "internal.h"
+#include "safe_file.h"
 
 struct rec {
     const char *name;
@@ -804,7 +805,7 @@ static int str_cmp(const void *a, const void *b)
 
 static int has_elf_magic(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = kat_open_input(path, 0, NULL, NULL, 0); /* a FIFO is no library, and no hang */
     if (fd < 0)
         return 0;
     char m[4];
@@ -918,9 +919,14 @@ int kinv_build(const char *const *paths, size_t n_paths, const struct kinv_build
         jobs[i].path = files[i];
     free(files);
     for (size_t i = 0; i < n && !rc; i++) {
-        int fd = open(jobs[i].path, O_RDONLY | O_CLOEXEC);
+        char detail[4096 + 128];
+        int fd = kat_open_input(jobs[i].path, 0, NULL, detail, sizeof detail);
         struct stat st;
-        if (fd < 0 || fstat(fd, &st)) {
+        if (fd < 0 && errno == EINVAL) {
+            rc = kinv_error(err, "%s", detail);
+        } else if (fd < 0) {
+            rc = kinv_error(err, "cannot read '%s': %s", jobs[i].path, strerror(errno));
+        } else if (fstat(fd, &st)) {
             rc = kinv_error(err, "cannot read '%s': %s", jobs[i].path, strerror(errno));
         } else if (st.st_size == 0) {
             rc = kinv_error(err, "cannot read '%s': empty file (offset 0)", jobs[i].path);

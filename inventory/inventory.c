@@ -25,6 +25,7 @@
 #include <zstd.h>
 
 #include "internal.h"
+#include "safe_file.h"
 
 static inline uint64_t name_hash(const char *name, size_t len)
 {
@@ -956,13 +957,17 @@ int kinv_load_buffer(const void *data, size_t size, const char *name, struct kin
 
 int kinv_load(const char *path, struct kinv_inventory **out, struct kinv_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK + fstat (safe_file.h): a FIFO is refused, never waited on. */
+    char detail[4096 + 128];
+    int fd = kat_open_input(path, 0, NULL, detail, sizeof detail);
+    if (fd < 0 && errno == EINVAL) /* not a regular file: named by detail */
+        return kinv_error(err, "cannot load inventory: %s", detail);
     if (fd < 0)
         return kinv_error(err, "cannot open inventory '%s': %s", path, strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st)) {
         close(fd);
-        return kinv_error(err, "cannot load inventory '%s': not a regular file", path);
+        return kinv_error(err, "cannot load inventory '%s': %s", path, strerror(errno));
     }
     if ((uint64_t)st.st_size > KINV_MAX_INVENTORY_SIZE) {
         close(fd);
@@ -998,12 +1003,15 @@ int kinv_check_libraries(const struct kinv_inventory *inv, struct kinv_err *err)
 {
     for (size_t i = 0; i < inv->n_libs; i++) {
         const struct kinv_library *l = &inv->libs[i];
-        int fd = open(l->path, O_RDONLY | O_CLOEXEC);
+        char detail[4096 + 128];
+        int fd = kat_open_input(l->path, 0, NULL, detail, sizeof detail);
         struct stat st;
         if (fd < 0 || fstat(fd, &st)) {
             int e = errno;
             if (fd >= 0)
                 close(fd);
+            else if (e == EINVAL)
+                return kinv_error(err, "library listed by the inventory cannot be read: %s", detail);
             return kinv_error(err, "library '%s' listed by the inventory cannot be read: %s", l->path,
                               strerror(e));
         }

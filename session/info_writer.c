@@ -5,16 +5,19 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "info_writer.h"
+#include "safe_file.h"
 #include "trace_format.h"
 #include "session.h"
 #include "trace_reader.h"
@@ -116,9 +119,34 @@ int kat_session_info_write(const struct kat_session_info *info)
     char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/%s", info->dir, KAT_SESSION_INFO_FILE);
     snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", info->dir, KAT_SESSION_INFO_FILE);
-    FILE *f = fopen(tmp, "w");
-    if (!f)
-        return -1;
+    /* The directory may hold a planted .info.tmp (a symlink to a file of the
+     * user's, a FIFO): it is removed and a new file created (O_EXCL,
+     * O_NOFOLLOW), never followed; said in kaudit.log. */
+    struct stat st;
+    if (lstat(tmp, &st) == 0 && !S_ISREG(st.st_mode))
+        kat_session_log(info->dir, "warning", "'%s' was %s; removed, not followed", tmp,
+                        kat_file_kind(st.st_mode));
+    char err[PATH_MAX + 128];
+    FILE *f = kat_fopen_output(tmp, O_EXCL, err, sizeof err);
+    if (!f) {
+        /* .info.tmp cannot be replaced (a planted directory, a race): a
+         * temporary file of a new name instead (mkostemp: O_EXCL, never
+         * through a symlink). */
+        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", info->dir, KAT_SESSION_INFO_FILE);
+        int fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd >= 0 && fchmod(fd, 0644) == 0 && (f = fdopen(fd, "w")) != NULL) {
+            kat_session_log(info->dir, "warning", "%s; wrote '%s' instead", err, tmp);
+        } else {
+            int e = errno;
+            if (fd >= 0) {
+                close(fd);
+                unlink(tmp);
+            }
+            kat_session_log(info->dir, "error", "%s", err);
+            errno = e;
+            return -1;
+        }
+    }
     fprintf(f, "kaudit-session\n");
     for (int i = 0; i < info->count; i++)
         fprintf(f, "%s: %s\n", info->keys[i], info->values[i]);
@@ -282,9 +310,13 @@ int kat_session_info_summarize(struct kat_session_info *info, FILE *out)
 {
     char log_path[PATH_MAX + 32];
     snprintf(log_path, sizeof(log_path), "%s/kaudit.log", info->dir);
-    FILE *log = fopen(log_path, "a");
-    if (!log)
+    char log_err[PATH_MAX + 128];
+    FILE *log = kat_fopen_output(log_path, O_APPEND, log_err, sizeof log_err);
+    if (!log) {
+        /* A planted kaudit.log (a symlink, a FIFO) is never followed. */
+        fprintf(stderr, "kaudit: warning: %s\n", log_err);
         log = fopen("/dev/null", "w");
+    }
     struct summary s = { 0 };
     /* The session reader lists the traces (its info file is written by now). */
     struct kat_session *session = NULL;

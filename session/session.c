@@ -3,6 +3,7 @@
  */
 #define _GNU_SOURCE
 #include "session.h"
+#include "safe_file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -102,11 +103,10 @@ static int read_info(struct kat_session *s, char *err, size_t n)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/%s", s->dir, KAT_SESSION_INFO_FILE);
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    struct stat st;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        snprintf(err, n, "cannot open session '%s': '%s' is not a regular file", s->dir, path);
-        close(fd);
+    char detail[4096 + 128];
+    int fd = kat_open_input(path, KAT_SAFE_NOFOLLOW, NULL, detail, sizeof detail);
+    if (fd < 0 && errno == EINVAL) {
+        snprintf(err, n, "cannot open session '%s': %s", s->dir, detail);
         return -1;
     }
     if (fd < 0) {

@@ -8,8 +8,10 @@
  */
 #define _GNU_SOURCE
 #include "trace_reader.h"
+#include "safe_file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -176,24 +178,20 @@ static int read_error(struct kat_trace *t, char *err, size_t err_size, const cha
 struct kat_trace *kat_trace_open(const char *path, char *err, size_t err_size)
 {
     /* O_NONBLOCK: opening a FIFO by mistake must fail below, not hang here. */
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    /* O_NOFOLLOW too: a trace lives in a session directory (safe_file.h). */
+    char detail[PATH_MAX + 128];
+    off_t file_size = 0;
+    int fd = kat_open_input(path, KAT_SAFE_NOFOLLOW, &file_size, detail, sizeof detail);
+    if (fd < 0 && errno == EINVAL) {
+        open_error(err, err_size, path, "%s", detail);
+        return NULL;
+    }
     if (fd < 0) {
         if (err && err_size)
             snprintf(err, err_size, "cannot open trace '%s': %s", path, strerror(errno));
         return NULL;
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        open_error(err, err_size, path, "%s", strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        open_error(err, err_size, path, "not a regular file");
-        close(fd);
-        return NULL;
-    }
-    uint64_t size = (uint64_t)st.st_size;
+    uint64_t size = (uint64_t)file_size;
     if (size < sizeof(struct kat_file_header)) {
         open_error(err, err_size, path, "file is %llu bytes, too short for the %zu-byte trace header",
                    (unsigned long long)size, sizeof(struct kat_file_header));

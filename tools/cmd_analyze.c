@@ -77,7 +77,7 @@ int cmd_analyze(int argc, char **argv)
     if (a.save) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", a.dir, SAVED_ANALYSIS);
-        if (judge_write_text(path, j.json) != 0) {
+        if (judge_write_session_text(path, j.json) != 0) {
             cli_error("cannot write '%s'", path);
             write_failed = 1;
         }

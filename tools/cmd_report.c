@@ -9,6 +9,7 @@
  * are used: contract, inventory, weak decision and a supplied semantic verdict.  Exit status: as `kaudit analyze`.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "judge.h"
+#include "safe_file.h"
 #include "resources.h"
 
 static const char report_usage[] =
@@ -44,19 +46,16 @@ static int load_saved(struct judge_args *a, char **owned_contract, char **owned_
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", a->dir, SAVED_ANALYSIS);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        cli_error("no saved analysis '%s': give --contract, or run 'kaudit analyze --save' first", path);
+    /* In the session directory: O_NOFOLLOW, and a FIFO is refused, never
+     * waited on (safe_file.h). */
+    char *buf = NULL, detail[4096 + 128];
+    if (kat_read_input(path, KAT_SAFE_NOFOLLOW, (1 << 24) - 1, &buf, NULL, detail, sizeof detail) != 0) {
+        if (errno == ENOENT)
+            cli_error("no saved analysis '%s': give --contract, or run 'kaudit analyze --save' first", path);
+        else
+            cli_error("cannot read the saved analysis: %s", detail);
         return KAUDIT_EXIT_ERROR;
     }
-    char *buf = malloc(1 << 24);
-    size_t len = buf ? fread(buf, 1, (1 << 24) - 1, f) : 0;
-    fclose(f);
-    if (!buf) {
-        cli_error("out of memory");
-        return KAUDIT_EXIT_ERROR;
-    }
-    buf[len] = 0;
     cJSON *root = cJSON_Parse(buf);
     free(buf);
     const cJSON *contract = cJSON_GetObjectItemCaseSensitive(root, "contract");

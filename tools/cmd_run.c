@@ -9,6 +9,7 @@
  * was killed by signal N.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -31,6 +32,7 @@
 #include "trace_format.h"
 #include "info_writer.h"
 #include "resources.h"
+#include "safe_file.h"
 #include "session_name.h"
 
 extern char **environ;
@@ -111,14 +113,44 @@ static int find_audit(const char *preload, char *out)
     return kres_audit(preload, out, PATH_MAX);
 }
 
-static int make_session_dir(const char *dir, int overwrite, char *absolute)
+/* Whether dir holds anything besides . and .. */
+static int dir_has_entries(const char *dir)
 {
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)))
+        found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return found;
+}
+
+/*
+ * The session directory: created, or an existing one.  A symlink given as -d
+ * is refused (the session would land wherever it points, docs/session-format.md);
+ * an existing non-empty directory that holds no session is used with a
+ * warning on stderr and in kaudit.log.
+ */
+static int make_session_dir(const char *dir, int overwrite, char *absolute, int *foreign)
+{
+    *foreign = 0;
+    char bare[PATH_MAX];
+    snprintf(bare, sizeof bare, "%s", dir);
+    for (size_t len = strlen(bare); len > 1 && bare[len - 1] == '/'; len--)
+        bare[len - 1] = '\0';
+    struct stat st;
+    if (lstat(bare, &st) == 0 && S_ISLNK(st.st_mode)) {
+        say("error", "session directory '%s' is a symbolic link; give the directory itself", dir);
+        return -1;
+    }
+    int created = mkdir(dir, 0755) == 0;
+    if (!created && errno != EEXIST) {
         say("error", "cannot create session directory '%s': %s", dir, strerror(errno));
         return -1;
     }
-    struct stat st;
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (lstat(bare, &st) != 0 || !S_ISDIR(st.st_mode)) {
         say("error", "session directory '%s' is not a directory", dir);
         return -1;
     }
@@ -132,7 +164,7 @@ static int make_session_dir(const char *dir, int overwrite, char *absolute)
     }
     char info[PATH_MAX + 16];
     snprintf(info, sizeof(info), "%s/%s", absolute, KAT_SESSION_INFO_FILE);
-    if (access(info, F_OK) == 0) {
+    if (lstat(info, &st) == 0) {
         if (!overwrite) {
             say("error", "'%s' already holds a session (use --overwrite or another -d)", dir);
             return -1;
@@ -141,6 +173,9 @@ static int make_session_dir(const char *dir, int overwrite, char *absolute)
             say("error", "cannot clear the old session in '%s': %s", dir, strerror(errno));
             return -1;
         }
+    } else if (!created && dir_has_entries(absolute)) {
+        say("warning", "'%s' is not empty and holds no session; recording into it anyway", dir);
+        *foreign = 1;
     }
     return 0;
 }
@@ -276,8 +311,12 @@ static int run_command(int argc, char **argv)
         dir = claimed_session;
     }
     char session[PATH_MAX];
-    if (make_session_dir(dir, overwrite, session) != 0)
+    int foreign = 0;
+    if (make_session_dir(dir, overwrite, session, &foreign) != 0)
         return 1;
+    if (foreign)
+        kat_session_log(session, "warning", "'%s' was not empty and held no session; recorded into it anyway",
+                        dir);
     if (audit_found != 0) {
         /* Said in kaudit.log either way; on stderr only when not asked for. */
         char message[PATH_MAX + 256], log_path[PATH_MAX + 32];
@@ -289,10 +328,13 @@ static int run_command(int argc, char **argv)
         if (audit_found < 0)
             say("warning", "%s", message);
         snprintf(log_path, sizeof(log_path), "%s/kaudit.log", session);
-        FILE *log = fopen(log_path, "a");
+        char log_err[PATH_MAX + 128];
+        FILE *log = kat_fopen_output(log_path, O_APPEND, log_err, sizeof log_err);
         if (log) {
             fprintf(log, "kaudit: warning: %s\n", message);
             fclose(log);
+        } else {
+            say("warning", "%s", log_err);
         }
     }
 

@@ -1,8 +1,11 @@
 /* judge.c - see judge.h. */
 #define _GNU_SOURCE
 #include "judge.h"
+#include "safe_file.h"
 
+#include <fcntl.h>
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +97,25 @@ int judge_parse_weak(const char *word, enum ka_weak *weak)
 int judge_exit_status(enum ka_verdict v)
 {
     return v == KA_PASS ? KAUDIT_EXIT_OK : v == KA_FAIL ? KAUDIT_EXIT_FAIL : KAUDIT_EXIT_INCONCLUSIVE;
+}
+
+int judge_write_session_text(const char *path, const char *text)
+{
+    /* In the session directory: a planted file (a symlink to a file of the
+     * user's, a FIFO) is removed and replaced, never followed (safe_file.h). */
+    struct stat st;
+    if (lstat(path, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_nlink > 1))
+        fprintf(stderr, "kaudit: warning: '%s' was %s%s; replaced, not followed\n", path, kat_file_kind(st.st_mode),
+                    S_ISREG(st.st_mode) ? " with other hard links" : "");
+    char err[4096 + 128];
+    FILE *f = kat_fopen_output(path, O_EXCL, err, sizeof err);
+    if (!f) {
+        cli_error("%s", err);
+        return -1;
+    }
+    fputs(text, f);
+    fputc('\n', f);
+    return fclose(f);
 }
 
 int judge_write_text(const char *path, const char *text)

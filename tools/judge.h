@@ -52,5 +52,8 @@ int judge_exit_status(enum ka_verdict certificate);
 
 /* text and a newline into path; 0 or -1. */
 int judge_write_text(const char *path, const char *text);
+/* The same for a file in a session directory (analysis.json): never through
+ * a planted symlink or FIFO. */
+int judge_write_session_text(const char *path, const char *text);
 
 #endif
