@@ -294,7 +294,7 @@ static int truth_log_fd(void)
     int found = -1;
     struct dirent *e;
     while ((e = readdir(d)) != NULL && found < 0) {
-        char link[64], target[PATH_MAX];
+        char link[300], target[PATH_MAX];
         snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
         ssize_t n = readlink(link, target, sizeof target - 1);
         if (n <= 0)
