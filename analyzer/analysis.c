@@ -87,7 +87,12 @@ static void session_facts_free(struct ka_session_facts *s)
         free(s->procs[i].file);
     }
     free(s->procs);
+    for (size_t i = 0; i < s->n_child_exits; i++)
+        free(s->child_exits[i].parent);
     free(s->child_exits);
+    for (size_t i = 0; i < s->n_child_starts; i++)
+        free(s->child_starts[i].parent);
+    free(s->child_starts);
     free(s->cand_phases);
     memset(s, 0, sizeof *s);
 }
@@ -241,6 +246,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                                     "%llu kernels have no launch API record: their thread and phase are unknown",
                                     (unsigned long long)run.facts.kernels_without_api),
                      "kernels", run.facts.kernels_without_api);
+    ka_account_processes(&run.findings, &run.facts);
     ka_build_failures(&run.findings, &run.facts, a);
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, a);
     ka_measurement_verdict(&run.findings, &run.timing, &run.facts, &run.work, c, a);

@@ -107,6 +107,14 @@ struct ka_proc_summary {
 struct ka_child_exit {                  /* what a parent's wait() saw */
     uint32_t pid;
     int32_t wait_status;
+    char *parent;                       /* the trace that saw it */
+};
+
+struct ka_child_start {                 /* a fork or posix_spawn a trace recorded */
+    uint32_t pid;
+    uint32_t kind;                      /* enum kat_fork_kind */
+    char *parent;                       /* the trace that recorded it */
+    uint64_t time_ns;
 };
 
 /* What the session-level rules read about all the traces together. */
@@ -117,6 +125,9 @@ struct ka_session_facts {
     size_t n_procs, cap_procs;
     struct ka_child_exit *child_exits;  /* from every trace */
     size_t n_child_exits, cap_child_exits;
+    struct ka_child_start *child_starts; /* from every trace */
+    size_t n_child_starts, cap_child_starts;
+    unsigned missing_traces;            /* processes the traces name that have no trace (accounting.c) */
     uint64_t candidate_modules;         /* modules loaded by candidate objects */
     /* what limits the evidence */
     int health_problem, truncated, read_error;
@@ -309,6 +320,10 @@ void ka_window_work_free(struct ka_window *w);
 
 void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, const struct ka_proc *p);
 void ka_measurement_signals(struct ka_findings *f, const struct ka_contract *c, const struct ka_proc *p);
+/* Every process the traces name (a fork, a spawn, a reaped child) must have a
+ * trace of its own; one that has none makes the session incomplete
+ * (accounting.c). */
+void ka_account_processes(struct ka_findings *f, struct ka_session_facts *fs);
 void ka_build_failures(struct ka_findings *f, const struct ka_session_facts *s, struct ka_analysis *a);
 void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
                                const struct ka_contract *c, struct ka_analysis *a);

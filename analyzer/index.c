@@ -180,8 +180,21 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             /* what a parent's wait() saw: the status of a child whose own trace may lack it */
             const struct kat_child_exit_rec *x = r.body;
             if (!GROW(run->facts.child_exits, run->facts.n_child_exits, run->facts.cap_child_exits)) {
-                run->facts.child_exits[run->facts.n_child_exits].pid = x->child_pid;
-                run->facts.child_exits[run->facts.n_child_exits++].wait_status = x->wait_status;
+                struct ka_child_exit *ce = &run->facts.child_exits[run->facts.n_child_exits++];
+                ce->pid = x->child_pid;
+                ce->wait_status = x->wait_status;
+                ce->parent = strdup(p->file);
+            }
+            break;
+        }
+        case KAT_REC_FORK: {
+            const struct kat_fork_rec *x = r.body;
+            if (!GROW(run->facts.child_starts, run->facts.n_child_starts, run->facts.cap_child_starts)) {
+                struct ka_child_start *cs = &run->facts.child_starts[run->facts.n_child_starts++];
+                cs->pid = x->child_pid;
+                cs->kind = x->kind;
+                cs->parent = strdup(p->file);
+                cs->time_ns = x->time_ns;
             }
             break;
         }

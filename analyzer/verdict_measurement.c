@@ -437,6 +437,11 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
         ax->root_cause = strdup("a trace is truncated or malformed: kernels after its last record are not known");
         return;
     }
+    if (s->missing_traces) {
+        ax->root_cause = strdup("a process the traces name has no trace: its kernels are not known (the session "
+                                "is incomplete)");
+        return;
+    }
     if (s->health_problem) {
         ax->root_cause = strdup("tool health: the evidence may be incomplete (see the findings)");
         return;

@@ -179,5 +179,17 @@ check "report text: outcome C0" out_has "outcome: C0"
 run report "$T/saved-semantic" --semantic FAIL
 check "report --semantic overrides the saved verdict" rc 10
 
+# Every process accounted for (issue 14): a fork child whose trace was
+# removed leaves the session incomplete, never PASS, and the finding names it.
+cp -r "$SRC/examples/h200-fork-subprocess/session" "$T/forked"
+run analyze "$T/forked" --contract "$SRC/contracts/examples/torch-ops.json"
+check "fork session, all traces: no process-without-trace" sh -c "! grep -q 'has no trace' '$T/out'"
+child=$(ls "$T/forked" | grep '^p1221-')
+rm "$T/forked/$child"
+run analyze "$T/forked" --contract "$SRC/contracts/examples/torch-ops.json"
+check "fork child's trace removed: implementation INCONCLUSIVE" out_has "implementation  INCONCLUSIVE a process the traces name"
+run report "$T/forked" --contract "$SRC/contracts/examples/torch-ops.json"
+check "fork child's trace removed: the finding names the pid" out_has "process-without-trace: a fork started pid 1221"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
