@@ -233,7 +233,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     kat_session_close(s);
     if (opt->trace_axes_unsupported) {
         for (int axis = KA_AXIS_IMPLEMENTATION; axis <= KA_AXIS_MEASUREMENT; axis++) {
-            a->axis[axis].verdict = KA_UNSUPPORTED;
+            a->axis[axis].verdict = opt->trace_axes_inconclusive ? KA_INCONCLUSIVE : KA_UNSUPPORTED;
             a->axis[axis].root_cause = strdup(opt->trace_axes_unsupported);
         }
         ka_aggregate(&run.findings, opt, c, a);

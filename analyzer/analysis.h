@@ -129,6 +129,9 @@ struct ka_options {
      * --device cpu`: no GPU work to attribute or to time).
      */
     const char *trace_axes_unsupported;
+    /* With trace_axes_unsupported: INCONCLUSIVE instead of UNSUPPORTED (the
+     * traces exist but cannot be trusted: a broken seal). */
+    int trace_axes_inconclusive;
     /*
      * Read CUDA_EVENT records for their stream ids only, not their GPU
      * timestamps, so the stop events' GPU times are bounded from stream

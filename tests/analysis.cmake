@@ -15,6 +15,7 @@ add_test(NAME analysis COMMAND test_analysis)
 
 # kaudit analyze / report / contract on bad input, the saved analysis and the timeline.
 add_test(NAME cli_analyze COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_analyze.sh $<TARGET_FILE:kaudit> ${CMAKE_SOURCE_DIR})
+add_test(NAME cli_seal COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_seal.sh $<TARGET_FILE:kaudit> ${CMAKE_SOURCE_DIR})
 
 # The H200 controls and the GPU suite's sessions against their expected verdicts.
 add_executable(test_controls ${CMAKE_CURRENT_LIST_DIR}/test_controls.c)

@@ -32,6 +32,7 @@ struct audit_paths {
     char dir[PATH_MAX];
     char session[PATH_MAX + 16], runner_dir[PATH_MAX + 16], work[PATH_MAX + 16];
     char log[PATH_MAX + 32], plan[PATH_MAX + 16], record[PATH_MAX + 16];
+    char seal_chain[33];        /* the session's seal, "" when none or broken */
 };
 
 struct audit_result {

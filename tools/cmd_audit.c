@@ -32,6 +32,7 @@
 #include "schedule.h"
 #include "semantic.h"
 #include "session_name.h"
+#include "session_seal.h"
 
 #define AUDIT_USAGE                                                                                              \
     "usage: kaudit audit --reference REF.py --candidate CAND.py [options]\n"                                     \
@@ -178,6 +179,10 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_u64(&j, "seed", a->seed);
     kat_json_str(&j, "audit_dir", p->dir);
     kat_json_str(&j, "session", p->session);
+    if (p->seal_chain[0])
+        kat_json_str(&j, "session_seal", p->seal_chain);
+    else
+        kat_json_null(&j, "session_seal");
     kat_json_double(&j, "wall_s", wall_s);
     kat_json_str(&j, "certificate", certificate_word(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
@@ -385,6 +390,19 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     opt.semantic_evidence = &ev;
     if (strcmp(a->device, "cpu") == 0)
         opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
+    /* The worker and all it left have ended: the session must match the seal
+     * kaudit run wrote; the chain goes into the record. */
+    char seal_err[2048];
+    int sealed = session_seal_verify(p.session, p.seal_chain, seal_err, sizeof seal_err);
+    char broken[2100];
+    if (sealed < 0) {
+        snprintf(broken, sizeof broken, "%s", seal_err);
+        opt.trace_axes_unsupported = broken;
+        opt.trace_axes_inconclusive = 1;
+        p.seal_chain[0] = '\0';
+    } else if (sealed == 1) {
+        p.seal_chain[0] = '\0';
+    }
     struct ka_analysis *an = NULL;
     int rc = KAUDIT_EXIT_ERROR;
     if (ka_analyze(p.session, contract, &opt, &an, err, sizeof err) != 0) {

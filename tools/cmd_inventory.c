@@ -207,7 +207,7 @@ static int parse_digest_opt(int argc, char **argv, const char **digest)
     return -1;
 }
 
-static int cmd_verify(int argc, char **argv)
+static int cmd_inventory_verify(int argc, char **argv)
 {
     const char *digest = NULL;
     int rc = parse_digest_opt(argc, argv, &digest);
@@ -639,7 +639,7 @@ int cmd_inventory(int argc, char **argv)
     if (!strcmp(sub, "build"))
         return cmd_build(argc, argv);
     if (!strcmp(sub, "verify"))
-        return cmd_verify(argc, argv);
+        return cmd_inventory_verify(argc, argv);
     if (!strcmp(sub, "lookup"))
         return cmd_lookup(argc, argv);
     if (!strcmp(sub, "diff"))

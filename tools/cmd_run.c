@@ -34,6 +34,30 @@
 #include "resources.h"
 #include "safe_file.h"
 #include "session_name.h"
+#ifdef KAUDIT_HAVE_ANALYZER
+#include "session_seal.h"
+#endif
+
+/* The seal over info and every trace, once the command has ended
+ * (session_seal.h); said in kaudit.log, and on stderr with -v. */
+static void seal_session(const char *session, int verbose)
+{
+#ifdef KAUDIT_HAVE_ANALYZER
+    char chain[33], err[1024];
+    /* said before the seal is written: kaudit.log is one of the files it covers */
+    kat_session_log(session, "note", "sealing the session (DIR/seal)");
+    if (session_seal_write(session, chain, err, sizeof err) == 0) {
+        if (verbose)
+            fprintf(stderr, "kaudit: note: session sealed, chain %s\n", chain);
+    } else {
+        kat_session_log(session, "warning", "not sealed: %s", err);
+        fprintf(stderr, "kaudit: warning: the session could not be sealed: %s\n", err);
+    }
+#else
+    kat_session_log(session, "note", "not sealed: this kaudit was built without xxHash (core build)");
+    (void)verbose;
+#endif
+}
 
 extern char **environ;
 
@@ -439,6 +463,7 @@ static int run_command(int argc, char **argv)
     kat_session_info_finished(&info, status);
     if (kat_session_info_summarize(&info, verbose ? stderr : NULL) != 0)
         say("warning", "the session in '%s' has unreadable traces (see kaudit.log)", session);
+    seal_session(session, verbose);
     return rc;
 }
 

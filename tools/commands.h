@@ -10,5 +10,6 @@ int cmd_report(int argc, char **argv);
 int cmd_contract(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
 
 #endif

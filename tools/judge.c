@@ -1,6 +1,7 @@
 /* judge.c - see judge.h. */
 #define _GNU_SOURCE
 #include "judge.h"
+#include "session_seal.h"
 #include "safe_file.h"
 
 #include <fcntl.h>
@@ -131,6 +132,12 @@ int judge_write_text(const char *path, const char *text)
 int judge_run(const struct judge_args *a, struct judge *j)
 {
     char err[2048];
+    /* a sealed session that no longer matches its seal is not judged */
+    char chain[33];
+    if (session_seal_verify(a->dir, chain, err, sizeof err) < 0) {
+        cli_error("%s", err);
+        return KAUDIT_EXIT_ERROR;
+    }
     struct ka_timeline *tl = NULL;
     memset(j, 0, sizeof *j);
     if (ka_contract_load(a->contract, a->manifest, &j->contract, err, sizeof err) != 0)

@@ -36,6 +36,7 @@ static const struct command commands[] = {
 #ifdef KAUDIT_HAVE_ANALYZER
     { "analyze", cmd_analyze, "judge a recorded session against a task contract: axis verdicts and certificate" },
     { "report", cmd_report, "explain an analysis with its evidence (text, JSON, Perfetto timeline)" },
+    { "verify", cmd_verify, "check a recorded session against its seal" },
     { "audit", cmd_audit, "audit a candidate against its reference: stress runs, all three axes, the certificate" },
     { "contract", cmd_contract, "check and pin task contracts" },
     { "demo", cmd_demo, "judge two sessions recorded on an H200 that kaudit ships (no paths needed)" },

@@ -1,0 +1,205 @@
+/* session_seal.c - writing and checking a session's seal (session_seal.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "safe_file.h"
+#include "session_seal.h"
+
+#define SEAL_MAGIC "kaudit-seal 1"
+
+/* Files the seal covers: everything in the directory but the seal itself and
+ * what readers write later (analysis.json from analyze --save). */
+static int covered(const char *name)
+{
+    return name[0] != '.' && strcmp(name, KAUDIT_SEAL_FILE) != 0 && strcmp(name, "analysis.json") != 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The covered names, sorted. */
+static char **list(const char *dir, size_t *n, char *err, size_t en)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, en, "cannot read session directory '%s': %s", dir, strerror(errno));
+        return NULL;
+    }
+    char **names = NULL;
+    size_t count = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!covered(e->d_name))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **q = realloc(names, cap * sizeof *q);
+            if (!q)
+                break;
+            names = q;
+        }
+        names[count++] = strdup(e->d_name);
+    }
+    closedir(d);
+    qsort(names, count, sizeof *names, by_name);
+    *n = count;
+    if (!names)
+        names = calloc(1, sizeof *names);
+    return names;
+}
+
+static void free_list(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+static void hex128(XXH128_hash_t h, char out[33])
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    for (int i = 0; i < 16; i++)
+        snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
+}
+
+/* "NAME SIZE DIGEST" for one file, read as an input (regular files only, no links). */
+static int file_line(const char *dir, const char *name, char *line, size_t ln, char *err, size_t en)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    off_t size = 0;
+    int fd = kat_open_input(path, O_NOFOLLOW, &size, err, en);
+    if (fd < 0)
+        return -1;
+    XXH3_state_t *st = XXH3_createState();
+    XXH3_128bits_reset(st);
+    char buf[1 << 16];
+    ssize_t got;
+    off_t total = 0;
+    while ((got = read(fd, buf, sizeof buf)) > 0) {
+        XXH3_128bits_update(st, buf, (size_t)got);
+        total += got;
+    }
+    close(fd);
+    char hex[33];
+    hex128(XXH3_128bits_digest(st), hex);
+    XXH3_freeState(st);
+    if (got < 0) {
+        snprintf(err, en, "cannot read '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    snprintf(line, ln, "%s %lld %s", name, (long long)total, hex);
+    return 0;
+}
+
+/* The seal's text for the directory as it is now; chain set.  NULL with err. */
+static char *seal_text(const char *dir, char chain[33], char *err, size_t en)
+{
+    size_t n = 0;
+    char **names = list(dir, &n, err, en);
+    if (!names)
+        return NULL;
+    size_t cap = 64 + n * 4200, used = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        free_list(names, n);
+        snprintf(err, en, "out of memory");
+        return NULL;
+    }
+    used += (size_t)snprintf(text, cap, "%s\n", SEAL_MAGIC);
+    for (size_t i = 0; i < n; i++) {
+        char line[4200];
+        if (file_line(dir, names[i], line, sizeof line, err, en) != 0) {
+            free(text);
+            free_list(names, n);
+            return NULL;
+        }
+        used += (size_t)snprintf(text + used, cap - used, "%s\n", line);
+    }
+    free_list(names, n);
+    hex128(XXH3_128bits(text, used), chain);
+    snprintf(text + used, cap - used, "chain %s\n", chain);
+    return text;
+}
+
+int session_seal_write(const char *dir, char chain[33], char *err, size_t n)
+{
+    char *text = seal_text(dir, chain, err, n);
+    if (!text)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_SEAL_FILE);
+    int fd = kat_open_output(path, O_EXCL, err, n);
+    if (fd < 0) {
+        free(text);
+        return -1;
+    }
+    size_t len = strlen(text);
+    ssize_t w = write(fd, text, len);
+    free(text);
+    if (w != (ssize_t)len || close(fd) != 0) {
+        snprintf(err, n, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int session_seal_verify(const char *dir, char chain[33], char *err, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_SEAL_FILE);
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return 1;
+    char *stored = NULL;
+    size_t len = 0;
+    if (kat_read_input(path, O_NOFOLLOW, 64u << 20, &stored, &len, err, n) != 0)
+        return -1;
+    char now_chain[33];
+    char *now = seal_text(dir, now_chain, err, n);
+    if (!now) {
+        free(stored);
+        return -1;
+    }
+    int rc = 0;
+    if (strncmp(stored, SEAL_MAGIC "\n", strlen(SEAL_MAGIC) + 1) != 0) {
+        snprintf(err, n, "'%s' is not a seal this kaudit reads (its first line is not '%s')", path, SEAL_MAGIC);
+        rc = -1;
+    } else if (strcmp(stored, now) != 0) {
+        /* name the first line that differs */
+        const char *a = stored, *b = now;
+        while (*a && *b) {
+            const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+            size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+            if (la != lb || memcmp(a, b, la) != 0)
+                break;
+            a += la + (ea != NULL);
+            b += lb + (eb != NULL);
+        }
+        char sa[160], sb[160];
+        snprintf(sa, sizeof sa, "%.*s", (int)strcspn(a, "\n"), a);
+        snprintf(sb, sizeof sb, "%.*s", (int)strcspn(b, "\n"), b);
+        snprintf(err, n,
+                 "session '%s' does not match its seal: sealed '%s', now '%s' (a file was changed, removed or added "
+                 "after the run)",
+                 dir, sa[0] ? sa : "(nothing)", sb[0] ? sb : "(nothing)");
+        rc = -1;
+    } else {
+        memcpy(chain, now_chain, 33);
+    }
+    free(stored);
+    free(now);
+    return rc;
+}
