@@ -4,20 +4,8 @@
 # says why), one honest control, the usage errors, the generated contract, and
 # batches (one ledger line per pair, also after a kill -9 and a restart).
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
-K=$1 PY=$2 SRC=$3
-if [ -z "$K" ] || [ -z "$PY" ] || [ -z "$SRC" ]; then
-    echo "usage: audit_cli.sh KAUDIT PYTHON SRCDIR" >&2
-    exit 2
-fi
-if ! "$PY" -c "import torch" >/dev/null 2>&1; then
-    if [ -n "${CI:-}" ]; then
-        echo "FAIL: CI is set but '$PY' cannot import torch (CI must run on real PyTorch)"
-        exit 1
-    fi
-    echo "SKIP: '$PY' cannot import torch"
-    exit 77
-fi
-export KAUDIT_PYTHON="$PY"
+NAME=audit_cli.sh
+. "$(dirname "$0")/audit_env.sh"
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 TASKS=$SRC/tests/audit/tasks BAD=$SRC/tests/audit/bad CANDS=$SRC/tests/audit/candidates
