@@ -540,6 +540,8 @@ class Runner:
         self.tensors = os.path.join(self.out, "tensors")
         os.makedirs(self.tensors, exist_ok=True)
         self.seed = int(plan["seed"])
+        self.ref_results = {}    # slot index -> its calls' reference files
+        self.ref_seconds = {}    # slot index -> seconds of its reference phase
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
@@ -573,16 +575,21 @@ class Runner:
             m = copy.deepcopy(self.ref)
             return m.to(torch.float64)
         self.ref64 = stage(self.log, "build_reference_fp64", build64)
-        # native value sets on the GPU when the task's get_inputs() allows it
+        # native value sets on the GPU when the task's get_inputs() allows it:
+        # the canonical call tries there first, and the CPU is the fallback
         self.native_device = None
-        if self.device.type == "cuda" and hasattr(torch.device, "__enter__"):
-            try:
-                native_inputs(self.ref_mod, self.seed, self.device)
-                self.native_device = self.device
-            except Exception as exc:
-                self.log.event("native_inputs", on="cpu", reason=short_error(exc)[0])
+
+        def canonical():
+            if self.device.type == "cuda" and hasattr(torch.device, "__enter__"):
+                try:
+                    got = native_inputs(self.ref_mod, self.seed, self.device)
+                    self.native_device = self.device
+                    return got
+                except Exception as exc:
+                    self.log.event("native_inputs", on="cpu", reason=short_error(exc)[0])
+            return native_inputs(self.ref_mod, self.seed)
+        args = stage(self.log, "get_inputs", canonical)
         self.log.event("native_inputs", on=str(self.native_device or "cpu"))
-        args = stage(self.log, "get_inputs", lambda: native_inputs(self.ref_mod, self.seed, self.native_device))
         self.log.event("inputs", specs=[
             ({"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
              if k == "t" else {"kind": type(v).__name__, "value": repr(v)[:80]})
@@ -600,10 +607,11 @@ class Runner:
             raise TypeError(f"get_init_inputs() returned {type(got).__name__}, not a list")
         return list(got)
 
-    def ref_call(self, model, args, marks_msg):
+    def call(self, model, args, party):
+        """One call of a party's model, synchronized on both sides, inside its NVTX range."""
         with torch.no_grad():
             synchronize(self.device)
-            with phase(self.marks, marks_msg):
+            with phase(self.marks, party):
                 out = model(*args)
             synchronize(self.device)
         return out
@@ -651,7 +659,7 @@ class Runner:
             for ci, (_, vi) in enumerate(calls):
                 args = sets[vi].make(self.device)
                 before = snapshot(args)
-                out = self.ref_call(self.ref, args, REF)
+                out = self.call(self.ref, args, REF)
                 mut = mutated(args, before)
                 leaves = output_leaves(out)
                 # an input the reference changes in place is part of what it returns
@@ -662,7 +670,7 @@ class Runner:
                     return False, f"the reference output {bad[0]} is not finite on this slot's inputs"
                 args64 = sets[vi].make(self.device, fp64=True)
                 try:
-                    out64 = self.ref_call(self.ref64, args64, CALIB)
+                    out64 = self.call(self.ref64, args64, CALIB)
                     leaves64 = output_leaves(out64) + [(f"input[{i}]", args64[i]) for i in mut]
                     f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (idx, ci)))
                     fp64_error = None
@@ -683,9 +691,7 @@ class Runner:
                                error=short_error(exc)[0])
                 raise StageFailed("reference_slots")
             return False, "the reference raised on this slot's inputs: " + short_error(exc)[0]
-        self.ref_results = getattr(self, "ref_results", {})
         self.ref_results[idx] = results
-        self.ref_seconds = getattr(self, "ref_seconds", {})
         self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
         return True, None
 
@@ -737,12 +743,7 @@ class Runner:
 
     def cand_call(self, model, args, poison):
         poison_like(poison, self.device)
-        with torch.no_grad():
-            synchronize(self.device)
-            with phase(self.marks, CAND):
-                out = model(*args)
-            synchronize(self.device)
-        return out
+        return self.call(model, args, CAND)
 
     def candidate_slots(self):
         for idx, slot, replaced, sets in self.slots:
