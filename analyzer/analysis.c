@@ -27,6 +27,11 @@ const char *ka_verdict_name(enum ka_verdict v)
     return (unsigned)v < 4 ? names[v] : "?";
 }
 
+const char *ka_certificate_name(enum ka_verdict v)
+{
+    return v == KA_INCONCLUSIVE ? "INCONCL" : ka_verdict_name(v);
+}
+
 const char *ka_axis_name(enum ka_axis a)
 {
     static const char *const names[] = { "semantic", "implementation", "measurement" };

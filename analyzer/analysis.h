@@ -26,7 +26,8 @@
 struct kinv_inventory;
 
 enum ka_verdict { KA_PASS = 0, KA_FAIL, KA_INCONCLUSIVE, KA_UNSUPPORTED };
-const char *ka_verdict_name(enum ka_verdict v);     /* "PASS", ..., certificate "INCONCL" */
+const char *ka_verdict_name(enum ka_verdict v);     /* "PASS", "FAIL", "INCONCLUSIVE", "UNSUPPORTED" */
+const char *ka_certificate_name(enum ka_verdict v); /* the same, but INCONCLUSIVE is "INCONCL" (paper Table 1) */
 
 enum ka_axis { KA_AXIS_SEMANTIC = 0, KA_AXIS_IMPLEMENTATION, KA_AXIS_MEASUREMENT, KA_AXIS_COUNT };
 const char *ka_axis_name(enum ka_axis a);

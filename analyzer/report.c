@@ -15,11 +15,6 @@
 #define KA_REPORT_FORMAT "kaudit-report"
 #define KA_REPORT_VERSION 2
 
-static const char *certificate_name(enum ka_verdict v)
-{
-    return v == KA_INCONCLUSIVE ? "INCONCL" : ka_verdict_name(v);
-}
-
 void ka_report_summary(FILE *f, const struct ka_analysis *a)
 {
     fprintf(f, "task %s  session %s\n", a->task_id, a->session_dir);
@@ -32,7 +27,7 @@ void ka_report_summary(FILE *f, const struct ka_analysis *a)
         fprintf(f, "  %-15s %-12s%s%s\n", ka_axis_name(i), ka_verdict_name(ax->verdict), ax->root_cause ? " " : "",
                 ax->root_cause ? ax->root_cause : "");
     }
-    fprintf(f, "  %-15s %-12s %s\n", "certificate", certificate_name(a->certificate),
+    fprintf(f, "  %-15s %-12s %s\n", "certificate", ka_certificate_name(a->certificate),
             a->certificate_reason ? a->certificate_reason : "");
     if (a->outcome[0])
         fprintf(f, "  %-15s %-12s weak verifier %s: %s\n", "outcome", a->outcome,
@@ -124,7 +119,7 @@ void ka_report_text(FILE *f, const struct ka_analysis *a)
                 ax->root_cause ? ax->root_cause : "");
         print_findings(f, a, (enum ka_axis)i);
     }
-    fprintf(f, "\ncertificate: %s — %s\n", certificate_name(a->certificate),
+    fprintf(f, "\ncertificate: %s — %s\n", ka_certificate_name(a->certificate),
             a->certificate_reason ? a->certificate_reason : "");
     if (a->outcome[0])
         fprintf(f, "outcome: %s — %s\n", a->outcome, a->outcome_reason ? a->outcome_reason : "");
@@ -176,8 +171,8 @@ char *ka_report_json(const struct ka_analysis *a)
             add_string(ax, "source", a->semantic_supplied ? "supplied" : "none");
     }
     cJSON *cert = cJSON_AddObjectToObject(root, "certificate");
-    add_string(cert, "aggregate", certificate_name(a->aggregate));
-    add_string(cert, "verdict", certificate_name(a->certificate));
+    add_string(cert, "aggregate", ka_certificate_name(a->aggregate));
+    add_string(cert, "verdict", ka_certificate_name(a->certificate));
     add_string(cert, "reason", a->certificate_reason ? a->certificate_reason : "");
     if (a->outcome[0]) {
         cJSON *oc = cJSON_AddObjectToObject(root, "outcome");

@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -88,6 +90,19 @@ static void reap_others(pid_t keep)
             return; /* (others that ended stay until the next call, after keep is reaped) */
         waitpid(info.si_pid, NULL, WNOHANG);
     }
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path) != 0 && errno != ENOENT;
+}
+
+void audit_remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n)

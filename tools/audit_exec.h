@@ -28,7 +28,8 @@ struct audit_worker {
  * could not be started at all. */
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n);
 
-/* Runs PYTHON RUNNER PLAN directly (no recording), output to log_path, for
- * `kaudit contract new`.  Same guarantees.  0 or -1 as above. */
+/* Removes a directory the audit made (the tensor files once judged, a
+ * temporary runner directory), not following links. */
+void audit_remove_tree(const char *path);
 
 #endif

@@ -9,7 +9,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -58,16 +57,6 @@
     "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
     "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"
 
-static const char *verdict_word(enum ka_verdict v)
-{
-    return v == KA_INCONCLUSIVE ? "INCONCLUSIVE" : ka_verdict_name(v);
-}
-
-static const char *certificate_word(enum ka_verdict v)
-{
-    return v == KA_PASS ? "PASS" : v == KA_FAIL ? "FAIL" : "INCONCL";
-}
-
 static int make_dir(const char *path)
 {
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
@@ -75,7 +64,7 @@ static int make_dir(const char *path)
     return 0;
 }
 
-static int audit_dir(const char *given, char *out, size_t size)
+static int audit_dir(const char *given, char *out)
 {
     char made[64];
     if (!given) {
@@ -87,7 +76,6 @@ static int audit_dir(const char *given, char *out, size_t size)
     }
     if (!realpath(given, out))
         return cli_error("cannot resolve '%s': %s", given, strerror(errno));
-    (void)size;
     return 0;
 }
 
@@ -99,20 +87,6 @@ static int file_digest(const char *path, char hex[33])
         return -1;
     }
     return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(path) != 0 && errno != ENOENT;
-}
-
-/* The tensor files once judged (they can be large); kept with --keep-tensors. */
-static void remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* The semantic findings as the analysis takes them. */
@@ -137,7 +111,7 @@ static enum ka_verdict to_ka(enum kat_sem_verdict v)
 static void write_axis(struct kat_json *j, const char *key, const struct ka_axis_result *ax)
 {
     kat_json_open(j, key, '{');
-    kat_json_str(j, "verdict", verdict_word(ax->verdict));
+    kat_json_str(j, "verdict", ka_verdict_name(ax->verdict));
     if (ax->root_cause)
         kat_json_str(j, "root_cause", ax->root_cause);
     else
@@ -184,7 +158,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     else
         kat_json_null(&j, "session_seal");
     kat_json_double(&j, "wall_s", wall_s);
-    kat_json_str(&j, "certificate", certificate_word(an->certificate));
+    kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
     if (an->outcome[0]) {
         kat_json_str(&j, "weak", an->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT");
@@ -282,7 +256,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         return cli_error("cannot read the reference '%s': %s", a->reference, strerror(errno)), KAUDIT_EXIT_ERROR;
     if (!realpath(a->candidate, p.candidate))
         return cli_error("cannot read the candidate '%s': %s", a->candidate, strerror(errno)), KAUDIT_EXIT_ERROR;
-    if (audit_dir(a->dir, p.dir, sizeof p.dir) != 0)
+    if (audit_dir(a->dir, p.dir) != 0)
         return KAUDIT_EXIT_ERROR;
     snprintf(p.session, sizeof p.session, "%s/session", p.dir);
     snprintf(p.runner_dir, sizeof p.runner_dir, "%s/runner", p.dir);
@@ -348,8 +322,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         snprintf(p.contract, sizeof p.contract, "%s/contract.json", p.dir);
         char manifest[PATH_MAX + 32];
         snprintf(manifest, sizeof manifest, "%s/manifest.json", p.dir);
-        if (contract_new_write(p.contract, manifest, p.reference, events, err, sizeof err) != 0 ||
-            ka_contract_load(p.contract, manifest, &contract, err, sizeof err) != 0) {
+        if (contract_new_write(p.contract, manifest, p.reference, events, &contract, err, sizeof err) != 0) {
             /* no input specs: the reference never ran; a minimal record still says why */
             if (!a->quiet)
                 fprintf(stderr, "kaudit: note: no contract could be written from the reference: %s\n", err);
@@ -428,7 +401,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!a->keep_tensors) {
         char tensors[PATH_MAX + 32];
         snprintf(tensors, sizeof tensors, "%s/tensors", p.runner_dir);
-        remove_tree(tensors);
+        audit_remove_tree(tensors); /* the tensor files once judged (they can be large) */
     }
     res->certificate = an->certificate;
     snprintf(res->outcome, sizeof res->outcome, "%s", an->outcome);

@@ -57,7 +57,7 @@ static char *task_name(const char *reference)
 }
 
 int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
-                       char *err, size_t n)
+                       struct ka_contract **out, char *err, size_t n)
 {
     cJSON *specs = input_specs(events, err, n);
     if (!specs)
@@ -155,7 +155,10 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
     struct ka_contract *c;
     if (ka_contract_load(path, manifest, &c, err, n) != 0)
         return -1;
-    ka_contract_free(c);
+    if (out)
+        *out = c;
+    else
+        ka_contract_free(c);
     return 0;
 }
 
@@ -189,7 +192,7 @@ int contract_new_from_reference(const char *reference, const char *path, const c
         struct audit_worker w = { .log_path = log, .work_dir = tmp, .python = python, .runner = runner,
                                   .plan = plan_path, .record = 0, .timeout_s = timeout_s };
         if (audit_exec(&w, &end, err, n) == 0) {
-            rc = contract_new_write(path, manifest, ref, events, err, n);
+            rc = contract_new_write(path, manifest, ref, events, NULL, err, n);
             if (rc != 0 && end.timed_out)
                 snprintf(err, n, "the reference did not finish get_inputs() within %.0f s", timeout_s);
             else if (rc != 0) {
@@ -218,9 +221,6 @@ int contract_new_from_reference(const char *reference, const char *path, const c
             }
         }
     }
-    char cmd[PATH_MAX + 16];
-    snprintf(cmd, sizeof cmd, "rm -rf -- '%s'", tmp);
-    if (system(cmd) != 0) {
-    }
+    audit_remove_tree(tmp);
     return rc;
 }

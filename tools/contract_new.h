@@ -15,8 +15,11 @@
  * runner's event log `events` (its "inputs" event), and pins it in
  * `manifest` (created if absent).  0, or -1 with err.
  */
+struct ka_contract;
+/* ... and loads it back as any contract is loaded (pinned): into *out when
+ * out is not NULL (the caller frees it), else only checked. */
 int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
-                       char *err, size_t n);
+                       struct ka_contract **out, char *err, size_t n);
 
 /*
  * `kaudit contract new`: runs the reference's get_inputs() in a runner of
