@@ -181,7 +181,7 @@ static int read_ledger(const char *ledger, struct pair *pairs, size_t n, size_t 
 /* One ledger line from the pair's record (or from its absence). */
 static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall)
 {
-    char record[PATH_MAX + 64], log[PATH_MAX + 64];
+    char record[PATH_MAX + 300], log[PATH_MAX + 300];
     snprintf(record, sizeof record, "%s/record.json", dir);
     snprintf(log, sizeof log, "%s/audit.log", dir);
     cJSON *line = cJSON_CreateObject();
@@ -330,6 +330,37 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     return pid;
 }
 
+/* LEDGER.jsonl.d/ID: where a pair's audit directory and record go. */
+static void pair_dir(char *out, size_t size, const char *records, const struct pair *p)
+{
+    snprintf(out, size, "%s/%s", records, p->id);
+}
+
+/*
+ * Waits for one running audit and writes its ledger line.  1 when one was
+ * reaped (*ledger_failed set if its line could not be written), 0 when the
+ * wait was interrupted, -1 when there is nothing left to wait for.
+ */
+static int reap_one(struct running *run, int jobs, const struct pair *pairs, const double *started,
+                    const char *records, int fd, int *ledger_failed)
+{
+    int status;
+    pid_t pid = wait(&status);
+    if (pid < 0)
+        return errno == EINTR ? 0 : -1;
+    for (int j = 0; j < jobs; j++) {
+        if (run[j].pid != pid)
+            continue;
+        run[j].pid = 0;
+        char dir[PATH_MAX + 256];
+        pair_dir(dir, sizeof dir, records, &pairs[run[j].pair]);
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        *ledger_failed = append_ledger(fd, &pairs[run[j].pair], dir, code, now_s() - started[run[j].pair]) != 0;
+        return 1;
+    }
+    return 0; /* not one of ours (an orphan reparented to us): wait again */
+}
+
 static void progress(size_t done, size_t total, size_t skipped, double t0)
 {
     double el = now_s() - t0;
@@ -374,7 +405,7 @@ int audit_batch(const struct audit_args *a)
                 continue;
             }
             char dir[PATH_MAX + 256];
-            snprintf(dir, sizeof dir, "%s/%s", records, pairs[next].id);
+            pair_dir(dir, sizeof dir, records, &pairs[next]);
             pid_t pid = start_pair(a, &pairs[next], dir);
             if (pid < 0) {
                 rc = cli_error("cannot start the audit of '%s': %s", pairs[next].id, strerror(errno));
@@ -394,25 +425,15 @@ int audit_batch(const struct audit_args *a)
             break;
         if (tty)
             progress(done, n, skipped, t0);
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0) {
-            if (errno == EINTR)
-                continue;
+        int ledger_failed = 0;
+        int got = reap_one(run, a->jobs, pairs, started, records, fd, &ledger_failed);
+        if (got < 0)
             break;
-        }
-        for (int j = 0; j < a->jobs; j++) {
-            if (run[j].pid != pid)
-                continue;
-            run[j].pid = 0;
+        if (got) {
             active--;
-            const struct pair *p = &pairs[run[j].pair];
-            char dir[PATH_MAX + 256];
-            snprintf(dir, sizeof dir, "%s/%s", records, p->id);
-            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            if (append_ledger(fd, p, dir, code, now_s() - started[run[j].pair]) != 0)
-                rc = KAUDIT_EXIT_ERROR;
             done++;
+            if (ledger_failed)
+                rc = KAUDIT_EXIT_ERROR;
         }
     }
     if (tty) {
@@ -421,20 +442,11 @@ int audit_batch(const struct audit_args *a)
     }
     /* what is left running after an error: wait for it, its line is written */
     while (active > 0) {
-        int status;
-        pid_t pid = wait(&status);
-        if (pid < 0)
+        int ledger_failed = 0;
+        int got = reap_one(run, a->jobs, pairs, started, records, fd, &ledger_failed);
+        if (got < 0)
             break;
-        for (int j = 0; j < a->jobs; j++)
-            if (run[j].pid == pid) {
-                run[j].pid = 0;
-                active--;
-                char dir[PATH_MAX + 256];
-                snprintf(dir, sizeof dir, "%s/%s", records, pairs[run[j].pair].id);
-                append_ledger(fd, &pairs[run[j].pair], dir,
-                              WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status),
-                              now_s() - started[run[j].pair]);
-            }
+        active -= got;
     }
     close(fd);
     if (!a->quiet)
