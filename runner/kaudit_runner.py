@@ -37,6 +37,8 @@ import time
 import traceback
 import zlib
 
+STARTED = time.monotonic()  # before torch's import: the events' "t" counts it
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kaudit_tensors  # noqa: E402  (beside this file)
@@ -61,7 +63,8 @@ class Log:
         self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     def event(self, event_name, **fields):
-        fields = {"event": event_name, **fields}
+        # t: seconds since the runner started (where an audit's time goes)
+        fields = {"event": event_name, "t": round(time.monotonic() - STARTED, 3), **fields}
         line = json.dumps(fields, allow_nan=False, default=str) + "\n"
         data = line.encode()
         while data:

@@ -121,7 +121,7 @@ static void write_axis(struct kat_json *j, const char *key, const struct ka_axis
 
 static int write_record(const char *path, const struct audit_args *a, const struct audit_paths *p,
                         const struct kat_semantic *sem, const struct ka_analysis *an, const char *analysis_json,
-                        const struct kat_runner_end *end, double wall_s)
+                        const struct kat_runner_end *end, double wall_s, const double phase_s[3])
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -158,6 +158,13 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     else
         kat_json_null(&j, "session_seal");
     kat_json_double(&j, "wall_s", wall_s);
+    /* where the wall time went: the worker (the runner under kaudit run),
+     * the tolerance and comparison in C, the trace analysis */
+    kat_json_open(&j, "phase_s", '{');
+    kat_json_double(&j, "worker", phase_s[0]);
+    kat_json_double(&j, "semantic", phase_s[1]);
+    kat_json_double(&j, "analysis", phase_s[2]);
+    kat_json_close(&j, '}');
     kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
     if (an->outcome[0]) {
@@ -244,6 +251,13 @@ static void print_semantic(const struct kat_semantic *s)
         printf("    ... %u more (the record lists every one)\n", total - shown);
 }
 
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
 int audit_one(const struct audit_args *a, struct audit_result *res)
 {
     memset(res, 0, sizeof *res);
@@ -304,6 +318,9 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     struct audit_worker w = { .session_dir = p.session, .log_path = p.log, .work_dir = p.work, .python = python,
                               .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s };
     struct kat_runner_end end;
+    double phase_s[3];
+    struct timespec tp;
+    clock_gettime(CLOCK_MONOTONIC, &tp);
     if (audit_exec(&w, &end, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
@@ -311,12 +328,16 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
 
     struct kat_tol_params params = kat_tol_params_default();
     params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
+    phase_s[0] = seconds_since(&tp);
+    clock_gettime(CLOCK_MONOTONIC, &tp);
     struct kat_semantic *sem;
     if (kat_semantic_evaluate(p.runner_dir, KAT_SCHEDULE_SLOTS, &params, &end, &sem, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
     }
 
+    phase_s[1] = seconds_since(&tp);
+    clock_gettime(CLOCK_MONOTONIC, &tp);
     if (!contract) {
         /* written from what the reference's get_inputs() returned in this run */
         snprintf(p.contract, sizeof p.contract, "%s/contract.json", p.dir);
@@ -383,10 +404,9 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         goto out;
     }
     char *json = ka_report_json(an);
-    struct timespec t1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    if (write_record(p.record, a, &p, sem, an, json, &end, wall) != 0) {
+    phase_s[2] = seconds_since(&tp);
+    double wall = seconds_since(&t0);
+    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s) != 0) {
         free(json);
         goto out;
     }

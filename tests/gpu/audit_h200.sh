@@ -7,7 +7,7 @@
 #      certificate should be PASS, outcome C0, exit 0;
 #   3. a batch of KernelBench level-1/2 tasks (.gpu-carry/KernelBench) with a
 #      candidate that hands the work back to the reference's PyTorch code
-#      (no build), --jobs 4: the per-candidate audit time (p50, p95).
+#      (no build), --jobs AUDIT_JOBS (2): the per-candidate audit time (p50, p95).
 # kaudit is the full build carried in .gpu-carry/kaudit (tests/gpu/carry_kaudit.sh):
 # the GPU machine lacks cJSON's headers.  Results: $OUT/audit-*.tsv, the
 # records, and audit-log.txt.
@@ -99,9 +99,16 @@ EOF
         n=$((n + 1))
     done
     start=$(date +%s)
-    "$K" audit --batch "$B/tasks.jsonl" -o "$B/ledger.jsonl" --jobs "${AUDIT_JOBS:-3}" --device cuda --timeout "${AUDIT_PAIR_TIMEOUT:-150}" >>"$log" 2>&1
+    # AUDIT_BATCH_BUDGET bounds the whole batch (the device call has a limit
+    # of its own); SIGTERM stops the running audits and keeps the ledger.
+    timeout "${AUDIT_BATCH_BUDGET:-100000}" "$K" audit --batch "$B/tasks.jsonl" -o "$B/ledger.jsonl" \
+        --jobs "${AUDIT_JOBS:-2}" --device cuda --timeout "${AUDIT_PAIR_TIMEOUT:-150}" >>"$log" 2>&1
     say "batch: exit $? in $(( $(date +%s) - start )) s for $n pairs"
     cp "$B/ledger.jsonl" "$OUTDIR/audit-batch-ledger.jsonl"
+    # where each pair's time went: the record's phase_s and the runner's
+    # timed events (stage and slot seconds), kept small
+    (cd "$B/ledger.jsonl.d" 2>/dev/null && tar -czf "$OUTDIR/audit-batch-evidence.tar.gz" \
+        */record.json */runner/events.jsonl */runner/worker.log 2>/dev/null)
     $KAUDIT_PYTHON - "$B/ledger.jsonl" <<'EOF' | tee -a "$log"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
@@ -109,8 +116,32 @@ walls = sorted(r["wall_s"] for r in rows)
 def q(p):  # the paper's rule: zero-based index floor(n*q)
     return walls[min(len(walls) - 1, int(len(walls) * p))]
 print("pairs", len(rows), "p50 %.1f s" % q(0.5), "p95 %.1f s" % q(0.95), "max %.1f s" % walls[-1])
+import os
+d = sys.argv[1] + ".d"
 for r in rows:
     print(r["id"], r.get("certificate"), r.get("axes"), "%.1f" % r["wall_s"], r.get("certificate_reason", "")[:120])
+    # where the time went: record phases, runner stages, slot seconds
+    try:
+        rec = json.load(open(os.path.join(d, r["id"], "record.json")))
+        ph = rec.get("phase_s", {})
+    except Exception:
+        ph = {}
+    st, ref_s, cand_s, last_t = {}, 0.0, 0.0, None
+    try:
+        for line in open(os.path.join(d, r["id"], "runner", "events.jsonl")):
+            e = json.loads(line)
+            last_t = e.get("t", last_t)
+            if e["event"] == "start":
+                st["python+torch"] = e.get("t")
+            if e["event"] == "stage":
+                st[e["stage"]] = e.get("seconds")
+            if e["event"] == "slot":
+                ref_s += (e.get("seconds") or {}).get("reference") or 0
+                cand_s += (e.get("seconds") or {}).get("candidate") or 0
+    except Exception:
+        pass
+    print("   phases", {k: round(v, 1) for k, v in ph.items()}, "runner_end_t", last_t,
+          "slots ref %.1f cand %.1f" % (ref_s, cand_s), "stages", st)
 EOF
 fi
 df -h /tmp | tail -1 | tee -a "$log"
