@@ -217,6 +217,27 @@ reason_names_file() {
 check "batch: missing-file reason names the file ($(lline "$T/l1.jsonl" missing-file "r['certificate_reason']"))" \
     reason_names_file
 
+# out of GPU memory while another audit shared it: run again alone, one line
+cat >"$T/b3.jsonl" <<EOF
+{"id": "oom-once", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_oom_first_attempt.py", "contract": "$C/softmax.json"}
+{"id": "neighbour", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
+EOF
+KAUDIT_TEST_OOM_MARKER=$T/oom-marker timeout 300 "$K" audit --batch "$T/b3.jsonl" -o "$T/l3.jsonl" --jobs 2 \
+    --device cpu --quiet >"$T/b3.out" 2>"$T/b3.err"
+echo $? >"$T/b3.rc"
+check "oom retry: exit 0" [ "$(cat "$T/b3.rc")" = 0 ]
+check "oom retry: one line per id" ledger_ok "$T/l3.jsonl" oom-once neighbour
+check "oom retry: the line says it was retried alone" \
+    [ -n "$(lline "$T/l3.jsonl" oom-once "r.get('retried_alone', '')")" ]
+check "oom retry: the second attempt's semantic PASS" \
+    [ "$(lline "$T/l3.jsonl" oom-once "r['axes']['semantic']")" = PASS ]
+check "oom retry: the neighbour was not retried" \
+    [ -z "$(lline "$T/l3.jsonl" neighbour "r.get('retried_alone', '')")" ]
+first_attempt_oom() {
+    grep -q resource-exhausted "$T/l3.jsonl.d/oom-once.first-attempt/record.json"
+}
+check "oom retry: the first attempt's record is kept, resource-exhausted" first_attempt_oom
+
 # kill -9 in the middle, then again: every id once, no torn line
 # k0 hangs (until --timeout 20): it is running when the batch is killed
 cat >"$T/b2.jsonl" <<EOF

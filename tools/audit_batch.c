@@ -26,11 +26,18 @@
 #include <cjson/cJSON.h>
 
 #include "audit.h"
+#include "audit_exec.h"
 #include "cli.h"
+
+/* A pair that ran out of GPU memory while other audits shared the GPU is
+ * run again, alone, once the others are done: its first attempt says more
+ * about its neighbours than about it. */
+enum retry { RETRY_NONE, RETRY_PENDING, RETRY_RUNNING };
 
 struct pair {
     char *id, *reference, *candidate, *contract, *weak;
     int done;
+    enum retry retry;
 };
 
 struct running {
@@ -178,6 +185,44 @@ static int read_ledger(const char *ledger, struct pair *pairs, size_t n, size_t 
     return rc;
 }
 
+/* The pair's record when its audit ended with a verdict (exit 0, 10, 11). */
+static cJSON *read_record(const char *dir, int status)
+{
+    if (status != 0 && status != 10 && status != 11)
+        return NULL;
+    char record[PATH_MAX + 300];
+    snprintf(record, sizeof record, "%s/record.json", dir);
+    FILE *f = fopen(record, "r");
+    if (!f)
+        return NULL;
+    cJSON *rec = NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    rewind(f);
+    char *text = size > 0 ? malloc((size_t)size + 1) : NULL;
+    if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
+        text[size] = '\0';
+        rec = cJSON_Parse(text);
+    }
+    free(text);
+    fclose(f);
+    return rec;
+}
+
+/* Whether the record's semantic findings say the GPU's memory ran out. */
+static int ran_out_of_memory(const cJSON *rec)
+{
+    const cJSON *f;
+    cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "semantic"),
+                                                           "findings"))
+    {
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(f, "code");
+        if (cJSON_IsString(code) && !strcmp(code->valuestring, "resource-exhausted"))
+            return 1;
+    }
+    return 0;
+}
+
 /* One ledger line from the pair's record (or from its absence). */
 static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall)
 {
@@ -188,20 +233,10 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     cJSON_AddStringToObject(line, "id", p->id);
     cJSON_AddNumberToObject(line, "exit", status);
     cJSON_AddNumberToObject(line, "wall_s", wall);
-    FILE *f = status == 0 || status == 10 || status == 11 ? fopen(record, "r") : NULL;
-    cJSON *rec = NULL;
-    if (f) {
-        fseek(f, 0, SEEK_END);
-        long size = ftell(f);
-        rewind(f);
-        char *text = size > 0 ? malloc((size_t)size + 1) : NULL;
-        if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
-            text[size] = '\0';
-            rec = cJSON_Parse(text);
-        }
-        free(text);
-        fclose(f);
-    }
+    if (p->retry == RETRY_RUNNING)
+        cJSON_AddStringToObject(line, "retried_alone",
+                                "its first attempt ran out of memory while other audits ran beside it");
+    cJSON *rec = read_record(dir, status);
     if (rec) {
         static const char *const copied[] = { "certificate", "outcome", "certificate_reason", NULL };
         for (int i = 0; copied[i]; i++) {
@@ -338,10 +373,11 @@ static void pair_dir(char *out, size_t size, const char *records, const struct p
 
 /*
  * Waits for one running audit and writes its ledger line.  1 when one was
- * reaped (*ledger_failed set if its line could not be written), 0 when the
- * wait was interrupted, -1 when there is nothing left to wait for.
+ * reaped (*ledger_failed set if its line could not be written), 2 when one
+ * was reaped and is to run again alone (no line), 0 when the wait was
+ * interrupted, -1 when there is nothing left to wait for.
  */
-static int reap_one(struct running *run, int jobs, const struct pair *pairs, const double *started,
+static int reap_one(struct running *run, int jobs, struct pair *pairs, const double *started,
                     const char *records, int fd, int *ledger_failed)
 {
     int status;
@@ -355,7 +391,24 @@ static int reap_one(struct running *run, int jobs, const struct pair *pairs, con
         char dir[PATH_MAX + 256];
         pair_dir(dir, sizeof dir, records, &pairs[run[j].pair]);
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        *ledger_failed = append_ledger(fd, &pairs[run[j].pair], dir, code, now_s() - started[run[j].pair]) != 0;
+        struct pair *p = &pairs[run[j].pair];
+        if (jobs > 1 && p->retry == RETRY_NONE) {
+            cJSON *rec = read_record(dir, code);
+            int oom = rec && ran_out_of_memory(rec);
+            cJSON_Delete(rec);
+            if (oom) {
+                /* no ledger line yet (a kill now reruns it, as any unfinished
+                 * pair); the first attempt is kept beside the second */
+                char first[PATH_MAX + 300];
+                snprintf(first, sizeof first, "%s.first-attempt", dir);
+                audit_remove_tree(first);
+                if (rename(dir, first) != 0)
+                    audit_remove_tree(dir);
+                p->retry = RETRY_PENDING;
+                return 2;
+            }
+        }
+        *ledger_failed = append_ledger(fd, p, dir, code, now_s() - started[run[j].pair]) != 0;
         return 1;
     }
     return 0; /* not one of ours (an orphan reparented to us): wait again */
@@ -399,27 +452,41 @@ int audit_batch(const struct audit_args *a)
     size_t next = 0;
     int active = 0, rc = KAUDIT_EXIT_OK;
     for (;;) {
-        while (active < a->jobs && next < n) {
-            if (pairs[next].done) {
-                next++;
-                continue;
+        while (active < a->jobs) {
+            size_t pick = n;
+            if (next < n) {
+                if (pairs[next].done) {
+                    next++;
+                    continue;
+                }
+                pick = next++;
+            } else if (active == 0) {
+                /* the retries, one at a time, once the rest has ended */
+                for (size_t i = 0; i < n; i++)
+                    if (pairs[i].retry == RETRY_PENDING) {
+                        pick = i;
+                        break;
+                    }
             }
+            if (pick == n)
+                break;
+            if (pairs[pick].retry == RETRY_PENDING)
+                pairs[pick].retry = RETRY_RUNNING;
             char dir[PATH_MAX + 256];
-            pair_dir(dir, sizeof dir, records, &pairs[next]);
-            pid_t pid = start_pair(a, &pairs[next], dir);
+            pair_dir(dir, sizeof dir, records, &pairs[pick]);
+            pid_t pid = start_pair(a, &pairs[pick], dir);
             if (pid < 0) {
-                rc = cli_error("cannot start the audit of '%s': %s", pairs[next].id, strerror(errno));
+                rc = cli_error("cannot start the audit of '%s': %s", pairs[pick].id, strerror(errno));
                 break;
             }
             for (int j = 0; j < a->jobs; j++)
                 if (!run[j].pid) {
                     run[j].pid = pid;
-                    run[j].pair = next;
+                    run[j].pair = pick;
                     break;
                 }
-            started[next] = now_s();
+            started[pick] = now_s();
             active++;
-            next++;
         }
         if (rc != KAUDIT_EXIT_OK || !active)
             break;
@@ -431,7 +498,8 @@ int audit_batch(const struct audit_args *a)
             break;
         if (got) {
             active--;
-            done++;
+            if (got == 1)
+                done++;
             if (ledger_failed)
                 rc = KAUDIT_EXIT_ERROR;
         }
@@ -446,7 +514,7 @@ int audit_batch(const struct audit_args *a)
         int got = reap_one(run, a->jobs, pairs, started, records, fd, &ledger_failed);
         if (got < 0)
             break;
-        active -= got;
+        active -= got > 0;
     }
     close(fd);
     if (!a->quiet)
