@@ -103,6 +103,87 @@ def stage(log, name, fn):
     return value
 
 
+# ---------------------------------------------------------------- writes
+
+class WriteGuard:
+    """A Python audit hook (PEP 578: it cannot be removed once added) that
+    refuses the tasks' Python-level writes outside their directories: the
+    working directory, TMPDIR and the build caches (plan "write_roots").
+    Each refused write is logged first ("write_outside"), so the audit
+    says what was tried.  Native code bypasses audit hooks; Landlock, which
+    kaudit applies to the whole worker, covers it (docs/audit.md,
+    "Confinement").  The runner's own files (tensors, the event log) are
+    written inside own()."""
+
+    _FLAG_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    # event -> the positions of the paths it changes, and its dir_fd position
+    _EVENTS = {
+        "os.remove": ((0,), 1), "os.rmdir": ((0,), 1), "os.mkdir": ((0,), 2),
+        "os.rename": ((0, 1), None), "os.link": ((1,), None), "os.symlink": ((1,), 2),
+        "os.truncate": ((0,), None), "os.chmod": ((0,), 2), "os.chown": ((0,), 3),
+        "os.utime": ((0,), 3), "shutil.copyfile": ((1,), None), "shutil.copytree": ((1,), None),
+        "shutil.move": ((0, 1), None), "shutil.rmtree": ((0,), 1),
+    }
+
+    def __init__(self, roots, log):
+        self.roots = [os.path.realpath(r) for r in roots]
+        self.log = log
+        self.party = "reference"
+        self._own = 0
+        self._busy = False
+
+    class _Own:
+        def __init__(self, guard):
+            self.guard = guard
+
+        def __enter__(self):
+            self.guard._own += 1
+
+        def __exit__(self, *exc):
+            self.guard._own -= 1
+            return False
+
+    def own(self):
+        return WriteGuard._Own(self)
+
+    def _inside(self, path, dir_fd=None):
+        path = os.fsdecode(os.fspath(path))
+        if not os.path.isabs(path) and dir_fd is not None:
+            base = os.readlink("/proc/self/fd/%d" % dir_fd)
+        else:
+            base = os.getcwd()
+        real = os.path.realpath(os.path.join(base, path))
+        return any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.roots), real
+
+    def hook(self, event, args):
+        if self._own or self._busy:
+            return
+        if event == "open":
+            path, mode, flags = args
+            writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & self._FLAG_WRITES)
+            if not writes or path is None or isinstance(path, int):
+                return
+            targets, dir_fd = (path,), None
+        elif event in self._EVENTS:
+            where, fd_at = self._EVENTS[event]
+            targets = tuple(args[i] for i in where if i < len(args) and not isinstance(args[i], int))
+            dir_fd = args[fd_at] if fd_at is not None and fd_at < len(args) else None
+        else:
+            return
+        self._busy = True
+        try:
+            for t in targets:
+                try:
+                    inside, real = self._inside(t, dir_fd)
+                except (TypeError, ValueError, OSError):
+                    inside, real = False, repr(t)
+                if not inside:
+                    self.log.event("write_outside", party=self.party, op=event, path=real)
+                    raise PermissionError(13, "kaudit: writing outside the audit's directories is refused", real)
+        finally:
+            self._busy = False
+
+
 # ---------------------------------------------------------------- NVTX marks
 
 class Marks:
@@ -534,21 +615,24 @@ def poison_like(leaves, device):
 
 
 class Runner:
-    def __init__(self, plan, log):
+    def __init__(self, plan, log, guard):
         self.plan = plan
         self.log = log
+        self.guard = guard
         self.device = torch.device(plan["device"])
         self.marks = Marks(self.device.type == "cuda")
         self.out = plan["out_dir"]
         self.tensors = os.path.join(self.out, "tensors")
-        os.makedirs(self.tensors, exist_ok=True)
+        with guard.own():
+            os.makedirs(self.tensors, exist_ok=True)
         self.seed = int(plan["seed"])
         self.ref_results = {}    # slot index -> its calls' reference files
         self.ref_seconds = {}    # slot index -> seconds of its reference phase
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
-        kaudit_tensors.write_tensor_file(path, leaves)
+        with self.guard.own():
+            kaudit_tensors.write_tensor_file(path, leaves)
         return "tensors/" + name
 
     # --- reference side (before the candidate exists)
@@ -844,8 +928,8 @@ class ieee_fp32:
         return False
 
 
-def run(plan, log):
-    r = Runner(plan, log)
+def run(plan, log, guard):
+    r = Runner(plan, log, guard)
     torch.manual_seed(r.seed)
     r.build_reference()
     if plan.get("describe_only"):
@@ -855,6 +939,7 @@ def run(plan, log):
                   restored_matmul_tf32=precision.saved[1])
         r.reference_slots()
     stage(log, "time_reference", r.time_reference)
+    guard.party = "candidate"
     r.build_candidate()
     try:
         info = r.align(r.cand)
@@ -885,8 +970,10 @@ def main(argv):
         log.event("stage", stage="device", status="error", error="CUDA is not available to PyTorch")
         return EXIT_STAGE_FAILED
     os.chdir(plan.get("work_dir", plan["out_dir"]))
+    guard = WriteGuard(plan.get("write_roots") or [os.getcwd()], log)
+    sys.addaudithook(guard.hook)
     try:
-        run(plan, log)
+        run(plan, log, guard)
     except StageFailed as exc:
         log.event("done", status="stage-failed", stage=str(exc))
         return EXIT_STAGE_FAILED

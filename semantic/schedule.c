@@ -95,6 +95,10 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     kat_json_str(&j, "work_dir", p->work_dir);
     kat_json_u64(&j, "timed_calls", p->timed_calls);
     kat_json_bool(&j, "describe_only", p->describe_only);
+    kat_json_open(&j, "write_roots", '[');
+    for (size_t i = 0; i < p->n_write_roots; i++)
+        kat_json_str(&j, NULL, p->write_roots[i]);
+    kat_json_close(&j, ']');
     kat_json_open(&j, "slots", '[');
     for (int i = 0; i < KAT_SCHEDULE_SLOTS; i++)
         write_slot(&j, &kat_schedule[i], i);

@@ -50,6 +50,8 @@ struct kat_plan {
     const char *alternative_shapes;     /* JSON array text from the contract, or NULL */
     unsigned timed_calls;
     int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
+    const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
+    size_t n_write_roots;
 };
 
 /* Writes the plan (docs/audit.md, "The plan") to path.  0, or -1 with err. */

@@ -44,6 +44,7 @@ struct ctx {
     struct kat_semantic *s;
     const char *dir;
     int oom;
+    int on_gpu;                /* the runner's start event said device cuda */
     /* R-B: per reference output leaf, what every call's reference held */
     struct rb_leaf {
         char *path;
@@ -124,6 +125,13 @@ static int jint(const cJSON *o, const char *key, int dflt)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsNumber(v) ? (int)v->valuedouble : dflt;
+}
+
+/* 1 or 0 for a JSON boolean, -1 when the key is missing or not one */
+static int jflag(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsBool(v) ? cJSON_IsTrue(v) : -1;
 }
 
 /* "slot 2 (value_large) call 0" */
@@ -654,6 +662,25 @@ static void runner_end(struct ctx *c, const struct kat_runner_end *end, int saw_
 static void decide(struct ctx *c, unsigned planned)
 {
     struct kat_semantic *s = c->s;
+    if (s->candidate_cudnn_tf32 == 1 || s->candidate_matmul_tf32 == 1) {
+        /* Why an honest-looking candidate that hands a convolution (or a
+         * matmul) to PyTorch differs: TF32's error (about 1e-3 relative)
+         * is far above fp32's, and the reference ran with TF32 off.  A
+         * signal, not a conviction: the values decide. */
+        size_t value_fails = 0;
+        for (size_t i = 0; i < s->n_findings; i++)
+            value_fails += s->findings[i].kind == KAT_SEM_CONVICTS && !strcmp(s->findings[i].code, "value-mismatch");
+        if (value_fails)
+            add(c, KAT_SEM_SIGNAL, "candidate-tf32-allowed", NULL, -1,
+                "the candidate ran with PyTorch's TF32 allowed for %s (%s); what it hands to cuDNN or cuBLAS "
+                "there computes float32 in TF32, whose error (about 1e-3 relative) is above this task's fp32 "
+                "allowance; the reference ran with TF32 off",
+                s->candidate_cudnn_tf32 == 1 && s->candidate_matmul_tf32 == 1 ? "cuDNN and matmuls"
+                : s->candidate_cudnn_tf32 == 1                                  ? "cuDNN"
+                                                                                : "matmuls",
+                s->candidate_cudnn_tf32 == 1 ? "torch.backends.cudnn.allow_tf32, PyTorch's default"
+                                             : "torch.backends.cuda.matmul.allow_tf32");
+    }
     const struct kat_sem_finding *first_fail = NULL, *first_unresolved = NULL;
     size_t fails = 0;
     for (size_t i = 0; i < s->n_findings; i++) {
@@ -715,6 +742,7 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
         return -1;
     }
     s->params = *params;
+    s->candidate_cudnn_tf32 = s->candidate_matmul_tf32 = -1;
     struct ctx c = { .s = s, .dir = runner_dir };
     char path[4096];
     snprintf(path, sizeof path, "%s/events.jsonl", runner_dir);
@@ -750,6 +778,7 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                 free(s->torch);
                 s->python = xstrdup(&c, jstr(e, "python"));
                 s->torch = xstrdup(&c, jstr(e, "torch"));
+                c.on_gpu = jstr(e, "device") && !strcmp(jstr(e, "device"), "cuda");
             } else if (strcmp(ev, "stage") == 0) {
                 on_stage(&c, e);
                 free(in_progress);
@@ -761,6 +790,17 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                 free(in_progress);
                 if (asprintf(&in_progress, "the slot after slot %d", jint(e, "index", -1)) < 0)
                     in_progress = NULL;
+            } else if (strcmp(ev, "write_outside") == 0) {
+                /* refused by the runner's audit hook; the tasks' files must
+                 * stay in their directories (docs/audit.md, "Confinement") */
+                add(&c, KAT_SEM_UNRESOLVED, "wrote-outside-directory", NULL, -1,
+                    "the %s tried to write outside its directories (%s on '%s'); the write was refused",
+                    jstr(e, "party") ? jstr(e, "party") : "task", jstr(e, "op") ? jstr(e, "op") : "?",
+                    jstr(e, "path") ? jstr(e, "path") : "?");
+            } else if (strcmp(ev, "precision") == 0 && c.on_gpu) {
+                /* on a CPU the switches change nothing */
+                s->candidate_cudnn_tf32 = jflag(e, "restored_cudnn_tf32");
+                s->candidate_matmul_tf32 = jflag(e, "restored_matmul_tf32");
             } else if (strcmp(ev, "slot_unavailable") == 0) {
                 add(&c, KAT_SEM_UNRESOLVED, "slot-unavailable", NULL, -1,
                     "slot %d (%s) could not run and no native seed was left to replace it: %s", jint(e, "index", -1),
@@ -881,6 +921,16 @@ void kat_semantic_write_json(struct kat_json *j, const char *key, const struct k
         kat_json_null(j, "state_alignment");
     kat_json_str(j, "python", s->python ? s->python : "");
     kat_json_str(j, "torch", s->torch ? s->torch : "");
+    kat_json_open(j, "candidate_tf32", '{');
+    if (s->candidate_cudnn_tf32 < 0)
+        kat_json_null(j, "cudnn");
+    else
+        kat_json_bool(j, "cudnn", s->candidate_cudnn_tf32);
+    if (s->candidate_matmul_tf32 < 0)
+        kat_json_null(j, "matmul");
+    else
+        kat_json_bool(j, "matmul", s->candidate_matmul_tf32);
+    kat_json_close(j, '}');
     kat_json_u64(j, "slots_judged", s->n_slots - s->dropped_slots);
     kat_json_u64(j, "slots_dropped", s->dropped_slots);
     kat_json_u64(j, "slots_replaced", s->replaced_slots);

@@ -86,6 +86,9 @@ struct kat_semantic {
     struct kat_tol_params params;
     char *alignment;           /* "by-name", "positional", "none", or NULL when not reached */
     char *python, *torch;      /* versions the runner reported */
+    /* PyTorch's TF32 switches while the candidate ran (the reference runs
+     * with both off): 1 on, 0 off, -1 not reported */
+    int candidate_cudnn_tf32, candidate_matmul_tf32;
     struct kat_sem_slot *slots;
     size_t n_slots;
     struct kat_sem_finding *findings;

@@ -130,6 +130,33 @@ check "control: measurement UNSUPPORTED on CPU" \
 check "control: pinned contract, not generated" \
     [ "$(jget "$T/control.json" "r['contract']['generated']")" = False ]
 
+# writes outside its directories: refused (Python by the audit hook, native
+# by Landlock where the kernel has it), said, INCONCLUSIVE
+echo "writes outside:"
+KAUDIT_TEST_OUTSIDE_PY=$T/outside-py.txt KAUDIT_TEST_OUTSIDE_NATIVE=$T/outside-native.txt \
+    audit cand_writes_outside --reference "$TASKS/softmax.py" --candidate "$BAD/cand_writes_outside.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json"
+check "cand_writes_outside: exit 11" rc_is cand_writes_outside 11
+check "cand_writes_outside: semantic INCONCLUSIVE" \
+    [ "$(jget "$T/cand_writes_outside.json" "r['axes']['semantic']['verdict']")" = INCONCLUSIVE ]
+check "cand_writes_outside: finding wrote-outside-directory" \
+    has_code "$T/cand_writes_outside.json" wrote-outside-directory
+check "cand_writes_outside: the root cause names the file" \
+    sh -c "grep -qF '$T/outside-py.txt' '$T/cand_writes_outside.json'"
+check "cand_writes_outside: the Python write did not happen" [ ! -e "$T/outside-py.txt" ]
+mech=$(jget "$T/cand_writes_outside.json" "r['confinement']['mechanism']")
+echo "  confinement: $mech ($(jget "$T/cand_writes_outside.json" "r['confinement']['why_not']"))"
+if [ "$mech" = landlock ]; then
+    check "cand_writes_outside: the native write did not happen (Landlock)" [ ! -e "$T/outside-native.txt" ]
+else
+    check "cand_writes_outside: unconfined only with a reason" \
+        [ -n "$(jget "$T/cand_writes_outside.json" "r['confinement']['why_not']")" ]
+fi
+check "cand_writes_outside: the audit directory is a write root" \
+    [ "$(jget "$T/cand_writes_outside.json" "r['confinement']['write_roots'][0]")" = "$(cd "$T/cand_writes_outside" && pwd -P)" ]
+check "control: the honest audit was not refused any write" \
+    sh -c "! grep -q write_outside '$T/control/runner/events.jsonl'"
+
 # ---------------------------------------------------------------- usage errors
 audit no_reference --candidate "$CANDS/private_scratch.py"
 check "no --reference: exit 2" rc_is no_reference 2
@@ -222,8 +249,11 @@ cat >"$T/b3.jsonl" <<EOF
 {"id": "oom-once", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_oom_first_attempt.py", "contract": "$C/softmax.json"}
 {"id": "neighbour", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
 EOF
-KAUDIT_TEST_OOM_MARKER=$T/oom-marker timeout 300 "$K" audit --batch "$T/b3.jsonl" -o "$T/l3.jsonl" --jobs 2 \
-    --device cpu --quiet >"$T/b3.out" 2>"$T/b3.err"
+# (the marker is written beneath a directory the batch allows: --allow-write
+# reaches each pair's audit)
+mkdir -p "$T/oom"
+KAUDIT_TEST_OOM_MARKER=$T/oom/marker timeout 300 "$K" audit --batch "$T/b3.jsonl" -o "$T/l3.jsonl" --jobs 2 \
+    --device cpu --quiet --allow-write "$T/oom" >"$T/b3.out" 2>"$T/b3.err"
 echo $? >"$T/b3.rc"
 check "oom retry: exit 0" [ "$(cat "$T/b3.rc")" = 0 ]
 check "oom retry: one line per id" ledger_ok "$T/l3.jsonl" oom-once neighbour

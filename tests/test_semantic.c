@@ -126,10 +126,13 @@ static void values(double *v, size_t n, int i)
         v[k] = 1.0 + (double)k * 0.25 + (double)i;
 }
 
-static void full_run(int bad_slot, double bad_value)
+/* start_extra: more members of the start event; precision: a whole precision event line or NULL */
+static void full_run_on(const char *start_extra, const char *precision, int bad_slot, double bad_value)
 {
     FILE *e = events();
-    fprintf(e, "{\"event\": \"start\", \"python\": \"3.11\", \"torch\": \"1.13\"}\n");
+    fprintf(e, "{\"event\": \"start\", \"python\": \"3.11\", \"torch\": \"1.13\"%s}\n", start_extra);
+    if (precision)
+        fprintf(e, "%s\n", precision);
     fprintf(e, "{\"event\": \"stage\", \"stage\": \"align_state\", \"status\": \"ok\", \"mapping\": \"by-name\"}\n");
     for (int i = 0; i < 16; i++) {
         double r[4], k[4];
@@ -141,6 +144,11 @@ static void full_run(int bad_slot, double bad_value)
     }
     fprintf(e, "{\"event\": \"done\", \"status\": \"ok\"}\n");
     fclose(e);
+}
+
+static void full_run(int bad_slot, double bad_value)
+{
+    full_run_on("", NULL, bad_slot, bad_value);
 }
 
 TestSuite(semantic, .init = setup, .fini = teardown);
@@ -302,5 +310,40 @@ Test(semantic, stage_failures_are_inconclusive_with_their_cause)
     const struct kat_sem_finding *f = find(s, "candidate-build-failed");
     cr_assert_not_null(f);
     cr_assert(strstr(s->root_cause, "SyntaxError"), "%s", s->root_cause);
+    kat_semantic_free(s);
+}
+
+static const char tf32_on[] = "{\"event\": \"precision\", \"reference_tf32\": false, \"restored_cudnn_tf32\": true, "
+                              "\"restored_matmul_tf32\": false}";
+
+Test(semantic, a_value_mismatch_with_tf32_allowed_on_the_gpu_says_so)
+{
+    full_run_on(", \"device\": \"cuda\"", tf32_on, 2, 3.251);
+    struct kat_semantic *s = judge(&clean_end);
+    cr_assert_eq(s->verdict, KAT_SEM_FAIL, "a signal convicts nothing and acquits nothing");
+    const struct kat_sem_finding *f = find(s, "candidate-tf32-allowed");
+    cr_assert_not_null(f);
+    cr_assert_eq(f->kind, KAT_SEM_SIGNAL);
+    cr_assert(strstr(f->text, "cuDNN (torch.backends.cudnn.allow_tf32"), "%s", f->text);
+    cr_assert_eq(s->candidate_cudnn_tf32, 1);
+    cr_assert_eq(s->candidate_matmul_tf32, 0);
+    cr_assert(strstr(s->root_cause, "value_large"), "the root cause stays the first conviction: %s", s->root_cause);
+    kat_semantic_free(s);
+}
+
+Test(semantic, tf32_switches_are_no_signal_on_a_cpu_or_without_a_mismatch)
+{
+    full_run_on(", \"device\": \"cpu\"", tf32_on, 2, 3.251);
+    struct kat_semantic *s = judge(&clean_end);
+    cr_assert_eq(s->verdict, KAT_SEM_FAIL);
+    cr_assert_null(find(s, "candidate-tf32-allowed"), "on a CPU the switches change nothing");
+    cr_assert_eq(s->candidate_cudnn_tf32, -1);
+    kat_semantic_free(s);
+    teardown();
+    setup();
+    full_run_on(", \"device\": \"cuda\"", tf32_on, -1, 0);
+    s = judge(&clean_end);
+    cr_assert_eq(s->verdict, KAT_SEM_PASS);
+    cr_assert_null(find(s, "candidate-tf32-allowed"));
     kat_semantic_free(s);
 }

@@ -8,6 +8,7 @@
 #include <limits.h>
 
 #include "analysis.h"
+#include "audit_exec.h"
 
 /* The record's schema version (docs/audit.md, "The record"). */
 #define AUDIT_RECORD_VERSION 1
@@ -21,6 +22,8 @@ struct audit_args {
     enum ka_weak weak;
     int paper_tolerance, keep_tensors, quiet;
     double timeout_s;
+    const char *allow_write[8]; /* --allow-write: more directories the worker may write in */
+    int n_allow_write;
     /* batch */
     const char *batch, *ledger;
     int jobs;
@@ -31,8 +34,10 @@ struct audit_paths {
     int contract_generated;
     char dir[PATH_MAX];
     char session[PATH_MAX + 16], runner_dir[PATH_MAX + 16], work[PATH_MAX + 16];
-    char log[PATH_MAX + 32], plan[PATH_MAX + 16], record[PATH_MAX + 16];
+    char log[PATH_MAX + 32], plan[PATH_MAX + 16], record[PATH_MAX + 16], tmp[PATH_MAX + 16];
     char seal_chain[33];        /* the session's seal, "" when none or broken */
+    const struct audit_roots *roots;        /* where the worker could write */
+    struct audit_confinement confinement;   /* and whether that was enforced */
 };
 
 struct audit_result {

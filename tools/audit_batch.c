@@ -302,7 +302,7 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     snprintf(log, sizeof log, "%s/audit.log", dir);
     snprintf(seed, sizeof seed, "%llu", a->seed);
     snprintf(timeout, sizeof timeout, "%g", a->timeout_s);
-    const char *argv[32];
+    const char *argv[64];
     int k = 0;
     argv[k++] = exe;
     argv[k++] = "audit";
@@ -327,6 +327,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     if (p->weak) {
         argv[k++] = "--weak";
         argv[k++] = p->weak;
+    }
+    for (int i = 0; i < a->n_allow_write; i++) {
+        argv[k++] = "--allow-write";
+        argv[k++] = a->allow_write[i];
     }
     if (a->python) {
         argv[k++] = "--python";

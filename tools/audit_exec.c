@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "audit_exec.h"
+#include "confine.h"
 
 static double now_s(void)
 {
@@ -105,6 +106,88 @@ void audit_remove_tree(const char *path)
     nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static int add_root(struct audit_roots *r, const char *path, int make, char *err, size_t n)
+{
+    if (!path || !*path)
+        return 0;
+    if (r->n == AUDIT_MAX_ROOTS) {
+        snprintf(err, n, "more than %d directories to allow writing in", AUDIT_MAX_ROOTS);
+        return -1;
+    }
+    if (make) {
+        /* mkdir -p: a cache a build makes on its first use must exist for its rule */
+        char buf[PATH_MAX];
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *p = buf + 1; *p; p++)
+            if (*p == '/') {
+                *p = '\0';
+                mkdir(buf, 0755);
+                *p = '/';
+            }
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            snprintf(err, n, "cannot create the cache directory '%s': %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    char real[PATH_MAX];
+    if (!realpath(path, real)) {
+        if (errno == ENOENT)
+            return 0; /* nothing there to write beneath */
+        snprintf(err, n, "cannot resolve '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->path[i], real))
+            return 0;
+    snprintf(r->path[r->n++], PATH_MAX, "%s", real);
+    return 0;
+}
+
+int audit_roots_for(struct audit_roots *r, const char *own_dir, const char *const *extra, size_t n_extra, char *err,
+                    size_t n)
+{
+    r->n = 0;
+    const char *home = getenv("HOME");
+    char buf[PATH_MAX];
+    if (add_root(r, own_dir, 0, err, n) != 0)
+        return -1;
+    /* the caches, where each tool looks for its own (its variable, else its default) */
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg) {
+        if (add_root(r, xdg, 1, err, n) != 0)
+            return -1;
+    } else if (home && *home) {
+        snprintf(buf, sizeof buf, "%s/.cache", home); /* torch_extensions, torch hub, pip */
+        if (add_root(r, buf, 1, err, n) != 0)
+            return -1;
+    }
+    if (add_root(r, getenv("TORCH_EXTENSIONS_DIR"), 1, err, n) != 0)
+        return -1;
+    if (getenv("TRITON_CACHE_DIR") && *getenv("TRITON_CACHE_DIR")) {
+        if (add_root(r, getenv("TRITON_CACHE_DIR"), 1, err, n) != 0)
+            return -1;
+    } else if (home && *home) {
+        snprintf(buf, sizeof buf, "%s/.triton", home);
+        if (add_root(r, buf, 1, err, n) != 0)
+            return -1;
+    }
+    if (getenv("CUDA_CACHE_PATH") && *getenv("CUDA_CACHE_PATH")) {
+        if (add_root(r, getenv("CUDA_CACHE_PATH"), 1, err, n) != 0)
+            return -1;
+    } else if (home && *home) {
+        snprintf(buf, sizeof buf, "%s/.nv", home); /* the driver's compute cache */
+        if (add_root(r, buf, 1, err, n) != 0)
+            return -1;
+    }
+    if (add_root(r, "/dev", 0, err, n) != 0) /* the GPU's device files, /dev/null, /dev/shm */
+        return -1;
+    for (size_t i = 0; i < n_extra; i++) {
+        if (add_root(r, extra[i], 0, err, n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n)
 {
     memset(end, 0, sizeof *end);
@@ -116,9 +199,33 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         return -1;
     }
     exe[len] = '\0';
+    struct confine conf = { .ruleset_fd = -1 };
+    if (w->roots) {
+        const char *roots[AUDIT_MAX_ROOTS];
+        for (size_t i = 0; i < w->roots->n; i++)
+            roots[i] = w->roots->path[i];
+        confine_prepare(&conf, roots, w->roots->n); /* without Landlock: unconfined, and why */
+    } else {
+        snprintf(conf.why, sizeof conf.why, "not asked for");
+    }
+    if (w->confinement) {
+        w->confinement->confined = conf.ruleset_fd >= 0;
+        w->confinement->abi = conf.abi;
+        snprintf(w->confinement->why, sizeof w->confinement->why, "%s", conf.why);
+    }
+    /* the child says through this pipe when it could not confine itself */
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        snprintf(err, n, "cannot make a pipe: %s", strerror(errno));
+        confine_release(&conf);
+        return -1;
+    }
     int log = open(w->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (log < 0) {
         snprintf(err, n, "cannot write '%s': %s", w->log_path, strerror(errno));
+        confine_release(&conf);
+        close(report[0]);
+        close(report[1]);
         return -1;
     }
     /* Orphans of the worker come back to us, not to init. */
@@ -144,6 +251,9 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         snprintf(err, n, "cannot fork: %s", strerror(errno));
         sigprocmask(SIG_SETMASK, &old_mask, NULL);
         close(log);
+        confine_release(&conf);
+        close(report[0]);
+        close(report[1]);
         return -1;
     }
     if (child == 0) {
@@ -158,6 +268,16 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
             _exit(126);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
+        if (w->tmp_dir)
+            setenv("TMPDIR", w->tmp_dir, 1);
+        /* no __pycache__ written beside the task files */
+        setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+        if (confine_apply(&conf) != 0) {
+            int e = errno;
+            if (write(report[1], &e, sizeof e) < 0) {
+            }
+            _exit(127);
+        }
         if (w->record) {
             char *argv[] = { exe, "run", "-d", (char *)w->session_dir, "--overwrite", "--",
                              (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };
@@ -170,7 +290,20 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         _exit(127);
     }
     close(log);
+    confine_release(&conf);
     setpgid(child, child); /* both sides, so the group exists before we signal it */
+    close(report[1]);
+    int child_errno = 0;
+    ssize_t got_report;
+    while ((got_report = read(report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR) {
+    }
+    close(report[0]);
+    if (got_report == (ssize_t)sizeof child_errno) {
+        waitpid(child, NULL, 0);
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        snprintf(err, n, "cannot confine the worker (Landlock): %s", strerror(child_errno));
+        return -1;
+    }
 
     double deadline = now_s() + w->timeout_s;
     int status = 0, stopping = 0;

@@ -13,7 +13,32 @@
 #ifndef KAUDIT_AUDIT_EXEC_H
 #define KAUDIT_AUDIT_EXEC_H
 
+#include <limits.h>
+
 #include "semantic.h"
+
+/* Where a worker may write (docs/audit.md, "Confinement"). */
+#define AUDIT_MAX_ROOTS 24
+struct audit_roots {
+    char path[AUDIT_MAX_ROOTS][PATH_MAX];
+    size_t n;
+};
+
+/*
+ * The roots of an audit that owns own_dir: own_dir itself, the build caches
+ * a candidate's compiler writes (PyTorch's extensions, Triton's, CUDA's
+ * compute cache, the XDG cache; made when missing), /dev, and extra (the
+ * user's --allow-write).  0, or -1 with err.
+ */
+int audit_roots_for(struct audit_roots *r, const char *own_dir, const char *const *extra, size_t n_extra, char *err,
+                    size_t n);
+
+/* What the worker ran under, for the record. */
+struct audit_confinement {
+    int confined;                /* 1: Landlock applied */
+    int abi;                     /* the kernel's Landlock ABI, 0 without */
+    char why[512];               /* why not confined */
+};
 
 struct audit_worker {
     const char *session_dir;     /* for kaudit run -d */
@@ -22,6 +47,9 @@ struct audit_worker {
     const char *python, *runner, *plan;
     int record;                  /* 1: under kaudit run (the preload library); 0: python directly */
     double timeout_s;
+    const struct audit_roots *roots;  /* writing only beneath these (Landlock), or NULL: unconfined */
+    const char *tmp_dir;         /* the worker's TMPDIR (beneath a root) */
+    struct audit_confinement *confinement;  /* filled when not NULL */
 };
 
 /* Runs the worker to its end.  0 with *end filled, -1 with err when it

@@ -53,6 +53,7 @@
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
+    "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n"\
     "  --quiet                print nothing but errors\n"                                                         \
     "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
     "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"
@@ -158,6 +159,18 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     else
         kat_json_null(&j, "session_seal");
     kat_json_double(&j, "wall_s", wall_s);
+    kat_json_open(&j, "confinement", '{');
+    kat_json_str(&j, "mechanism", p->confinement.confined ? "landlock" : "none");
+    kat_json_u64(&j, "landlock_abi", (uint64_t)p->confinement.abi);
+    if (p->confinement.confined)
+        kat_json_null(&j, "why_not");
+    else
+        kat_json_str(&j, "why_not", p->confinement.why);
+    kat_json_open(&j, "write_roots", '[');
+    for (size_t i = 0; p->roots && i < p->roots->n; i++)
+        kat_json_str(&j, NULL, p->roots->path[i]);
+    kat_json_close(&j, ']');
+    kat_json_close(&j, '}');
     /* where the wall time went: the worker (the runner under kaudit run),
      * the tolerance and comparison in C, the trace analysis */
     kat_json_open(&j, "phase_s", '{');
@@ -275,10 +288,11 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     snprintf(p.session, sizeof p.session, "%s/session", p.dir);
     snprintf(p.runner_dir, sizeof p.runner_dir, "%s/runner", p.dir);
     snprintf(p.work, sizeof p.work, "%s/work", p.dir);
+    snprintf(p.tmp, sizeof p.tmp, "%s/tmp", p.dir);
     snprintf(p.log, sizeof p.log, "%s/runner/worker.log", p.dir);
     snprintf(p.plan, sizeof p.plan, "%s/plan.json", p.dir);
     snprintf(p.record, sizeof p.record, "%s/record.json", p.dir);
-    if (make_dir(p.runner_dir) || make_dir(p.work))
+    if (make_dir(p.runner_dir) || make_dir(p.work) || make_dir(p.tmp))
         return KAUDIT_EXIT_ERROR;
     /* a directory used before: its old log must not be read as this run's */
     char events[PATH_MAX + 32];
@@ -304,10 +318,27 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!python || !*python)
         python = "python3";
 
+    /* Landlock lets the worker write beneath the audit directory and the
+     * build caches only; the runner's audit hook lets the tasks' Python code
+     * write beneath work/, tmp/ and the caches only (docs/audit.md,
+     * "Confinement"). */
+    static struct audit_roots roots_storage; /* large; one audit per process */
+    struct audit_roots *roots = &roots_storage;
+    p.roots = roots;
+    if (audit_roots_for(roots, p.dir, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+    const char *task_roots[AUDIT_MAX_ROOTS + 1];
+    size_t n_task_roots = 0;
+    task_roots[n_task_roots++] = p.work;
+    task_roots[n_task_roots++] = p.tmp;
+    for (size_t i = 1; i < roots->n; i++) /* [0] is the audit directory */
+        task_roots[n_task_roots++] = roots->path[i];
     struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
                              .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
-                             .timed_calls = 5 };
+                             .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots };
     if (kat_plan_write(p.plan, &plan, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
@@ -316,7 +347,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu) in %s\n", p.candidate, p.reference,
                 a->device, (unsigned long long)a->seed, p.dir);
     struct audit_worker w = { .session_dir = p.session, .log_path = p.log, .work_dir = p.work, .python = python,
-                              .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s };
+                              .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s,
+                              .roots = roots, .tmp_dir = p.tmp, .confinement = &p.confinement };
     struct kat_runner_end end;
     double phase_s[3];
     struct timespec tp;
@@ -454,7 +486,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "inventory", required_argument, NULL, 'I' }, { "keep-tensors", no_argument, NULL, 'K' },
         { "quiet", no_argument, NULL, 'q' },           { "batch", required_argument, NULL, 'B' },
         { "jobs", required_argument, NULL, 'J' },      { "output", required_argument, NULL, 'o' },
-        { "id", required_argument, NULL, 'i' },
+        { "id", required_argument, NULL, 'i' },        { "allow-write", required_argument, NULL, 'A' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -510,6 +542,13 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         }
         case 'o': a->ledger = optarg; break;
         case 'i': a->id = optarg; break;
+        case 'A':
+            if (a->n_allow_write == (int)(sizeof a->allow_write / sizeof a->allow_write[0]))
+                return cli_usage_error(AUDIT_USAGE, "--allow-write is given more than 8 times");
+            if (optarg[0] != '/')
+                return cli_usage_error(AUDIT_USAGE, "--allow-write takes an absolute directory, not '%s'", optarg);
+            a->allow_write[a->n_allow_write++] = optarg;
+            break;
         case 'h': fputs(AUDIT_USAGE, stdout); return -1;
         default: return cli_bad_option(AUDIT_USAGE, c == ':', argv[optind - 1]);
         }

@@ -184,13 +184,24 @@ int contract_new_from_reference(const char *reference, const char *path, const c
     snprintf(plan_path, sizeof plan_path, "%s/plan.json", tmp);
     snprintf(log, sizeof log, "%s/worker.log", tmp);
     snprintf(events, sizeof events, "%s/events.jsonl", tmp);
+    /* confined as an audit's worker is, to this directory and the caches */
+    static struct audit_roots roots;
+    const char *task_roots[AUDIT_MAX_ROOTS];
+    if (audit_roots_for(&roots, tmp, NULL, 0, err, n) != 0) {
+        audit_remove_tree(tmp);
+        return -1;
+    }
+    for (size_t i = 0; i < roots.n; i++)
+        task_roots[i] = roots.path[i];
     struct kat_plan plan = { .reference = ref, .candidate = ref, .device = device, .seed = 0, .out_dir = tmp,
-                             .work_dir = tmp, .timed_calls = 0, .describe_only = 1 };
+                             .work_dir = tmp, .timed_calls = 0, .describe_only = 1, .write_roots = task_roots,
+                             .n_write_roots = roots.n };
     struct kat_runner_end end;
     int rc = -1;
     if (kat_plan_write(plan_path, &plan, err, n) == 0) {
         struct audit_worker w = { .log_path = log, .work_dir = tmp, .python = python, .runner = runner,
-                                  .plan = plan_path, .record = 0, .timeout_s = timeout_s };
+                                  .plan = plan_path, .record = 0, .timeout_s = timeout_s, .roots = &roots,
+                                  .tmp_dir = tmp };
         if (audit_exec(&w, &end, err, n) == 0) {
             rc = contract_new_write(path, manifest, ref, events, NULL, err, n);
             if (rc != 0 && end.timed_out)

@@ -54,6 +54,8 @@ if [[ " $PARTS " == *" controls "* ]]; then
         fi
     done
     cat "$table" | tee -a "$log"
+    # the records themselves (passed_by_floor, the slots, the confinement)
+    tar -C "$W/records" -czf "$OUTDIR/audit-controls-records.tar.gz" . 2>/dev/null
 fi
 
 if [[ " $PARTS " == *" honest "* ]]; then
@@ -70,6 +72,8 @@ if [[ " $PARTS " == *" honest "* ]]; then
         printf '%s\t%s\t%s\n' "$run" "$rc" "$(verdicts "$W/records/honest-$run.json" 2>/dev/null)" >>"$table"
     done
     cat "$table" | tee -a "$log"
+    $KAUDIT_PYTHON -c 'import json,sys; r=json.load(open(sys.argv[1])); print("honest warm: confinement", r.get("confinement"), "phase_s", r.get("phase_s"))' \
+        "$W/records/honest-warm.json" 2>&1 | tee -a "$log"
     cp "$W/honest-warm/record.json" "$OUTDIR/honest-warm-record.json" 2>/dev/null
     tar -C "$W/honest-warm" -czf "$OUTDIR/honest-warm-session.tar.gz" session runner/events.jsonl plan.json 2>/dev/null
     unset TORCH_EXTENSIONS_DIR
