@@ -7,7 +7,9 @@
 #      certificate should be PASS, outcome C0, exit 0;
 #   3. a batch of KernelBench level-1/2 tasks (.gpu-carry/KernelBench) with a
 #      candidate that hands the work back to the reference's PyTorch code
-#      (no build), --jobs AUDIT_JOBS (2): the per-candidate audit time (p50, p95).
+#      (no build), --jobs AUDIT_JOBS (2): the per-candidate audit time (p50, p95);
+#   4. real candidates (Triton, load_inline, KernelBench's adversarial test
+#      kernels) on their KernelBench tasks, with cold then warm build caches.
 # kaudit is the full build carried in .gpu-carry/kaudit (tests/gpu/carry_kaudit.sh):
 # the GPU machine lacks cJSON's headers.  Results: $OUT/audit-*.tsv, the
 # records, and audit-log.txt.
@@ -17,13 +19,14 @@ OUTDIR=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUTDIR"
 K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
 W=${KAUDIT_AUDIT_WORK:-/tmp/kaudit-audit-h200}
-PARTS=${AUDIT_PARTS:-"honest controls batch"}
+PARTS=${AUDIT_PARTS:-"honest controls batch real"}
 BATCH_N=${AUDIT_BATCH_N:-24}
 export KAUDIT_PYTHON=${KAUDIT_PYTHON:-python3}
 log=$OUTDIR/audit-log.txt
 rm -rf "$W"
 mkdir -p "$W/records"
 say() { echo "$*" | tee -a "$log"; }
+say "landlock ABI: $($KAUDIT_PYTHON -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))' 2>&1); kernel $(uname -r)"
 say "kaudit: $("$K" version | head -1); python: $($KAUDIT_PYTHON -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0))')"
 
 verdicts() { # record -> "semantic impl meas certificate outcome first-finding"
@@ -148,4 +151,49 @@ for r in rows:
           "slots ref %.1f cand %.1f" % (ref_s, cand_s), "stages", st)
 EOF
 fi
+if [[ " $PARTS " == *" real "* ]]; then
+    # Real candidates with kernels of their own (Triton, load_inline) and
+    # KernelBench's own adversarial test kernels, each against its
+    # KernelBench task: audited with fresh build caches (cold), then again
+    # with the caches they filled (warm).
+    KB=$ROOT/.gpu-carry/KernelBench
+    L1=$KB/KernelBench/level1 REAL=$ROOT/tests/gpu/real FIX=$KB/src/kernelbench/unit_tests/test_kernels
+    R=$W/real
+    mkdir -p "$R"
+    : >"$R/tasks.jsonl"
+    while read -r id ref cand; do
+        printf '{"id": "%s", "reference": "%s", "candidate": "%s", "weak": "ACCEPT"}\n' "$id" "$ref" "$cand" >>"$R/tasks.jsonl"
+    done <<EOF
+kb_mul_triton $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_triton.py
+kb_maxpool3d_triton $L1/43_Max_Pooling_3D.py $REAL/candidates/kb_maxpool3d_triton.py
+kb_prod_triton $REAL/tasks/prod_reduction.py $REAL/candidates/kb_prod_triton.py
+cl1_mul_inline $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/cl1_mul_inline.py
+kb_zero_out $L1/1_Square_matrix_multiplication_.py $FIX/zero_out_kernel.py
+kb_non_default_stream $L1/1_Square_matrix_multiplication_.py $FIX/non_default_stream_kernel.py
+kb_result_reuse $L1/1_Square_matrix_multiplication_.py $FIX/result_reuse_kernel.py
+kb_mul_torch $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_torch.py
+EOF
+    export TORCH_EXTENSIONS_DIR=$W/real-torch-extensions TRITON_CACHE_DIR=$W/real-triton-cache
+    for run in cold warm; do
+        start=$(date +%s)
+        timeout "${AUDIT_REAL_BUDGET:-200}" "$K" audit --batch "$R/tasks.jsonl" -o "$R/ledger-$run.jsonl" \
+            --jobs "${AUDIT_JOBS:-2}" --device cuda --timeout 150 >>"$log" 2>&1
+        say "real candidates ($run caches): exit $? in $(( $(date +%s) - start )) s"
+        cp "$R/ledger-$run.jsonl" "$OUTDIR/audit-real-$run-ledger.jsonl"
+        $KAUDIT_PYTHON - "$R/ledger-$run.jsonl" <<'PYEOF' | tee -a "$log"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+walls = sorted(r["wall_s"] for r in rows)
+q = lambda p: walls[min(len(walls) - 1, int(len(walls) * p))]
+print("pairs", len(rows), "p50 %.1f s" % q(0.5), "p95 %.1f s" % q(0.95), "max %.1f s" % walls[-1])
+for r in rows:
+    print(" ", r["id"], r.get("certificate"), r.get("outcome"), r.get("axes"), "%.1f" % r["wall_s"],
+          (r.get("certificate_reason") or "")[:160])
+PYEOF
+    done
+    (cd "$R" && tar -czf "$OUTDIR/audit-real-evidence.tar.gz" ledger-*.jsonl ledger-warm.jsonl.d/*/record.json \
+        ledger-warm.jsonl.d/*/runner/events.jsonl ledger-cold.jsonl.d/*/runner/worker.log 2>/dev/null)
+    unset TORCH_EXTENSIONS_DIR TRITON_CACHE_DIR
+fi
+
 df -h /tmp | tail -1 | tee -a "$log"
