@@ -181,6 +181,12 @@ int audit_roots_for(struct audit_roots *r, const char *own_dir, const char *cons
     }
     if (add_root(r, "/dev", 0, err, n) != 0) /* the GPU's device files, /dev/null, /dev/shm */
         return -1;
+    /* The CUDA driver writes beneath /proc: without it cuInit fails with
+     * CUDA_ERROR_OPERATING_SYSTEM (304), measured on the H200
+     * (tests/gpu/landlock_probe.py).  A rule cannot name only the worker's
+     * own /proc/PID (its processes have others). */
+    if (add_root(r, "/proc", 0, err, n) != 0)
+        return -1;
     for (size_t i = 0; i < n_extra; i++) {
         if (add_root(r, extra[i], 0, err, n) != 0)
             return -1;

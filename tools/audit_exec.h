@@ -27,8 +27,8 @@ struct audit_roots {
 /*
  * The roots of an audit that owns own_dir: own_dir itself, the build caches
  * a candidate's compiler writes (PyTorch's extensions, Triton's, CUDA's
- * compute cache, the XDG cache; made when missing), /dev, and extra (the
- * user's --allow-write).  0, or -1 with err.
+ * compute cache, the XDG cache; made when missing), /dev, /proc (the CUDA
+ * driver writes there), and extra (the user's --allow-write).  0, or -1 with err.
  */
 int audit_roots_for(struct audit_roots *r, const char *own_dir, const char *const *extra, size_t n_extra, char *err,
                     size_t n);
