@@ -333,8 +333,10 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     size_t n_task_roots = 0;
     task_roots[n_task_roots++] = p.work;
     task_roots[n_task_roots++] = p.tmp;
-    for (size_t i = 1; i < roots->n; i++) /* [0] is the audit directory */
-        task_roots[n_task_roots++] = roots->path[i];
+    /* [0] is the audit directory; /proc is there for the CUDA driver's native writes only */
+    for (size_t i = 1; i < roots->n; i++)
+        if (strcmp(roots->path[i], "/proc") != 0)
+            task_roots[n_task_roots++] = roots->path[i];
     struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
                              .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
