@@ -144,4 +144,8 @@ int ka_manifest_check(const char *manifest, void (*problem)(const char *msg, voi
 int ka_manifest_pin(const char *manifest, const char *const *contracts, size_t n_contracts,
                     char *err, size_t n);
 
+/* The patterns of the candidate's loaded objects when a contract names none
+ * (PyTorch's extension builds, Triton's and Inductor's caches): n of them. */
+const char *const *ka_default_candidate_objects(size_t *n);
+
 #endif

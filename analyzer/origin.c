@@ -30,6 +30,12 @@ static const char *const default_candidate_objects[] = {
     "*/torch_extensions/*", "*/.triton/cache/*", "*/triton/cache/*", "*/torchinductor_*/*",
 };
 
+const char *const *ka_default_candidate_objects(size_t *n)
+{
+    *n = sizeof default_candidate_objects / sizeof default_candidate_objects[0];
+    return default_candidate_objects;
+}
+
 int ka_is_candidate_object(const struct ka_contract *c, const char *path)
 {
     if (!path || !*path)

@@ -85,10 +85,25 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
     cJSON_AddItemToObject(ref, "symbols", cJSON_CreateStringArray(model, 1));
     cJSON *cand = cJSON_AddObjectToObject(root, "candidate");
     cJSON_AddItemToObject(cand, "symbols", cJSON_CreateStringArray(model_new, 1));
-    /* where PyTorch builds a candidate's extensions (load_inline, load):
-     * modules loaded from there are the candidate's own code */
-    const char *objects[] = { "*/torch_extensions/*", "*/torch-extensions/*" };
-    cJSON_AddItemToObject(cand, "objects", cJSON_CreateStringArray(objects, 2));
+    /* where a candidate's code is built (load_inline, Triton, Inductor):
+     * modules loaded from there are the candidate's own code.  The
+     * analyzer's defaults, and the cache directories this run uses when the
+     * environment moves them (a Triton kernel is loaded by a helper module
+     * inside TRITON_CACHE_DIR) */
+    size_t n_default;
+    const char *const *defaults = ka_default_candidate_objects(&n_default);
+    cJSON *objects = cJSON_AddArrayToObject(cand, "objects");
+    for (size_t k = 0; k < n_default; k++)
+        cJSON_AddItemToArray(objects, cJSON_CreateString(defaults[k]));
+    cJSON_AddItemToArray(objects, cJSON_CreateString("*/torch-extensions/*"));
+    static const char *const moved[] = { "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR" };
+    for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++) {
+        const char *dir = getenv(moved[k]);
+        char real[PATH_MAX], *pattern = NULL;
+        if (dir && *dir && realpath(dir, real) && asprintf(&pattern, "%s/*", real) > 0)
+            cJSON_AddItemToArray(objects, cJSON_CreateString(pattern));
+        free(pattern);
+    }
     cJSON *impl = cJSON_AddObjectToObject(root, "implementation");
     cJSON_AddBoolToObject(impl, "self_implemented", 1);
     cJSON *med = cJSON_AddObjectToObject(impl, "mediators");
