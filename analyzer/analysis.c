@@ -227,6 +227,12 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     if (status && !strncmp(status, "not started", 11))
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "run-not-started", NULL, 0,
                        "the recorded run did not start: %s", status);
+    /* Sessions recorded before kaudit protected them have no such key. */
+    const char *protection = kat_session_info(s, "session_protection");
+    if (protection && strncmp(protection, "read-only", 9) != 0)
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "session-writable", NULL, 0,
+                       "reduced assurance: the recorded command could write the session directory (%s)",
+                       protection);
     size_t count = kat_session_trace_count(s);
     if (!count) {
         run.facts.read_error = 1;

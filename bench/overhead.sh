@@ -26,6 +26,8 @@
 #   BENCH_MARGINAL=1      two extra kaudit runs (launch loop, N and 3N iterations)
 #                         for the marginal trace bytes per launch; 0 skips them
 #   BENCH_ARGS="..."      extra arguments for overhead_loops.py (e.g. --launch-iters 3000)
+#   BENCH_KAUDIT=PATH     the kaudit to bench (default: build-gpu/bin/kaudit, built if missing)
+#   BENCH_KAUDIT_B=PATH   the kaudit of mode kaudit_b (default: the same): two builds in one run
 #   BENCH_MODES="bare kaudit"  the modes to run (default: bare kaudit profiler; also
 #                         kaudit_b: kaudit with BENCH_KAUDIT_B_ENV added)
 #   BENCH_KAUDIT_B_ENV="A=1"  environment of the kaudit_b runs
@@ -87,7 +89,7 @@ run_one() {
         fi
         rm -rf "$W/sessb-$round"
         out=$(cd "$ROOT" && timeout -k 10 180 env "${KENV[@]}" "${venv[@]}" \
-            "$KAUDIT" run -d "$W/sessb-$round" -- "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" \
+            "${BENCH_KAUDIT_B:-$KAUDIT}" run -d "$W/sessb-$round" -- "$PY" bench/overhead_loops.py --mode bare "${EXTRA[@]}" \
             2>"$W/err-$round-$mode")
         rm -rf "$W/sessb-$round"
         ;;
@@ -142,7 +144,7 @@ main() {
     echo "kaudit overhead bench: repo $ROOT, work $W, results in $OUTDIR"
     echo "gpu at start: $(gpu_state)"
 
-    KAUDIT=$ROOT/build-gpu/bin/kaudit
+    KAUDIT=${BENCH_KAUDIT:-$ROOT/build-gpu/bin/kaudit}
     if [ ! -x "$KAUDIT" ]; then
         echo "building kaudit (core only)"
         (cmake -S . -B build-gpu -G Ninja -DKAUDIT_CORE_ONLY=ON && cmake --build build-gpu) \

@@ -23,12 +23,23 @@ cp "$T/victim" "$T/victim.orig"
 
 # (a) kaudit run: an old session in S (so --overwrite clears it and the writers
 # run), a planted .info.tmp before the run, and .info.tmp and kaudit.log
-# planted by the program itself while it runs.
+# planted while the program runs.  The program itself cannot plant them where
+# the session is read-only for it (tests/cli_protect.sh); they are planted
+# from outside, as a process outside its namespace could.
 S=$T/s
 run run -d "$S" -- true
 check "first run: exit 0" rc 0
 ln -s "$T/victim" "$S/.info.tmp"
-run run -d "$S" --overwrite -- sh -c "ln -sf '$T/victim' '$S/.info.tmp'; ln -sf '$T/victim' '$S/kaudit.log'; echo out"
+# run_planting CMD...: kaudit run while this shell plants, 0.3 s in
+run_planting() {
+    "$K" run -d "$S" --overwrite -- sh -c "sleep 0.8; echo out" >"$T/out" 2>"$T/err" &
+    _pid=$!
+    sleep 0.3
+    "$@"
+    wait $_pid
+    echo $? >"$T/rc"
+}
+run_planting sh -c "ln -sf '$T/victim' '$S/.info.tmp'; ln -sf '$T/victim' '$S/kaudit.log'"
 check "planted symlinks: the program's exit status" rc 0
 check "planted symlinks: the program's output is its own" sh -c "[ \"\$(cat '$T/out')\" = out ]"
 check "planted .info.tmp/kaudit.log: the victim is unchanged" victim_intact
@@ -38,7 +49,7 @@ check "planted kaudit.log: said on kaudit's stderr" err_has "kaudit.log' is a sy
 
 # A directory planted as .info.tmp while the program runs: info is still
 # rewritten at the end (through another temporary name).
-run run -d "$S" --overwrite -- sh -c "rm -f '$S/.info.tmp'; mkdir '$S/.info.tmp'"
+run_planting sh -c "rm -f '$S/.info.tmp'; mkdir '$S/.info.tmp'"
 check "planted .info.tmp directory: the program's exit status" rc 0
 check "planted .info.tmp directory: the run is recorded to its end" grep -q '^status: exited 0' "$S/info"
 check "planted .info.tmp directory: said in kaudit.log" grep -q "info.tmp.*instead" "$S/kaudit.log"

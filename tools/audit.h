@@ -38,6 +38,7 @@ struct audit_paths {
     char seal_chain[33];        /* the session's seal, "" when none or broken */
     const struct audit_roots *roots;        /* where the worker could write */
     struct audit_confinement confinement;   /* and whether that was enforced */
+    char session_protection[256];           /* the session read-only for the worker, or why not */
 };
 
 struct audit_result {

@@ -143,14 +143,15 @@ static int add_root(struct audit_roots *r, const char *path, int make, char *err
     return 0;
 }
 
-int audit_roots_for(struct audit_roots *r, const char *own_dir, const char *const *extra, size_t n_extra, char *err,
-                    size_t n)
+int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own, const char *const *extra,
+                    size_t n_extra, char *err, size_t n)
 {
     r->n = 0;
     const char *home = getenv("HOME");
     char buf[PATH_MAX];
-    if (add_root(r, own_dir, 0, err, n) != 0)
-        return -1;
+    for (size_t i = 0; i < n_own; i++)
+        if (add_root(r, own[i], 0, err, n) != 0)
+            return -1;
     /* the caches, where each tool looks for its own (its variable, else its default) */
     const char *xdg = getenv("XDG_CACHE_HOME");
     if (xdg && *xdg) {
@@ -206,7 +207,15 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
     }
     exe[len] = '\0';
     struct confine conf = { .ruleset_fd = -1 };
-    if (w->roots) {
+    if (w->roots && w->record) {
+        /* kaudit run confines its command itself, after making the session
+         * read-only for it (a Landlock domain may not mount) */
+        if (w->confinement) {
+            w->confinement->confined = -1;
+            w->confinement->abi = 0;
+            w->confinement->why[0] = '\0';
+        }
+    } else if (w->roots) {
         const char *roots[AUDIT_MAX_ROOTS];
         for (size_t i = 0; i < w->roots->n; i++)
             roots[i] = w->roots->path[i];
@@ -214,7 +223,7 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
     } else {
         snprintf(conf.why, sizeof conf.why, "not asked for");
     }
-    if (w->confinement) {
+    if (w->confinement && !(w->roots && w->record)) {
         w->confinement->confined = conf.ruleset_fd >= 0;
         w->confinement->abi = conf.abi;
         snprintf(w->confinement->why, sizeof w->confinement->why, "%s", conf.why);
@@ -285,8 +294,22 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
             _exit(127);
         }
         if (w->record) {
-            char *argv[] = { exe, "run", "-d", (char *)w->session_dir, "--overwrite", "--",
-                             (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };
+            char *argv[16 + 2 * AUDIT_MAX_ROOTS];
+            int k = 0;
+            argv[k++] = exe;
+            argv[k++] = "run";
+            argv[k++] = "-d";
+            argv[k++] = (char *)w->session_dir;
+            argv[k++] = "--overwrite";
+            for (size_t i = 0; w->roots && i < w->roots->n; i++) {
+                argv[k++] = "--write-root";
+                argv[k++] = (char *)w->roots->path[i];
+            }
+            argv[k++] = "--";
+            argv[k++] = (char *)w->python;
+            argv[k++] = (char *)w->runner;
+            argv[k++] = (char *)w->plan;
+            argv[k] = NULL;
             execv(exe, argv);
         } else {
             char *argv[] = { (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };

@@ -25,17 +25,17 @@ struct audit_roots {
 };
 
 /*
- * The roots of an audit that owns own_dir: own_dir itself, the build caches
+ * The roots of an audit that owns the n_own directories own: those, the build caches
  * a candidate's compiler writes (PyTorch's extensions, Triton's, CUDA's
  * compute cache, the XDG cache; made when missing), /dev, /proc (the CUDA
  * driver writes there), and extra (the user's --allow-write).  0, or -1 with err.
  */
-int audit_roots_for(struct audit_roots *r, const char *own_dir, const char *const *extra, size_t n_extra, char *err,
-                    size_t n);
+int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own, const char *const *extra,
+                    size_t n_extra, char *err, size_t n);
 
 /* What the worker ran under, for the record. */
 struct audit_confinement {
-    int confined;                /* 1: Landlock applied */
+    int confined;                /* 1: Landlock applied; -1: left to kaudit run (its session's info says) */
     int abi;                     /* the kernel's Landlock ABI, 0 without */
     char why[512];               /* why not confined */
 };

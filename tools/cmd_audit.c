@@ -31,6 +31,7 @@
 #include "schedule.h"
 #include "semantic.h"
 #include "session_name.h"
+#include "session.h"
 #include "session_seal.h"
 
 #define AUDIT_USAGE                                                                                              \
@@ -166,6 +167,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
         kat_json_null(&j, "why_not");
     else
         kat_json_str(&j, "why_not", p->confinement.why);
+    kat_json_str(&j, "session_protection", p->session_protection[0] ? p->session_protection : "unknown");
     kat_json_open(&j, "write_roots", '[');
     for (size_t i = 0; p->roots && i < p->roots->n; i++)
         kat_json_str(&j, NULL, p->roots->path[i]);
@@ -264,6 +266,33 @@ static void print_semantic(const struct kat_semantic *s)
         printf("    ... %u more (the record lists every one)\n", total - shown);
 }
 
+/* The worker's confinement, applied by kaudit run in its command's child:
+ * what its session's info says. */
+static void confinement_from_session(struct audit_paths *p)
+{
+    if (p->confinement.confined != -1)
+        return;
+    p->confinement.confined = 0;
+    snprintf(p->confinement.why, sizeof p->confinement.why, "unknown: the session's info does not say");
+    struct kat_session *s;
+    char err[512];
+    if (kat_session_open(p->session, &s, err, sizeof err) != 0) {
+        snprintf(p->confinement.why, sizeof p->confinement.why, "unknown: %.480s", err);
+        return;
+    }
+    const char *wc = kat_session_info(s, "write_confinement");
+    int abi;
+    if (wc && sscanf(wc, "landlock ABI %d", &abi) == 1) {
+        p->confinement.confined = 1;
+        p->confinement.abi = abi;
+    } else if (wc) {
+        snprintf(p->confinement.why, sizeof p->confinement.why, "%s", wc);
+    }
+    const char *sp = kat_session_info(s, "session_protection");
+    snprintf(p->session_protection, sizeof p->session_protection, "%s", sp ? sp : "unknown");
+    kat_session_close(s);
+}
+
 static double seconds_since(const struct timespec *t0)
 {
     struct timespec t1;
@@ -325,7 +354,10 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     static struct audit_roots roots_storage; /* large; one audit per process */
     struct audit_roots *roots = &roots_storage;
     p.roots = roots;
-    if (audit_roots_for(roots, p.dir, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
+    /* the runner's files, the candidate's working directory and TMPDIR; not
+     * the session, which kaudit run writes and its command may not */
+    const char *own[] = { p.runner_dir, p.work, p.tmp };
+    if (audit_roots_for(roots, own, 3, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
     }
@@ -333,8 +365,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     size_t n_task_roots = 0;
     task_roots[n_task_roots++] = p.work;
     task_roots[n_task_roots++] = p.tmp;
-    /* [0] is the audit directory; /proc is there for the CUDA driver's native writes only */
-    for (size_t i = 1; i < roots->n; i++)
+    /* [0..2] are the runner's, work/ and tmp/; /proc is there for the CUDA driver's native writes only */
+    for (size_t i = 3; i < roots->n; i++)
         if (strcmp(roots->path[i], "/proc") != 0)
             task_roots[n_task_roots++] = roots->path[i];
     struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
@@ -363,6 +395,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     struct kat_tol_params params = kat_tol_params_default();
     params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
     phase_s[0] = seconds_since(&tp);
+    confinement_from_session(&p);
     clock_gettime(CLOCK_MONOTONIC, &tp);
     struct kat_semantic *sem;
     if (kat_semantic_evaluate(p.runner_dir, KAT_SCHEDULE_SLOTS, &params, &end, &sem, err, sizeof err) != 0) {

@@ -37,6 +37,9 @@
 #ifdef KAUDIT_HAVE_ANALYZER
 #include "session_seal.h"
 #endif
+#include "confine.h"
+#include "run_protect.h"
+#include "trace_spool.h"
 
 /* The seal over info and every trace, once the command has ended
  * (session_seal.h); said in kaudit.log, and on stderr with -v. */
@@ -87,6 +90,8 @@ static void usage(FILE *out)
             "                    activity: exact GPU times of event records, at a cost on\n"
             "                    every kernel launch (also KAUDIT_EXACT_EVENT_TIMES=1;\n"
             "                    docs/overhead.md)\n"
+            "      --write-root DIR  confine the command's writes beneath DIR (Landlock;\n"
+            "                    repeatable, up to 24; the spool is added): kaudit audit's worker\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -266,6 +271,8 @@ static int run_command(int argc, char **argv)
     const char *dir = NULL; /* -d, else numbered (session_name.h) */
     const char *cupti = getenv(KAT_ENV_CUPTI);
     int overwrite = 0, verbose = 0;
+    const char *write_roots[25];
+    size_t n_write_roots = 0;
     const char *no_python_env = getenv("KAUDIT_NO_PYTHON");
     int no_python = no_python_env && no_python_env[0] && strcmp(no_python_env, "0") != 0;
     const char *python_watch = getenv("KAUDIT_PYTHON_WATCH");
@@ -279,6 +286,7 @@ static int run_command(int argc, char **argv)
         { "python-watch", required_argument, NULL, 'W' },
         { "no-python", no_argument, NULL, 'N' },
         { "exact-event-times", no_argument, NULL, 'E' },
+        { "write-root", required_argument, NULL, 'R' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -296,6 +304,11 @@ static int run_command(int argc, char **argv)
         case 'N': no_python = 1; break;
         /* Read by the preload (cupti_backend.c); the child inherits our environment. */
         case 'E': setenv("KAUDIT_EXACT_EVENT_TIMES", "1", 1); break;
+        case 'R':
+            if (n_write_roots == 24)
+                return run_usage_error("--write-root is given more than 24 times", NULL);
+            write_roots[n_write_roots++] = optarg;
+            break;
         case 'h': usage(stdout); return 0;
         case ':': return run_usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return run_usage_error("unknown option '%s'", argv[optind - 1]);
@@ -390,18 +403,41 @@ static int run_command(int argc, char **argv)
         return locate_error == ENOENT ? 127 : 126;
     }
 
-    char **env = child_environment(session, preload, cupti, audit, python, python_watch);
+    /* The preload writes into the spool; kaudit copies what is complete
+     * into the session as the run goes (trace_spool.h). */
+    struct trace_spool spool;
+    char spool_err[PATH_MAX + 128];
+    if (trace_spool_open(&spool, session, spool_err, sizeof spool_err) != 0) {
+        say("error", "%s", spool_err);
+        kat_session_info_not_started(&info, spool_err);
+        return 1;
+    }
+    /* --write-root: the ruleset is built here, where a failure can be said,
+     * and applied in the child after its mount namespace (Landlock forbids
+     * mounting once applied) */
+    struct confine conf = { .ruleset_fd = -1 };
+    if (n_write_roots) {
+        write_roots[n_write_roots++] = spool.dir;
+        confine_prepare(&conf, write_roots, n_write_roots);
+        if (conf.ruleset_fd >= 0)
+            kat_session_info_set(&info, "write_confinement", "landlock ABI %d", conf.abi);
+        else
+            kat_session_info_set(&info, "write_confinement", "none: %s", conf.why);
+    }
+    char **env = child_environment(spool.dir, preload, cupti, audit, python, python_watch);
     if (!env) {
         say("error", "out of memory");
         kat_session_info_not_started(&info, "out of memory");
+        trace_spool_close(&spool);
         return 1;
     }
 
     /* The child reports a failed exec through this pipe (closed on success). */
-    int report[2];
-    if (pipe2(report, O_CLOEXEC) != 0) {
+    int report[2], protect[2];
+    if (pipe2(report, O_CLOEXEC) != 0 || pipe2(protect, O_CLOEXEC) != 0) {
         say("error", "cannot create a pipe: %s", strerror(errno));
         kat_session_info_not_started(&info, strerror(errno));
+        trace_spool_close(&spool);
         return 1;
     }
     fflush(NULL);
@@ -414,6 +450,21 @@ static int run_command(int argc, char **argv)
     }
     if (child == 0) {
         close(report[0]);
+        close(protect[0]);
+        char protection[256];
+        run_protect_session(session, protection, sizeof protection);
+        if (confine_apply(&conf) != 0) {
+            /* confinement was asked for: never run unconfined instead */
+            snprintf(protection, sizeof protection, "none: cannot apply the write confinement (%s)",
+                     strerror(errno));
+            if (write(protect[1], protection, strlen(protection)) < 0) {
+            }
+            _exit(126);
+        }
+        if (write(protect[1], protection, strlen(protection)) < 0) {
+            /* the parent then records the protection as unknown */
+        }
+        close(protect[1]);
         execve(located, command, env);
         int err = errno;
         if (write(report[1], &err, sizeof(err)) < 0) {
@@ -422,6 +473,24 @@ static int run_command(int argc, char **argv)
         _exit(127);
     }
     close(report[1]);
+    close(protect[1]);
+    confine_release(&conf);
+    char protection[256];
+    size_t plen = 0;
+    for (;;) {
+        ssize_t r = read(protect[0], protection + plen, sizeof protection - 1 - plen);
+        if (r > 0 && (plen += (size_t)r) < sizeof protection - 1)
+            continue;
+        if (r < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    close(protect[0]);
+    protection[plen] = '\0';
+    kat_session_info_set(&info, "session_protection", "%s", plen ? protection : "none: unknown (the child said nothing)");
+    if (strncmp(protection, "read-only", 9) != 0)
+        kat_session_log(session, "warning", "the session directory is writable by the command (reduced assurance): %s",
+                        plen ? protection : "unknown");
     int exec_error = 0;
     ssize_t got;
     do {
@@ -437,13 +506,26 @@ static int run_command(int argc, char **argv)
     signal(SIGTERM, forward_signal);
     signal(SIGHUP, forward_signal);
 
+    /* Until the command ends: what its processes committed is copied out of
+     * their reach every few milliseconds. */
     int status = 0;
-    while (waitpid(child, &status, 0) < 0) {
-        if (errno != EINTR) {
+    for (;;) {
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR) {
             say("error", "cannot wait for '%s': %s", command[0], strerror(errno));
+            trace_spool_drain(&spool, 1);
+            trace_spool_close(&spool);
             return 1;
         }
+        trace_spool_drain(&spool, 0);
+        struct timespec tick = { 0, 10 * 1000000L };
+        nanosleep(&tick, NULL);
     }
+    /* the last of it; what the command's leftovers write after this is not part of the session */
+    trace_spool_drain(&spool, 1);
+    trace_spool_close(&spool);
 
     if (got == (ssize_t)sizeof(exec_error) && exec_error) {
         say("error", "cannot run '%s': %s", command[0], strerror(exec_error));

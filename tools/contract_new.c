@@ -202,7 +202,8 @@ int contract_new_from_reference(const char *reference, const char *path, const c
     /* confined as an audit's worker is, to this directory and the caches */
     static struct audit_roots roots;
     const char *task_roots[AUDIT_MAX_ROOTS];
-    if (audit_roots_for(&roots, tmp, NULL, 0, err, n) != 0) {
+    const char *own[] = { tmp };
+    if (audit_roots_for(&roots, own, 1, NULL, 0, err, n) != 0) {
         audit_remove_tree(tmp);
         return -1;
     }

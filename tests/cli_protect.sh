@@ -1,0 +1,73 @@
+#!/bin/sh
+# tests/cli_protect.sh KAUDIT - the evidence out of the recorded command's
+# reach (docs/threat-model.md): under `kaudit run` the session directory is
+# read-only for the command and everything it starts (daemons that outlive
+# the run included), and records leave the processes through the spool, so
+# that deleting or rewriting a spool trace after its records were copied
+# changes nothing.  Each attack below changed a session before.  Where this
+# machine has no mount namespace, the session must say so instead (exit 77
+# when the protection is absent, unless CI is set: then FAIL).
+K=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0 passes=0
+check() { # name, condition...
+    name=$1; shift
+    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
+}
+intact() { "$K" verify "$1" >/dev/null 2>&1; }
+
+# 1. plant, remove, rewrite from inside the run
+"$K" run -d "$T/s1" -- sh -c '
+    S=$1
+    sleep 0.3   # the first records are copied by now
+    echo planted >"$S/analysis.json" 2>/dev/null && echo planted-ok
+    for f in "$S"/*.kat; do
+        [ -f "$f" ] || { echo no-trace-yet; continue; }
+        rm -f "$f" 2>/dev/null && echo removed-ok; printf x >>"$f" 2>/dev/null && echo grown-ok
+    done
+    ln -s /etc/passwd "$S/.info.tmp" 2>/dev/null && echo linked-ok
+    mv "$S" "$S.moved" 2>/dev/null && echo moved-ok
+    exit 0' sh "$T/s1" >"$T/o1" 2>"$T/e1"
+protection=$(sed -n 's/^session_protection: //p' "$T/s1/info")
+echo "  session_protection: $protection"
+case $protection in
+read-only*) ;;
+*)
+    if [ -n "$CI" ]; then echo "FAIL: no protection in CI: $protection"; exit 1; fi
+    echo "SKIP: no mount namespace here ($protection)"; exit 77 ;;
+esac
+check "plant: refused" sh -c "! grep -q planted-ok '$T/o1' && [ ! -e '$T/s1/analysis.json' ]"
+check "remove a trace: refused" sh -c "! grep -q removed-ok '$T/o1' && ! grep -q no-trace-yet '$T/o1'"
+check "grow a trace: refused" sh -c "! grep -q grown-ok '$T/o1'"
+check "plant a link: refused" sh -c "! grep -q linked-ok '$T/o1' && [ ! -L '$T/s1/.info.tmp' ]"
+check "move the session: refused" sh -c "! grep -q moved-ok '$T/o1' && [ -d '$T/s1' ]"
+check "the session is intact (verify)" intact "$T/s1"
+check "the traces are there" sh -c "ls '$T/s1' | grep -q '\.kat$'"
+
+# 2. a daemon that outlives the run and comes back to change the session
+"$K" run -d "$T/s2" -- sh -c '
+    S=$1
+    ( sleep 1; echo planted >"$S/planted"; rm -f "$S"/*.kat; echo late >"$S/info" ) </dev/null >/dev/null 2>&1 &
+    exit 0' sh "$T/s2" >/dev/null 2>&1
+sleep 2
+check "daemon after the run: nothing planted" [ ! -e "$T/s2/planted" ]
+check "daemon after the run: the session is intact (verify)" intact "$T/s2"
+
+# 3. the spool: a trace deleted after its records were copied, and a file
+#    that is no trace
+mkdir -p "$T/tmp"
+TMPDIR=$T/tmp "$K" run -d "$T/s3" -- sh -c '
+    sleep 0.3
+    rm -f "$KAUDIT_SESSION_DIR"/p$$-*.kat
+    echo "{}" >"$KAUDIT_SESSION_DIR/analysis.json"
+    printf "KATRACE" >"$KAUDIT_SESSION_DIR/evil.kat"
+    exit 0' >/dev/null 2>&1
+check "spool: the deleted trace's records were copied before" sh -c "ls '$T/s3' | grep -q '\.kat$'"
+check "spool: what is no trace is not copied" sh -c "[ ! -e '$T/s3/analysis.json' ] && [ ! -e '$T/s3/evil.kat' ]"
+check "spool: kaudit.log names it" grep -q "'evil.kat' in the spool is no trace" "$T/s3/kaudit.log"
+check "spool: made beneath TMPDIR and removed after the run" [ -z "$(ls -A "$T/tmp")" ]
+check "spool: the session is intact (verify)" intact "$T/s3"
+
+echo "cli_protect: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,85 @@
+/* run_protect.c - the session read-only for the recorded command (run_protect.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "run_protect.h"
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* An unprivileged user: a user namespace in which we keep our own ids. */
+static int enter_user_namespace(void)
+{
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0)
+        return -1;
+    char map[64];
+    if (write_file("/proc/self/setgroups", "deny") != 0 && errno != ENOENT)
+        return -1;
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)uid, (unsigned)uid);
+    if (write_file("/proc/self/uid_map", map) != 0)
+        return -1;
+    snprintf(map, sizeof map, "%u %u 1", (unsigned)gid, (unsigned)gid);
+    return write_file("/proc/self/gid_map", map);
+}
+
+int run_protect_session(const char *session, char *status, size_t n)
+{
+    const char *how = "mount namespace";
+    if (unshare(CLONE_NEWNS) != 0) {
+        int e = errno;
+        if (enter_user_namespace() != 0) {
+            snprintf(status, n, "none: no mount namespace (%s; as a user namespace: %s)", strerror(e),
+                     strerror(errno));
+            return -1;
+        }
+        how = "user and mount namespace";
+    }
+    /* our mounts stay ours: nothing propagates back to the host */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        snprintf(status, n, "none: cannot make the mounts private (%s)", strerror(errno));
+        return -1;
+    }
+    if (mount(session, session, NULL, MS_BIND, NULL) != 0) {
+        snprintf(status, n, "none: cannot bind-mount the session (%s)", strerror(errno));
+        return -1;
+    }
+    /* a remount must keep the flags the mount had (a user namespace may not drop them) */
+    struct statvfs vfs;
+    unsigned long keep = 0;
+    if (statvfs(session, &vfs) == 0) {
+        if (vfs.f_flag & ST_NOSUID)
+            keep |= MS_NOSUID;
+        if (vfs.f_flag & ST_NODEV)
+            keep |= MS_NODEV;
+        if (vfs.f_flag & ST_NOEXEC)
+            keep |= MS_NOEXEC;
+        if (vfs.f_flag & ST_NOATIME)
+            keep |= MS_NOATIME;
+        if (vfs.f_flag & ST_NODIRATIME)
+            keep |= MS_NODIRATIME;
+        if (vfs.f_flag & ST_RELATIME)
+            keep |= MS_RELATIME;
+    }
+    if (mount(NULL, session, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) != 0) {
+        snprintf(status, n, "none: cannot make the session read-only (%s)", strerror(errno));
+        return -1;
+    }
+    snprintf(status, n, "read-only (%s)", how);
+    return 0;
+}

@@ -1,0 +1,23 @@
+/*
+ * run_protect.h - the session directory is read-only for the recorded
+ * command (docs/threat-model.md, "The session out of reach").
+ *
+ * In the command's child, before exec: a mount namespace of its own (with a
+ * user namespace when kaudit is not root) in which the session directory is
+ * bind-mounted onto itself read-only.  The command, and every process it
+ * starts, daemons outliving the run included, can then neither write,
+ * remove, rename nor plant anything there; kaudit run, outside that
+ * namespace, writes the session.  Where namespaces are not available the
+ * command runs as before and the session says so (info
+ * "session_protection"; every report: reduced assurance).
+ */
+#ifndef KAUDIT_RUN_PROTECT_H
+#define KAUDIT_RUN_PROTECT_H
+
+#include <stddef.h>
+
+/* In the child.  0 with status "read-only (mount namespace)"; -1 with
+ * status "none: WHY".  Never fatal: the caller runs the command either way. */
+int run_protect_session(const char *session, char *status, size_t n);
+
+#endif

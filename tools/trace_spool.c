@@ -1,0 +1,241 @@
+/* trace_spool.c - copying complete records from the spool into the session (trace_spool.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <ftw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "safe_file.h"
+#include "trace_format.h"
+#include "trace_spool.h"
+
+/* More traces than any harness makes; a candidate creating files without end
+ * must not make the supervisor's memory grow without end. */
+#define SPOOL_MAX_TRACES 4096
+/* Bytes read from one trace per pass: the rest waits for the next pass. */
+#define SPOOL_CHUNK (1u << 20)
+
+struct spool_file {
+    char name[96];
+    int in, out;                 /* the spool file; its copy in the session */
+    uint64_t offset;             /* bytes copied so far (whole records) */
+    int damaged;                 /* stopped at bytes that are no record: copied raw once */
+};
+
+int trace_spool_open(struct trace_spool *s, const char *session, char *err, size_t n)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->session, sizeof s->session, "%s", session);
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || tmp[0] != '/')
+        tmp = "/tmp";
+    snprintf(s->dir, sizeof s->dir, "%s/kaudit-spool-XXXXXX", tmp);
+    if (!mkdtemp(s->dir)) {
+        snprintf(err, n, "cannot create the spool directory '%s': %s", s->dir, strerror(errno));
+        s->dir[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+/* p<pid>-<stamp>.kat, as the preload's writer names a trace */
+static int trace_name(const char *name)
+{
+    if (name[0] != 'p' || strlen(name) >= sizeof(((struct spool_file *)0)->name))
+        return 0;
+    const char *p = name + 1;
+    size_t digits = strspn(p, "0123456789");
+    if (!digits || p[digits] != '-')
+        return 0;
+    p += digits + 1;
+    digits = strspn(p, "0123456789");
+    return digits && strcmp(p + digits, KAT_TRACE_SUFFIX) == 0;
+}
+
+static struct spool_file *file_for(struct trace_spool *s, const char *name)
+{
+    for (size_t i = 0; i < s->n_files; i++)
+        if (!strcmp(s->files[i].name, name))
+            return &s->files[i];
+    if (s->n_files == SPOOL_MAX_TRACES) {
+        if (!s->too_many)
+            kat_session_log(s->session, "warning", "more than %d traces in the spool: the rest is not copied",
+                            SPOOL_MAX_TRACES);
+        s->too_many = 1;
+        return NULL;
+    }
+    char path[PATH_MAX + 128], err[PATH_MAX + 256];
+    snprintf(path, sizeof path, "%s/%s", s->dir, name);
+    int in = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (in >= 0)
+            close(in);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%s", s->session, name);
+    int out = kat_open_output(path, O_EXCL, err, sizeof err);
+    if (out < 0) {
+        kat_session_log(s->session, "warning", "%s", err);
+        close(in);
+        return NULL;
+    }
+    if (s->n_files == s->cap_files) {
+        size_t cap = s->cap_files ? 2 * s->cap_files : 16;
+        struct spool_file *f = realloc(s->files, cap * sizeof *f);
+        if (!f) {
+            close(in);
+            close(out);
+            return NULL;
+        }
+        s->files = f;
+        s->cap_files = cap;
+    }
+    struct spool_file *f = &s->files[s->n_files++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    f->in = in;
+    f->out = out;
+    return f;
+}
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* The length of the complete records at the start of buf (len bytes, the
+ * file's bytes from offset).  *bad: stopped at bytes that are no record. */
+static size_t complete_prefix(const unsigned char *buf, size_t len, uint64_t offset, int *bad)
+{
+    size_t at = 0;
+    *bad = 0;
+    if (offset == 0) {
+        /* the file header, then at least the first record's word: the header
+         * was stored before it (the writer's release store) */
+        if (len < sizeof(struct kat_file_header) + 8)
+            return 0;
+        if (memcmp(buf, KAT_TRACE_MAGIC, 8) != 0) {
+            *bad = 1;
+            return 0;
+        }
+        at = sizeof(struct kat_file_header);
+    }
+    while (at + 8 <= len) {
+        struct kat_record_header h;
+        memcpy(&h, buf + at, sizeof h);
+        if (h.size == 0 && h.type == 0 && h.flags == 0)
+            break; /* not committed yet */
+        if (h.size < 8 || h.size % 8) {
+            *bad = 1;
+            break;
+        }
+        if (at + h.size > len)
+            break; /* committed, but beyond what was read: next pass */
+        at += h.size;
+    }
+    /* the header alone, no record yet: wait */
+    return offset == 0 && at == sizeof(struct kat_file_header) ? 0 : at;
+}
+
+static void drain_file(struct trace_spool *s, struct spool_file *f, int final, unsigned char *buf)
+{
+    if (f->damaged)
+        return;
+    for (;;) {
+        ssize_t got = pread(f->in, buf, SPOOL_CHUNK, (off_t)f->offset);
+        if (got <= 0)
+            return;
+        int bad;
+        size_t whole = complete_prefix(buf, (size_t)got, f->offset, &bad);
+        if (whole && write_all(f->out, buf, whole) != 0) {
+            kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
+                            strerror(errno));
+            f->damaged = 1;
+            return;
+        }
+        f->offset += whole;
+        s->bytes_copied += whole;
+        if (bad && final) {
+            /* damage, not an unfinished record: copied as it is (without the
+             * zeros of the unused space after it), for the reader to report */
+            size_t rest = (size_t)got - whole;
+            while (rest && buf[whole + rest - 1] == 0)
+                rest--;
+            if (rest && write_all(f->out, buf + whole, rest) == 0)
+                kat_session_log(s->session, "warning", "the trace %s holds %zu bytes that are no record", f->name,
+                                rest);
+            f->damaged = 1;
+            return;
+        }
+        if (whole == 0 || (size_t)got < SPOOL_CHUNK)
+            return;
+    }
+}
+
+void trace_spool_drain(struct trace_spool *s, int final)
+{
+    if (!s->dir[0])
+        return;
+    DIR *d = opendir(s->dir);
+    if (!d)
+        return;
+    unsigned char *buf = malloc(SPOOL_CHUNK);
+    if (!buf) {
+        closedir(d);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        if (!trace_name(e->d_name)) {
+            if (final) {
+                s->foreign++;
+                kat_session_log(s->session, "warning", "'%s' in the spool is no trace: not copied", e->d_name);
+            }
+            continue;
+        }
+        struct spool_file *f = file_for(s, e->d_name);
+        if (f)
+            drain_file(s, f, final, buf);
+    }
+    free(buf);
+    closedir(d);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path) != 0 && errno != ENOENT;
+}
+
+void trace_spool_close(struct trace_spool *s)
+{
+    for (size_t i = 0; i < s->n_files; i++) {
+        close(s->files[i].in);
+        close(s->files[i].out);
+    }
+    free(s->files);
+    s->files = NULL;
+    s->n_files = s->cap_files = 0;
+    if (s->dir[0])
+        nftw(s->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    s->dir[0] = '\0';
+}
