@@ -227,6 +227,16 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     if (status && !strncmp(status, "not started", 11))
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "run-not-started", NULL, 0,
                        "the recorded run did not start: %s", status);
+    /* kaudit run rewrites status when the command ends; still "running" (or
+     * "preparing") means it was killed or is still at work: the session did
+     * not end, whatever the traces say */
+    if (status && (!strcmp(status, "running") || !strcmp(status, "preparing"))) {
+        run.facts.truncated++;
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "recording-interrupted", NULL, 0,
+                       "the session's info still says '%s': kaudit run was killed before the command ended (or is "
+                       "still running); what was recorded after its last copy is not in the session",
+                       status);
+    }
     /* Sessions recorded before kaudit protected them have no such key. */
     const char *protection = kat_session_info(s, "session_protection");
     if (protection && strncmp(protection, "read-only", 9) != 0)

@@ -152,8 +152,16 @@ else
     check "cand_writes_outside: unconfined only with a reason" \
         [ -n "$(jget "$T/cand_writes_outside.json" "r['confinement']['why_not']")" ]
 fi
-check "cand_writes_outside: the audit directory is a write root" \
-    [ "$(jget "$T/cand_writes_outside.json" "r['confinement']['write_roots'][0]")" = "$(cd "$T/cand_writes_outside" && pwd -P)" ]
+check "cand_writes_outside: the runner's directory is a write root" \
+    [ "$(jget "$T/cand_writes_outside.json" "r['confinement']['write_roots'][0]")" = "$(cd "$T/cand_writes_outside" && pwd -P)/runner" ]
+check "cand_writes_outside: the session is no write root" \
+    [ "$(jget "$T/cand_writes_outside.json" "any(x.endswith('/session') or x.endswith('cand_writes_outside') for x in r['confinement']['write_roots'])")" = False ]
+protection=$(jget "$T/cand_writes_outside.json" "r['confinement']['session_protection']")
+echo "  session_protection: $protection"
+case $protection in
+read-only*) check "cand_writes_outside: the session was read-only for the worker" true ;;
+*) check "cand_writes_outside: an unprotected session says why ($protection)" [ -n "$protection" ] ;;
+esac
 check "control: the honest audit was not refused any write" \
     sh -c "! grep -q write_outside '$T/control/runner/events.jsonl'"
 

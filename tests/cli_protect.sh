@@ -1,13 +1,16 @@
 #!/bin/sh
-# tests/cli_protect.sh KAUDIT - the evidence out of the recorded command's
+# tests/cli_protect.sh KAUDIT SOURCE_DIR - the evidence out of the recorded command's
 # reach (docs/threat-model.md): under `kaudit run` the session directory is
 # read-only for the command and everything it starts (daemons that outlive
 # the run included), and records leave the processes through the spool, so
 # that deleting or rewriting a spool trace after its records were copied
-# changes nothing.  Each attack below changed a session before.  Where this
+# changes nothing.  Each attack below changed a session before.  Also: a
+# SIGINT sent to kaudit reaches the command, and a session whose kaudit was
+# killed says so when analyzed.  Where this
 # machine has no mount namespace, the session must say so instead (exit 77
 # when the protection is absent, unless CI is set: then FAIL).
 K=$1
+SRC=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0 passes=0
@@ -68,6 +71,33 @@ check "spool: what is no trace is not copied" sh -c "[ ! -e '$T/s3/analysis.json
 check "spool: kaudit.log names it" grep -q "'evil.kat' in the spool is no trace" "$T/s3/kaudit.log"
 check "spool: made beneath TMPDIR and removed after the run" [ -z "$(ls -A "$T/tmp")" ]
 check "spool: the session is intact (verify)" intact "$T/s3"
+
+# 4. signals: a SIGINT sent to kaudit alone reaches the command; kaudit
+#    killed with SIGKILL leaves a session that says it did not end
+PY=$(command -v python3)
+"$K" run -d "$T/s4" -- "$PY" -c 'import signal, sys, time
+signal.signal(signal.SIGINT, lambda *a: (print("got-INT", flush=True), sys.exit(7)))
+print("ready", flush=True)
+time.sleep(20)' >"$T/o4" 2>/dev/null &
+kpid=$!
+n=0
+while ! grep -q ready "$T/o4" 2>/dev/null && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done
+kill -INT $kpid
+wait $kpid
+echo $? >"$T/rc4"
+check "SIGINT to kaudit: the command got it" grep -q got-INT "$T/o4"
+check "SIGINT to kaudit: the command's status is kaudit's" [ "$(cat "$T/rc4")" = 7 ]
+check "SIGINT to kaudit: info says how it ended" grep -q '^status: exited 7' "$T/s4/info"
+"$K" run -d "$T/s5" -- sleep 3 >/dev/null 2>&1 &
+kpid=$!
+sleep 1
+kill -KILL $kpid
+wait $kpid 2>/dev/null
+sleep 2.5
+"$K" analyze "$T/s5" --contract "$SRC/contracts/examples/torch-ops.json" --json >"$T/a5" 2>"$T/e5"
+echo $? >"$T/rc5"
+check "kaudit killed: analyze says INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc5")" = 11 ]
+check "kaudit killed: the finding says the recording was interrupted" grep -q recording-interrupted "$T/a5"
 
 echo "cli_protect: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

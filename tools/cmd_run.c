@@ -263,6 +263,16 @@ static void forward_signal(int sig)
         kill(child_pid_for_signals, sig);
 }
 
+/* SIGINT and SIGQUIT: from the terminal they reach CMD directly (same
+ * process group) and are not sent again; sent to kaudit alone (kill), they
+ * are passed on. */
+static void forward_if_sent(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    if (si && si->si_code <= 0 && child_pid_for_signals > 0) /* SI_USER, SI_QUEUE, SI_TKILL */
+        kill(child_pid_for_signals, sig);
+}
+
 /* The session directory numbered for this run when -d was not given. */
 static char claimed_session[64];
 
@@ -499,10 +509,13 @@ static int run_command(int argc, char **argv)
     close(report[0]);
 
     /* Like a shell: terminal signals reach CMD directly (same process group);
-     * we outlive them to record the end.  Others we pass on. */
+     * we outlive them to record the end.  Others we pass on (a SIGINT or
+     * SIGQUIT too, when a process sent it to kaudit). */
     child_pid_for_signals = child;
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
+    struct sigaction sent = { .sa_sigaction = forward_if_sent, .sa_flags = SA_SIGINFO | SA_RESTART };
+    sigemptyset(&sent.sa_mask);
+    sigaction(SIGINT, &sent, NULL);
+    sigaction(SIGQUIT, &sent, NULL);
     signal(SIGTERM, forward_signal);
     signal(SIGHUP, forward_signal);
 
