@@ -128,9 +128,73 @@ static void line_col(const char *text, size_t off, int *line, int *col)
     }
 }
 
+/* The offset of the first byte that is not valid UTF-8 (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF), or len. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        size_t k;
+        unsigned min;
+        if (c < 0x80) {
+            i++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            k = 1, min = 0x80, c &= 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            k = 2, min = 0x800, c &= 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            k = 3, min = 0x10000, c &= 0x07;
+        } else {
+            return i;
+        }
+        for (size_t j = 1; j <= k; j++) {
+            if (i + j >= len || (s[i + j] & 0xC0) != 0x80)
+                return i;
+            c = (c << 6) | (s[i + j] & 0x3F);
+        }
+        if (c < min || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF))
+            return i;
+        i += k + 1;
+    }
+    return len;
+}
+
+/* The offset of a \u0000 escape (a NUL inside a string, which C strings
+ * would cut silently), or len. */
+static size_t nul_escape_at(const char *s, size_t len)
+{
+    for (size_t i = 0; i + 5 < len; i++) {
+        if (s[i] != '\\')
+            continue;
+        if (s[i + 1] == 'u' && s[i + 2] == '0' && s[i + 3] == '0' && s[i + 4] == '0' && s[i + 5] == '0')
+            return i;
+        i++; /* the escaped character is not the start of another escape */
+    }
+    return len;
+}
+
 cJSON *ka_contract_parse_json(const char *text, size_t len, const char *what, const char *name, char *err,
                          size_t n)
 {
+    /* Strings must be text: invalid UTF-8 would reach the JSON reports
+     * unchanged (invalid JSON), a NUL would cut a value silently. */
+    size_t bad = utf8_invalid_at((const unsigned char *)text, len);
+    if (bad < len) {
+        int line, col;
+        line_col(text, bad, &line, &col);
+        snprintf(err, n, "%s '%s': invalid UTF-8 at line %d, column %d (byte %zu)", what, name, line, col, bad);
+        return NULL;
+    }
+    bad = nul_escape_at(text, len);
+    if (bad < len) {
+        int line, col;
+        line_col(text, bad, &line, &col);
+        snprintf(err, n, "%s '%s': a NUL character (\\u0000) in a string at line %d, column %d", what, name, line,
+                 col);
+        return NULL;
+    }
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {

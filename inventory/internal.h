@@ -31,8 +31,14 @@
 #ifndef KINV_MAX_ENTRY_SIZE
 #define KINV_MAX_ENTRY_SIZE (1024ull * 1024 * 1024)
 #endif
+/*
+ * Upper bound on an inventory's text, on disk and decompressed.  The shipped
+ * ones are 10 MB of text (357 KB of zstd); 256 MiB leaves room for 25 times
+ * that, while a zstd bomb (252 KB that inflate to 2.9 GB, issue 14) stops at
+ * the bound instead of taking gigabytes.
+ */
 #ifndef KINV_MAX_INVENTORY_SIZE
-#define KINV_MAX_INVENTORY_SIZE (4096ull * 1024 * 1024)
+#define KINV_MAX_INVENTORY_SIZE (256ull * 1024 * 1024)
 #endif
 
 #if defined(__GNUC__)

@@ -157,6 +157,19 @@ python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get('c
 check "timeline is JSON with candidate kernels" test $? -eq 0
 run report "$T/saved" --json
 check "report --json" out_has '"kaudit-report"'
+check "analyze --save: the analysis has a seal of its own" test -s "$T/saved/analysis.seal"
+# a saved analysis changed after the save (its contract pointed elsewhere)
+cp -r "$T/saved" "$T/planted"
+sed 's/side-stream.json/torch-ops.json/' "$T/saved/analysis.json" >"$T/planted/analysis.json"
+run report "$T/planted"
+check "planted analysis: report refuses (exit 1)" rc 1
+check "planted analysis: named" err_has "analysis.json' does not match its seal"
+rm -f "$T/planted/analysis.seal"
+run report "$T/planted"
+check "unsealed analysis: report refuses (exit 1)" rc 1
+check "unsealed analysis: said" err_has "has no seal of its own"
+run report "$T/planted" --contract "$SRC/contracts/examples/side-stream.json"
+check "unsealed analysis: --contract judges afresh (exit 11)" rc 11
 run report "$T/empty"
 check "report without a saved analysis: exit 1" rc 1
 

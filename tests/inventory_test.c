@@ -517,6 +517,39 @@ Test(inventory_verify, every_kind_of_damage_is_refused_with_line_and_offset)
     kinv_buf_free(&lib);
 }
 
+/* A zstd bomb (issue 14): a few hundred KB that inflate past the bound stop
+ * at the bound, with the file named, instead of taking gigabytes. */
+Test(inventory_format, a_zstd_bomb_stops_at_the_bound)
+{
+    ZSTD_CCtx *cc = ZSTD_createCCtx();
+    cr_assert_not_null(cc);
+    size_t cap = 1 << 20, used = 0;
+    uint8_t *z = malloc(cap);
+    static char zeros[1 << 20];
+    uint64_t total = KINV_MAX_INVENTORY_SIZE + (64u << 20);
+    for (uint64_t done = 0; done < total; done += sizeof zeros) {
+        ZSTD_inBuffer in = { zeros, sizeof zeros, 0 };
+        ZSTD_EndDirective end = done + sizeof zeros >= total ? ZSTD_e_end : ZSTD_e_continue;
+        size_t left;
+        do {
+            if (cap - used < (1 << 16))
+                z = realloc(z, cap *= 2);
+            ZSTD_outBuffer out = { z, cap, used };
+            left = ZSTD_compressStream2(cc, &out, &in, end);
+            cr_assert(!ZSTD_isError(left), "%s", ZSTD_getErrorName(left));
+            used = out.pos;
+        } while (in.pos < in.size || (end == ZSTD_e_end && left));
+    }
+    ZSTD_freeCCtx(cc);
+    cr_assert_lt(used, 1u << 20, "the bomb is small: %zu bytes", used);
+    struct kinv_inventory *inv = NULL;
+    struct kinv_err err;
+    cr_assert_neq(kinv_load_buffer(z, used, "bomb.inv.zst", &inv, &err), 0);
+    cr_expect_not_null(strstr(err.msg, "bomb.inv.zst"), "%s", err.msg);
+    cr_expect_not_null(strstr(err.msg, "exceeds"), "%s", err.msg);
+    free(z);
+}
+
 Test(inventory_format, digest_from_trace_halves)
 {
     /* trace records store XXH3-128 as two u64 halves; inventories the canonical bytes */

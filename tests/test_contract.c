@@ -77,6 +77,28 @@ Test(contract, errors_name_the_place)
     cr_expect(strstr(e, "inputs[0].shape[1]"), "%s", e);
 }
 
+/* A task_id with a NUL would be cut silently; invalid UTF-8 would reach
+ * report --json as invalid JSON (issue 14): both refused with the place. */
+Test(contract, nul_and_invalid_utf8_are_refused_with_the_place)
+{
+    char *e = parse_error("{\"kaudit_contract\": 1,\n \"task_id\": \"t\\u0000hidden\"}");
+    cr_expect(strstr(e, "NUL") && strstr(e, "line 2"), "%s", e);
+    e = parse_error("{\"kaudit_contract\": 1, \"task_id\": \"t\xff\"}");
+    cr_expect(strstr(e, "invalid UTF-8") && strstr(e, "column 37"), "%s", e);
+    e = parse_error("{\"kaudit_contract\": 1, \"task_id\": \"\xc0\xaf\"}"); /* overlong '/' */
+    cr_expect(strstr(e, "invalid UTF-8"), "%s", e);
+    e = parse_error("{\"kaudit_contract\": 1, \"task_id\": \"\xed\xa0\x80\"}"); /* a surrogate */
+    cr_expect(strstr(e, "invalid UTF-8"), "%s", e);
+    /* an escaped backslash before u0000 is text, and valid UTF-8 passes */
+    struct ka_contract *c = NULL;
+    char err[1024];
+    static const char ok[] =
+        "{\"kaudit_contract\": 1, \"task_id\": \"t\\\\u0000 \xc3\xa9\", \"implementation\": "
+        "{\"self_implemented\": false}}";
+    cr_expect_eq(ka_contract_parse(ok, strlen(ok), "x.json", &c, err, sizeof err), 0, "%s", err);
+    ka_contract_free(c);
+}
+
 static void count_problem(const char *msg, void *arg)
 {
     (void)msg;

@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "judge.h"
+#include "session_seal.h"
 #include "resources.h"
 
 static const char analyze_usage[] =
@@ -77,8 +78,12 @@ int cmd_analyze(int argc, char **argv)
     if (a.save) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", a.dir, SAVED_ANALYSIS);
+        char err[4096];
         if (judge_write_session_text(path, j.json) != 0) {
             cli_error("cannot write '%s'", path);
+            write_failed = 1;
+        } else if (session_seal_analysis_write(a.dir, SAVED_ANALYSIS, err, sizeof err) != 0) {
+            cli_error("%s", err);
             write_failed = 1;
         }
     }

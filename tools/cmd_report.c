@@ -21,6 +21,7 @@
 #include "judge.h"
 #include "safe_file.h"
 #include "resources.h"
+#include "session_seal.h"
 
 static const char report_usage[] =
     "usage: kaudit report DIR [--contract FILE [--manifest FILE] [--inventory FILE] [--weak W]]\n"
@@ -54,6 +55,12 @@ static int load_saved(struct judge_args *a, char **owned_contract, char **owned_
             cli_error("no saved analysis '%s': give --contract, or run 'kaudit analyze --save' first", path);
         else
             cli_error("cannot read the saved analysis: %s", detail);
+        return KAUDIT_EXIT_ERROR;
+    }
+    /* only an analysis kaudit saved, over the session as it still is */
+    if (session_seal_analysis_verify(a->dir, SAVED_ANALYSIS, detail, sizeof detail) != 0) {
+        free(buf);
+        cli_error("%s; give --contract to judge the session afresh", detail);
         return KAUDIT_EXIT_ERROR;
     }
     cJSON *root = cJSON_Parse(buf);

@@ -17,10 +17,11 @@
 #define SEAL_MAGIC "kaudit-seal 1"
 
 /* Files the seal covers: everything in the directory but the seal itself and
- * what readers write later (analysis.json from analyze --save). */
+ * what readers write later (analysis.json from analyze --save, and its own seal). */
 static int covered(const char *name)
 {
-    return name[0] != '.' && strcmp(name, KAUDIT_SEAL_FILE) != 0 && strcmp(name, "analysis.json") != 0;
+    return name[0] != '.' && strcmp(name, KAUDIT_SEAL_FILE) != 0 && strcmp(name, "analysis.json") != 0 &&
+           strcmp(name, KAUDIT_ANALYSIS_SEAL_FILE) != 0;
 }
 
 static int by_name(const void *a, const void *b)
@@ -201,5 +202,62 @@ int session_seal_verify(const char *dir, char chain[33], char *err, size_t n)
     }
     free(stored);
     free(now);
+    return rc;
+}
+
+/* "kaudit-analysis-seal 1", "session CHAIN|none", "NAME SIZE DIGEST" */
+static int analysis_seal_text(const char *dir, const char *name, char *text, size_t tn, char *err, size_t n)
+{
+    char chain[33];
+    int sealed = session_seal_verify(dir, chain, err, n);
+    if (sealed < 0)
+        return -1;
+    char line[4200];
+    if (file_line(dir, name, line, sizeof line, err, n) != 0)
+        return -1;
+    snprintf(text, tn, "kaudit-analysis-seal 1\nsession %s\n%s\n", sealed == 0 ? chain : "none", line);
+    return 0;
+}
+
+int session_seal_analysis_write(const char *dir, const char *name, char *err, size_t n)
+{
+    char text[4400];
+    if (analysis_seal_text(dir, name, text, sizeof text, err, n) != 0)
+        return -1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_ANALYSIS_SEAL_FILE);
+    int fd = kat_open_output(path, O_EXCL, err, n);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text);
+    ssize_t w = write(fd, text, len);
+    if (w != (ssize_t)len || close(fd) != 0) {
+        snprintf(err, n, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int session_seal_analysis_verify(const char *dir, const char *name, char *err, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_ANALYSIS_SEAL_FILE);
+    char *stored = NULL;
+    size_t len = 0;
+    if (kat_read_input(path, O_NOFOLLOW, 1u << 16, &stored, &len, err, n) != 0) {
+        snprintf(err, n, "'%s' has no seal of its own ('%s' is missing or unreadable): it was not written by "
+                         "'kaudit analyze --save' of this version, or was planted",
+                 name, path);
+        return -1;
+    }
+    char now[4400];
+    int rc = analysis_seal_text(dir, name, now, sizeof now, err, n);
+    if (rc == 0 && (len != strlen(now) || memcmp(stored, now, len) != 0)) {
+        snprintf(err, n, "'%s/%s' does not match its seal (%s): changed or planted after 'kaudit analyze --save', or "
+                         "the session changed since",
+                 dir, name, KAUDIT_ANALYSIS_SEAL_FILE);
+        rc = -1;
+    }
+    free(stored);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #define KAUDIT_SEAL_FILE "seal"
+#define KAUDIT_ANALYSIS_SEAL_FILE "analysis.seal"
 
 /* Writes DIR/seal; chain receives the chain digest (33 bytes).  0 or -1 with err. */
 int session_seal_write(const char *dir, char chain[33], char *err, size_t n);
@@ -29,5 +30,15 @@ int session_seal_write(const char *dir, char chain[33], char *err, size_t n);
  * naming the first file that differs.
  */
 int session_seal_verify(const char *dir, char chain[33], char *err, size_t n);
+
+/*
+ * A saved analysis (DIR/NAME, analyze --save) gets a seal of its own,
+ * DIR/analysis.seal: the session's chain when it was saved (or none) and the
+ * analysis file's size and digest.  `kaudit report DIR` reads a saved
+ * analysis only when this matches (the session unchanged too).  0, or -1
+ * with err.
+ */
+int session_seal_analysis_write(const char *dir, const char *name, char *err, size_t n);
+int session_seal_analysis_verify(const char *dir, const char *name, char *err, size_t n);
 
 #endif
