@@ -148,4 +148,7 @@ int ka_manifest_pin(const char *manifest, const char *const *contracts, size_t n
  * (PyTorch's extension builds, Triton's and Inductor's caches): n of them. */
 const char *const *ka_default_candidate_objects(size_t *n);
 
+/* 32 lowercase hex digits: the form digests are written in (contracts, manifests, inventories). */
+int ka_contract_is_hex_digest(const char *s);
+
 #endif

@@ -17,7 +17,6 @@ char *ka_contract_read_file(const char *path, size_t *len, char *err, size_t n, 
 /* XXH3-128 of data as 32 hex digits. */
 void ka_contract_digest_hex(const void *data, size_t len, char hex[33]);
 /* 32 lowercase hex digits. */
-int ka_contract_is_hex_digest(const char *s);
 /* One JSON value and only whitespace after it, or NULL with err (line and column). */
 cJSON *ka_contract_parse_json(const char *text, size_t len, const char *what, const char *name, char *err,
                               size_t n);

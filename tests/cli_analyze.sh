@@ -139,6 +139,15 @@ check "KAUDIT_INVENTORY missing: exit 1" rc 1
 check "KAUDIT_INVENTORY missing: named" err_has "no-such.inventory"
 KAUDIT_INVENTORY=none run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV"
 check "--inventory wins over KAUDIT_INVENTORY" out_has "inventory: .*h200-torch2.11-calibrated.inventory.zst (digest "
+# --inventory-digest pins the inventory as a manifest pins a contract
+run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV"
+inv_digest=$(sed -n 's/.*inventory: .* (digest \([0-9a-f]*\)).*/\1/p' "$T/out" | head -1)
+run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV" --inventory-digest "$inv_digest"
+check "--inventory-digest matching: judged (exit 11)" rc 11
+run analyze "$SESSION" --contract "$SRC/contracts/examples/side-stream.json" --inventory "$INV" \
+    --inventory-digest 0123456789abcdef0123456789abcdef
+check "--inventory-digest other: exit 1" rc 1
+check "--inventory-digest other: named" err_has "not the pinned 0123456789abcdef0123456789abcdef"
 cp -r "$SESSION" "$T/saved-none"
 run analyze "$T/saved-none" --contract "$SRC/contracts/examples/side-stream.json" --inventory none --save
 run report "$T/saved-none"

@@ -36,6 +36,7 @@ static const char analyze_usage[] =
     "                      $KAUDIT_INVENTORY, else the bundled calibrated H200 one\n"
     "                      (share/kaudit/" KAUDIT_BUNDLED_INVENTORY ");\n"
     "                      'none': kernel names and module digests are not checked\n"
+    "  --inventory-digest HEX  refuse an inventory whose digest is not HEX (pinned)\n"
     "  --weak ACCEPT|REJECT  the weak verifier's decision: adds the outcome code\n"
     "  --semantic V        the semantic axis verdict (PASS, FAIL, INCONCLUSIVE) from a\n"
     "                      separate stress run; without it the axis is UNSUPPORTED\n"

@@ -22,7 +22,7 @@ int judge_parse(int argc, char **argv, enum judge_command which, const char *usa
         { "inventory", required_argument, 0, 'i' }, { "weak", required_argument, 0, 'w' },
         { "json", no_argument, 0, 'j' },           { "save", no_argument, 0, 's' },
         { "perfetto", required_argument, 0, 'p' }, { "help", no_argument, 0, 'h' },
-        { "semantic", required_argument, 0, 'S' },
+        { "semantic", required_argument, 0, 'S' }, { "inventory-digest", required_argument, 0, 'D' },
         { 0, 0, 0, 0 },
     };
     int report = which == JUDGE_REPORT;
@@ -35,6 +35,11 @@ int judge_parse(int argc, char **argv, enum judge_command which, const char *usa
         case 'c': a->contract = optarg; break;
         case 'm': a->manifest = optarg; break;
         case 'i': a->inventory = optarg; break;
+        case 'D':
+            if (!ka_contract_is_hex_digest(optarg))
+                return cli_usage_error(usage, "--inventory-digest takes 32 lowercase hex digits, not '%s'", optarg);
+            a->inventory_digest = optarg;
+            break;
         case 'j': a->json = 1; break;
         case 's':
             if (report)
@@ -146,6 +151,20 @@ int judge_run(const struct judge_args *a, struct judge *j)
     if (a->inventory && kinv_load(a->inventory, &j->inv, &ierr) != 0) {
         cli_error("%s", ierr.msg);
         return KAUDIT_EXIT_ERROR;
+    }
+    /* pinned as contracts are: an inventory edited with its digest
+     * recomputed loads, but is not the one the user pinned */
+    if (a->inventory_digest) {
+        char hex[33];
+        if (!j->inv) {
+            cli_error("--inventory-digest %s: no inventory is used (--inventory none)", a->inventory_digest);
+            return KAUDIT_EXIT_ERROR;
+        }
+        kinv_digest_hex(j->inv->digest, hex);
+        if (strcmp(hex, a->inventory_digest) != 0) {
+            cli_error("inventory '%s' has digest %s, not the pinned %s", a->inventory, hex, a->inventory_digest);
+            return KAUDIT_EXIT_ERROR;
+        }
     }
     struct ka_options opt;
     memset(&opt, 0, sizeof opt);

@@ -17,6 +17,7 @@ enum judge_command { JUDGE_ANALYZE, JUDGE_REPORT };
 
 struct judge_args {
     const char *dir, *contract, *manifest, *inventory, *out, *perfetto;
+    const char *inventory_digest;   /* --inventory-digest: the inventory must have this digest */
     enum ka_weak weak;
     int json, save;
     int semantic_given;
