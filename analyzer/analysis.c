@@ -237,6 +237,16 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                        "still running); what was recorded after its last copy is not in the session",
                        status);
     }
+    /* traces another run wrote, refused by kaudit run's copier */
+    const char *foreign = kat_session_info(s, "foreign_traces");
+    if (foreign && strcmp(foreign, "0") != 0) {
+        run.facts.truncated++;
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-from-another-session", NULL,
+                       0,
+                       "%s trace(s) in the spool did not carry this session's token (copied in from another run): "
+                       "they were not copied, and the session is incomplete",
+                       foreign);
+    }
     /* Sessions recorded before kaudit protected them have no such key. */
     const char *protection = kat_session_info(s, "session_protection");
     if (protection && strncmp(protection, "read-only", 9) != 0)

@@ -129,4 +129,8 @@ void kat_libraries_poll(void);
 /* Record which objects define the timing entry points right now. */
 void kat_timing_symbols_snapshot(uint32_t phase);
 
+/* The session's token as the process had it when the library was loaded
+ * (process.c), or NULL: written into the trace's header. */
+const char *kat_injected_token(void);
+
 #endif /* KAUDIT_PRELOAD_INTERNAL_H */

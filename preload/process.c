@@ -53,7 +53,7 @@ void kat_cupti_after_fork_child(void);
  * changes its own environment later cannot redirect what children get.
  */
 static struct {
-    char preload[INJECTED_BYTES], session[INJECTED_BYTES], cupti[INJECTED_BYTES];
+    char preload[INJECTED_BYTES], session[INJECTED_BYTES], token[INJECTED_BYTES], cupti[INJECTED_BYTES];
     char audit[INJECTED_BYTES], python_dir[INJECTED_BYTES], python_watch[INJECTED_BYTES];
     struct kat_injection inj;
     int ready;
@@ -79,6 +79,7 @@ static void prepare_injection(void)
     if (!inj->preload)
         return;
     inj->session = keep_value(injection.session, getenv(KAT_ENV_SESSION));
+    inj->token = keep_value(injection.token, getenv(KAT_ENV_SESSION_TOKEN));
     inj->cupti = keep_value(injection.cupti, getenv(KAT_ENV_CUPTI));
     const char *audit = getenv(KAT_ENV_AUDIT);
     if (audit && audit[0] == '/')
@@ -87,6 +88,11 @@ static void prepare_injection(void)
     if (inj->python_dir)
         inj->python_watch = keep_value(injection.python_watch, getenv(KAT_ENV_PYTHON_WATCH));
     injection.ready = 1;
+}
+
+const char *kat_injected_token(void)
+{
+    return injection.ready ? injection.inj.token : getenv(KAT_ENV_SESSION_TOKEN);
 }
 
 static int needs_injection(char *const envp[])

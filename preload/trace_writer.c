@@ -386,6 +386,14 @@ static int open_trace(void)
         .origin = writer.origin ? writer.origin : KAT_ORIGIN_EXEC,
     };
     memcpy(header.magic, KAT_TRACE_MAGIC, sizeof(header.magic));
+    /* the run's token: kaudit run copies only traces that carry it */
+    const char *token = kat_injected_token();
+    for (int i = 0; token && i < 16 && token[2 * i] && token[2 * i + 1]; i++) {
+        unsigned v;
+        if (sscanf(token + 2 * i, "%2x", &v) != 1)
+            break;
+        header.session_token[i] = (uint8_t)v;
+    }
     if (writer.use_pwrite) {
         if (trace_fd_check() != 0 || pwrite(writer.fd, &header, sizeof(header), 0) != (ssize_t)sizeof(header)) {
             close_trace_fd();

@@ -46,7 +46,7 @@ struct kat_file_header {
     uint64_t start_monotonic_ns;
     uint32_t origin;            /* enum kat_process_origin */
     uint32_t reserved0;
-    uint64_t reserved[2];
+    uint8_t session_token[16];  /* KAUDIT_SESSION_TOKEN of the run (zeros: none, or an older writer) */
 };                              /* 64 bytes */
 
 enum kat_process_origin {

@@ -99,5 +99,18 @@ echo $? >"$T/rc5"
 check "kaudit killed: analyze says INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc5")" = 11 ]
 check "kaudit killed: the finding says the recording was interrupted" grep -q recording-interrupted "$T/a5"
 
+# 5. a trace of another run copied into the spool: not copied, and said
+"$K" run -d "$T/s6" -- sh -c 'cp "$1"/p*.kat "$KAUDIT_SESSION_DIR/p99999-1.kat"; sleep 0.1' sh "$T/s5" >/dev/null 2>&1
+check "another run's trace: not copied" [ ! -e "$T/s6/p99999-1.kat" ]
+check "another run's trace: counted in info" grep -q '^foreign_traces: 1' "$T/s6/info"
+"$K" analyze "$T/s6" --contract "$SRC/contracts/examples/torch-ops.json" --json >"$T/a6" 2>/dev/null
+echo $? >"$T/rc6"
+check "another run's trace: analyze INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc6")" = 11 ]
+check "another run's trace: the finding" grep -q trace-from-another-session "$T/a6"
+tok=$(sed -n 's/^session_token: //p' "$T/s6/info")
+first=$(ls "$T/s6" | grep '\.kat$' | head -1)
+check "the session's traces carry its token" \
+    [ "$(od -A n -t x1 -j 48 -N 16 "$T/s6/$first" | tr -d ' \n')" = "$tok" ]
+
 echo "cli_protect: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -240,13 +240,13 @@ static int locate_command(const char *cmd, char *found, size_t size)
 }
 
 /* The child's environment: ours plus the tool's variables (session/child_env.h). */
-static char **child_environment(const char *session, const char *preload, const char *cupti,
+static char **child_environment(const char *session, const char *token, const char *preload, const char *cupti,
                                 const char *audit, const char *python_dir, const char *python_watch)
 {
     const char *injection = getenv("CUDA_INJECTION64_PATH");
     if (injection && injection[0] && strcmp(injection, preload) != 0)
         say("warning", "replacing CUDA_INJECTION64_PATH='%s': CUPTI takes one tool", injection);
-    struct kat_injection inj = { .preload = preload, .session = session, .cupti = cupti,
+    struct kat_injection inj = { .preload = preload, .session = session, .token = token, .cupti = cupti,
                                  .audit = audit, .python_dir = python_dir, .python_watch = python_watch };
     size_t slots = kat_child_env_slots(environ), bytes = kat_child_env_bytes(&inj, environ);
     char **env = malloc(slots * sizeof(char *) + bytes);
@@ -434,7 +434,8 @@ static int run_command(int argc, char **argv)
         else
             kat_session_info_set(&info, "write_confinement", "none: %s", conf.why);
     }
-    char **env = child_environment(spool.dir, preload, cupti, audit, python, python_watch);
+    kat_session_info_set(&info, "session_token", "%s", spool.token_hex);
+    char **env = child_environment(spool.dir, spool.token_hex, preload, cupti, audit, python, python_watch);
     if (!env) {
         say("error", "out of memory");
         kat_session_info_not_started(&info, "out of memory");
@@ -538,6 +539,8 @@ static int run_command(int argc, char **argv)
     }
     /* the last of it; what the command's leftovers write after this is not part of the session */
     trace_spool_drain(&spool, 1);
+    if (spool.foreign_traces)
+        kat_session_info_set(&info, "foreign_traces", "%u", spool.foreign_traces);
     trace_spool_close(&spool);
 
     if (got == (ssize_t)sizeof(exec_error) && exec_error) {

@@ -2,11 +2,13 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <ftw.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,12 @@ int trace_spool_open(struct trace_spool *s, const char *session, char *err, size
     const char *tmp = getenv("TMPDIR");
     if (!tmp || tmp[0] != '/')
         tmp = "/tmp";
+    if (getrandom(s->token, sizeof s->token, 0) != (ssize_t)sizeof s->token) {
+        snprintf(err, n, "cannot draw the session's token: %s", strerror(errno));
+        return -1;
+    }
+    for (int i = 0; i < 16; i++)
+        snprintf(s->token_hex + 2 * i, 3, "%02x", s->token[i]);
     snprintf(s->dir, sizeof s->dir, "%s/kaudit-spool-XXXXXX", tmp);
     if (!mkdtemp(s->dir)) {
         snprintf(err, n, "cannot create the spool directory '%s': %s", s->dir, strerror(errno));
@@ -162,6 +170,20 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final, u
             return;
         int bad;
         size_t whole = complete_prefix(buf, (size_t)got, f->offset, &bad);
+        if (f->offset == 0 && whole &&
+            memcmp(buf + offsetof(struct kat_file_header, session_token), s->token, sizeof s->token) != 0) {
+            /* another run's trace (copied into the spool): not this session's evidence */
+            s->foreign_traces++;
+            kat_session_log(s->session, "warning",
+                            "the trace %s in the spool does not carry this session's token (copied in from "
+                            "another run?): not copied",
+                            f->name);
+            char path[PATH_MAX + 128];
+            snprintf(path, sizeof path, "%s/%s", s->session, f->name);
+            unlink(path);
+            f->damaged = 1;
+            return;
+        }
         if (whole && write_all(f->out, buf, whole) != 0) {
             kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
                             strerror(errno));

@@ -29,10 +29,15 @@ struct trace_spool {
     size_t n_files, cap_files;
     uint64_t bytes_copied;
     unsigned foreign;            /* files in the spool that are no trace */
+    unsigned foreign_traces;     /* traces whose header carries another session's token */
+    unsigned char token[16];     /* this session's (KAUDIT_SESSION_TOKEN) */
+    char token_hex[33];
     int too_many;                /* the limit on traces was reached (said once) */
 };
 
-/* Makes the spool (mkdtemp beneath TMPDIR, else /tmp).  0, or -1 with err. */
+/* Makes the spool (mkdtemp beneath TMPDIR, else /tmp) and draws the
+ * session's token (getrandom): a trace whose header does not carry it (one
+ * copied in from another run) is not copied, and counted.  0, or -1 with err. */
 int trace_spool_open(struct trace_spool *s, const char *session, char *err, size_t n);
 
 /* Copies what is new and complete.  final: the command has ended; what is
