@@ -51,4 +51,8 @@ FILE *kat_fopen_output(const char *path, int open_flags, char *err, size_t err_s
 void kat_session_log(const char *dir, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Removes a directory kaudit made and everything in it, not following links
+ * (nftw, FTW_PHYS); what cannot be removed stays. */
+void kat_remove_tree(const char *path);
+
 #endif

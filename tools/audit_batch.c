@@ -27,6 +27,7 @@
 
 #include "audit.h"
 #include "audit_exec.h"
+#include "safe_file.h"
 #include "cli.h"
 
 /* A pair that ran out of GPU memory while other audits shared the GPU is
@@ -405,9 +406,9 @@ static int reap_one(struct running *run, int jobs, struct pair *pairs, const dou
                  * pair); the first attempt is kept beside the second */
                 char first[PATH_MAX + 300];
                 snprintf(first, sizeof first, "%s.first-attempt", dir);
-                audit_remove_tree(first);
+                kat_remove_tree(first);
                 if (rename(dir, first) != 0)
-                    audit_remove_tree(dir);
+                    kat_remove_tree(dir);
                 p->retry = RETRY_PENDING;
                 return 2;
             }

@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,18 +92,6 @@ static void reap_others(pid_t keep)
     }
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(path) != 0 && errno != ENOENT;
-}
-
-void audit_remove_tree(const char *path)
-{
-    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
 
 static int add_root(struct audit_roots *r, const char *path, int make, char *err, size_t n)
 {

@@ -56,8 +56,5 @@ struct audit_worker {
  * could not be started at all. */
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n);
 
-/* Removes a directory the audit made (the tensor files once judged, a
- * temporary runner directory), not following links. */
-void audit_remove_tree(const char *path);
 
 #endif

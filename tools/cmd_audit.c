@@ -21,6 +21,7 @@
 #include "analysis.h"
 #include "audit.h"
 #include "audit_exec.h"
+#include "safe_file.h"
 #include "cli.h"
 #include "commands.h"
 #include "contract_new.h"
@@ -488,7 +489,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!a->keep_tensors) {
         char tensors[PATH_MAX + 32];
         snprintf(tensors, sizeof tensors, "%s/tensors", p.runner_dir);
-        audit_remove_tree(tensors); /* the tensor files once judged (they can be large) */
+        kat_remove_tree(tensors); /* the tensor files once judged (they can be large) */
     }
     res->certificate = an->certificate;
     snprintf(res->outcome, sizeof res->outcome, "%s", an->outcome);

@@ -12,6 +12,7 @@
 #include "contract.h"
 #include "contract_new.h"
 #include "audit_exec.h"
+#include "safe_file.h"
 #include "resources.h"
 #include "schedule.h"
 
@@ -204,7 +205,7 @@ int contract_new_from_reference(const char *reference, const char *path, const c
     const char *task_roots[AUDIT_MAX_ROOTS];
     const char *own[] = { tmp };
     if (audit_roots_for(&roots, own, 1, NULL, 0, err, n) != 0) {
-        audit_remove_tree(tmp);
+        kat_remove_tree(tmp);
         return -1;
     }
     for (size_t i = 0; i < roots.n; i++)
@@ -248,6 +249,6 @@ int contract_new_from_reference(const char *reference, const char *path, const c
             }
         }
     }
-    audit_remove_tree(tmp);
+    kat_remove_tree(tmp);
     return rc;
 }

@@ -1,7 +1,6 @@
 /* trace_spool.c - copying complete records from the spool into the session (trace_spool.h). */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <ftw.h>
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -240,14 +239,6 @@ void trace_spool_drain(struct trace_spool *s, int final)
     closedir(d);
 }
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    (void)type;
-    (void)ftw;
-    return remove(path) != 0 && errno != ENOENT;
-}
-
 void trace_spool_close(struct trace_spool *s)
 {
     for (size_t i = 0; i < s->n_files; i++) {
@@ -258,6 +249,6 @@ void trace_spool_close(struct trace_spool *s)
     s->files = NULL;
     s->n_files = s->cap_files = 0;
     if (s->dir[0])
-        nftw(s->dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        kat_remove_tree(s->dir);
     s->dir[0] = '\0';
 }
