@@ -231,7 +231,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
      * "preparing") means it was killed or is still at work: the session did
      * not end, whatever the traces say */
     if (status && (!strcmp(status, "running") || !strcmp(status, "preparing"))) {
-        run.facts.truncated++;
+        run.facts.session_incomplete = 1;
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "recording-interrupted", NULL, 0,
                        "the session's info still says '%s': kaudit run was killed before the command ended (or is "
                        "still running); what was recorded after its last copy is not in the session",
@@ -240,7 +240,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     /* traces another run wrote, refused by kaudit run's copier */
     const char *foreign = kat_session_info(s, "foreign_traces");
     if (foreign && strcmp(foreign, "0") != 0) {
-        run.facts.truncated++;
+        run.facts.session_incomplete = 1;
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-from-another-session", NULL,
                        0,
                        "%s trace(s) in the spool did not carry this session's token (copied in from another run): "

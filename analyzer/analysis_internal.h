@@ -131,6 +131,7 @@ struct ka_session_facts {
     uint64_t candidate_modules;         /* modules loaded by candidate objects */
     /* what limits the evidence */
     int health_problem, truncated, read_error;
+    int session_incomplete;             /* the recording did not end, or refused another run's trace (analysis.c) */
     unsigned python_off;                /* Python processes without Python-side provenance */
     uint64_t kernels_without_api;
 };

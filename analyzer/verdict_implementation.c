@@ -282,6 +282,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
     if (a->build_failures && !s->candidate_modules)
         cause = "the candidate's custom build failed and no candidate module was loaded: the fallback path shows no "
                 "violation, which cannot certify the unavailable custom implementation";
+    else if (s->session_incomplete)
+        cause = "the session is incomplete: the recording did not end, or a trace of another run was refused (see "
+                "the findings)";
     else if (s->read_error || s->truncated)
         cause = "a trace is truncated or malformed: launches after its last record are not known";
     else if (s->missing_traces)

@@ -433,6 +433,11 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
                                 "them)");
         return;
     }
+    if (s->session_incomplete) {
+        ax->root_cause = strdup("the session is incomplete: the recording did not end, or a trace of another run "
+                                "was refused (see the findings)");
+        return;
+    }
     if (s->read_error || s->truncated) {
         ax->root_cause = strdup("a trace is truncated or malformed: kernels after its last record are not known");
         return;

@@ -41,13 +41,18 @@ int trace_spool_open(struct trace_spool *s, const char *session, char *err, size
     }
     for (int i = 0; i < 16; i++)
         snprintf(s->token_hex + 2 * i, 3, "%02x", s->token[i]);
-    snprintf(s->dir, sizeof s->dir, "%s/kaudit-spool-XXXXXX", tmp);
-    if (!mkdtemp(s->dir)) {
-        snprintf(err, n, "cannot create the spool directory '%s': %s", s->dir, strerror(errno));
-        s->dir[0] = '\0';
-        return -1;
+    /* TMPDIR, and /tmp when TMPDIR cannot be written */
+    const char *bases[] = { tmp, "/tmp" };
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && strcmp(tmp, "/tmp") == 0)
+            break;
+        snprintf(s->dir, sizeof s->dir, "%s/kaudit-spool-XXXXXX", bases[i]);
+        if (mkdtemp(s->dir))
+            return 0;
     }
-    return 0;
+    snprintf(err, n, "cannot create a spool directory beneath '%s' or /tmp: %s", tmp, strerror(errno));
+    s->dir[0] = '\0';
+    return -1;
 }
 
 /* p<pid>-<stamp>.kat, as the preload's writer names a trace */
