@@ -261,7 +261,13 @@ static int store_record(uint16_t type, const void *body, uint32_t body_size,
             writer.lost++;
             return -1;
         }
-        ssize_t n = pwrite(writer.fd, buf, size, (off_t)(writer.map_offset + writer.used));
+        /* the body first, the header word last, as through the mapping: a
+         * reader of the file as it is written (kaudit run's spool copier)
+         * must not see a header whose body is not there yet */
+        off_t at = (off_t)(writer.map_offset + writer.used);
+        ssize_t n = pwrite(writer.fd, buf + 8, size - 8, at + 8);
+        if (n == (ssize_t)(size - 8))
+            n = pwrite(writer.fd, buf, 8, at) == 8 ? (ssize_t)size : -1;
         if (buf != stack)
             free(buf);
         if (n != (ssize_t)size) {

@@ -112,5 +112,20 @@ first=$(ls "$T/s6" | grep '\.kat$' | head -1)
 check "the session's traces carry its token" \
     [ "$(od -A n -t x1 -j 48 -N 16 "$T/s6/$first" | tr -d ' \n')" = "$tok" ]
 
+# 6. a spool trace cut short while kaudit copies from it: kaudit runs on
+#    (the copier reads through a mapping; SIGBUS on a cut file is caught)
+"$K" run -d "$T/s7" -- sh -c '
+    sleep 1 & child=$!
+    sleep 0.3
+    for f in "$KAUDIT_SESSION_DIR"/p$child-*.kat; do truncate -s 72 "$f"; done
+    sleep 0.2
+    for f in "$KAUDIT_SESSION_DIR"/p$child-*.kat; do truncate -s 0 "$f"; done
+    wait
+    exit 0' >/dev/null 2>&1
+echo $? >"$T/rc7"
+check "a spool trace cut short: kaudit ends normally (exit 0)" [ "$(cat "$T/rc7")" = 0 ]
+check "a spool trace cut short: info says how the command ended" grep -q '^status: exited 0' "$T/s7/info"
+check "a spool trace cut short: the session is sealed" intact "$T/s7"
+
 echo "cli_protect: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

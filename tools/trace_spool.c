@@ -4,9 +4,12 @@
 #include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,8 +21,6 @@
 /* More traces than any harness makes; a candidate creating files without end
  * must not make the supervisor's memory grow without end. */
 #define SPOOL_MAX_TRACES 4096
-/* Bytes read from one trace per pass: the rest waits for the next pass. */
-#define SPOOL_CHUNK (1u << 20)
 
 struct spool_file {
     char name[96];
@@ -130,87 +131,117 @@ static int write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
-/* The length of the complete records at the start of buf (len bytes, the
- * file's bytes from offset).  *bad: stopped at bytes that are no record. */
-static size_t complete_prefix(const unsigned char *buf, size_t len, uint64_t offset, int *bad)
+/*
+ * The spool file is read through a read-only mapping of its own, and each
+ * record's header word with an atomic acquire load: the writer stores the
+ * body first and the header word last (release), so a header seen means a
+ * whole record.  A bulk read (pread) is no good here: its string copy may
+ * load a header's bytes out of order and tear it, and lose the walk.  A
+ * file cut short while mapped (the candidate truncates its spool file)
+ * raises SIGBUS on the next load: caught, and the file is left as it is.
+ */
+static sigjmp_buf *bus_jump;
+
+static void on_bus(int sig, siginfo_t *si, void *ctx)
 {
-    size_t at = 0;
+    (void)si;
+    (void)ctx;
+    if (bus_jump)
+        siglongjmp(*bus_jump, 1);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* The length of the complete records in map[from, len).  *bad: stopped at
+ * bytes that are no record. */
+static size_t committed_prefix(const unsigned char *map, size_t from, size_t len, int *bad)
+{
+    size_t at = from;
     *bad = 0;
-    if (offset == 0) {
-        /* the file header, then at least the first record's word: the header
-         * was stored before it (the writer's release store) */
-        if (len < sizeof(struct kat_file_header) + 8)
+    if (from == 0) {
+        /* the file header is stored before the first record's word */
+        if (len < sizeof(struct kat_file_header) + 8 ||
+            __atomic_load_n((const uint64_t *)(map + sizeof(struct kat_file_header)), __ATOMIC_ACQUIRE) == 0)
             return 0;
-        if (memcmp(buf, KAT_TRACE_MAGIC, 8) != 0) {
+        if (memcmp(map, KAT_TRACE_MAGIC, 8) != 0) {
             *bad = 1;
             return 0;
         }
         at = sizeof(struct kat_file_header);
     }
     while (at + 8 <= len) {
-        struct kat_record_header h;
-        memcpy(&h, buf + at, sizeof h);
-        if (h.size == 0 && h.type == 0 && h.flags == 0)
+        uint64_t word = __atomic_load_n((const uint64_t *)(map + at), __ATOMIC_ACQUIRE);
+        if (word == 0)
             break; /* not committed yet */
+        struct kat_record_header h;
+        memcpy(&h, &word, sizeof h);
         if (h.size < 8 || h.size % 8) {
             *bad = 1;
             break;
         }
-        if (at + h.size > len)
-            break; /* committed, but beyond what was read: next pass */
+        if (h.size > len - at)
+            break; /* beyond the file as it was mapped: the next pass */
         at += h.size;
     }
-    /* the header alone, no record yet: wait */
-    return offset == 0 && at == sizeof(struct kat_file_header) ? 0 : at;
+    return at - from;
 }
 
-static void drain_file(struct trace_spool *s, struct spool_file *f, int final, unsigned char *buf)
+static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
 {
     if (f->damaged)
         return;
-    for (;;) {
-        ssize_t got = pread(f->in, buf, SPOOL_CHUNK, (off_t)f->offset);
-        if (got <= 0)
-            return;
-        int bad;
-        size_t whole = complete_prefix(buf, (size_t)got, f->offset, &bad);
-        if (f->offset == 0 && whole &&
-            memcmp(buf + offsetof(struct kat_file_header, session_token), s->token, sizeof s->token) != 0) {
-            /* another run's trace (copied into the spool): not this session's evidence */
-            s->foreign_traces++;
-            kat_session_log(s->session, "warning",
-                            "the trace %s in the spool does not carry this session's token (copied in from "
-                            "another run?): not copied",
-                            f->name);
-            char path[PATH_MAX + 128];
-            snprintf(path, sizeof path, "%s/%s", s->session, f->name);
-            unlink(path);
-            f->damaged = 1;
-            return;
-        }
-        if (whole && write_all(f->out, buf, whole) != 0) {
-            kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
-                            strerror(errno));
-            f->damaged = 1;
-            return;
-        }
+    struct stat st;
+    if (fstat(f->in, &st) != 0)
+        return;
+    size_t len = (size_t)st.st_size & ~(size_t)7; /* records are 8-byte aligned */
+    if (len <= f->offset)
+        return;
+    unsigned char *map = mmap(NULL, len, PROT_READ, MAP_SHARED, f->in, 0);
+    if (map == MAP_FAILED)
+        return;
+    sigjmp_buf jump;
+    if (sigsetjmp(jump, 1) != 0) {
+        bus_jump = NULL; /* the file was cut while mapped */
+        munmap(map, len);
+        return;
+    }
+    bus_jump = &jump;
+    int bad;
+    size_t whole = committed_prefix(map, (size_t)f->offset, len, &bad);
+    const unsigned char *from = map + f->offset;
+    if (f->offset == 0 && whole &&
+        memcmp(map + offsetof(struct kat_file_header, session_token), s->token, sizeof s->token) != 0) {
+        /* another run's trace (copied into the spool): not this session's evidence */
+        s->foreign_traces++;
+        kat_session_log(s->session, "warning",
+                        "the trace %s in the spool does not carry this session's token (copied in from "
+                        "another run?): not copied",
+                        f->name);
+        char path[PATH_MAX + 128];
+        snprintf(path, sizeof path, "%s/%s", s->session, f->name);
+        unlink(path);
+        f->damaged = 1;
+    } else if (whole && write_all(f->out, from, whole) != 0) {
+        kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
+                        strerror(errno));
+        f->damaged = 1;
+    } else {
         f->offset += whole;
         s->bytes_copied += whole;
         if (bad && final) {
             /* damage, not an unfinished record: copied as it is (without the
              * zeros of the unused space after it), for the reader to report */
-            size_t rest = (size_t)got - whole;
-            while (rest && buf[whole + rest - 1] == 0)
+            size_t rest = len - (size_t)f->offset;
+            while (rest && map[f->offset + rest - 1] == 0)
                 rest--;
-            if (rest && write_all(f->out, buf + whole, rest) == 0)
+            if (rest && write_all(f->out, map + f->offset, rest) == 0)
                 kat_session_log(s->session, "warning", "the trace %s holds %zu bytes that are no record", f->name,
                                 rest);
             f->damaged = 1;
-            return;
         }
-        if (whole == 0 || (size_t)got < SPOOL_CHUNK)
-            return;
     }
+    bus_jump = NULL;
+    munmap(map, len);
 }
 
 void trace_spool_drain(struct trace_spool *s, int final)
@@ -220,10 +251,12 @@ void trace_spool_drain(struct trace_spool *s, int final)
     DIR *d = opendir(s->dir);
     if (!d)
         return;
-    unsigned char *buf = malloc(SPOOL_CHUNK);
-    if (!buf) {
-        closedir(d);
-        return;
+    static int bus_handler;
+    if (!bus_handler) {
+        struct sigaction sa = { .sa_sigaction = on_bus, .sa_flags = SA_SIGINFO };
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGBUS, &sa, NULL);
+        bus_handler = 1;
     }
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -238,9 +271,8 @@ void trace_spool_drain(struct trace_spool *s, int final)
         }
         struct spool_file *f = file_for(s, e->d_name);
         if (f)
-            drain_file(s, f, final, buf);
+            drain_file(s, f, final);
     }
-    free(buf);
     closedir(d);
 }
 
