@@ -247,6 +247,15 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                        "they were not copied, and the session is incomplete",
                        foreign);
     }
+    /* processes kaudit run saw that left no trace (ran without the preload) */
+    const char *untraced = kat_session_info(s, "untraced_processes");
+    if (untraced && strcmp(untraced, "0") != 0) {
+        run.facts.missing_traces++;
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "process-without-trace", NULL, 0,
+                       "kaudit run saw processes of the run that have no trace (they ran without the preload, as "
+                       "a raw clone and execve with an empty environment does): %s",
+                       untraced);
+    }
     /* Sessions recorded before kaudit protected them have no such key. */
     const char *protection = kat_session_info(s, "session_protection");
     if (protection && strncmp(protection, "read-only", 9) != 0)

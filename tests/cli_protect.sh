@@ -127,5 +127,22 @@ check "a spool trace cut short: kaudit ends normally (exit 0)" [ "$(cat "$T/rc7"
 check "a spool trace cut short: info says how the command ended" grep -q '^status: exited 0' "$T/s7/info"
 check "a spool trace cut short: the session is sealed" intact "$T/s7"
 
+# 7. a process made with a raw clone and execve with an empty environment
+#    (no wrapper sees it, it runs without the preload): seen from outside
+"$K" run -d "$T/s8" -- "$PY" -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+pid = libc.syscall(56, ctypes.c_ulong(17), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_ulong(0))
+if pid == 0:
+    argv = (ctypes.c_char_p * 3)(b"/bin/sleep", b"0.5", None)
+    libc.syscall(59, b"/bin/sleep", argv, (ctypes.c_char_p * 1)(None))
+    os._exit(127)
+os.waitpid(pid, 0)' >/dev/null 2>&1
+check "raw clone: info lists the untraced process" grep -q '^untraced_processes: 1: [0-9]* ' "$T/s8/info"
+"$K" analyze "$T/s8" --contract "$SRC/contracts/examples/torch-ops.json" --json >"$T/a8" 2>/dev/null
+echo $? >"$T/rc8"
+check "raw clone: analyze INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc8")" = 11 ]
+check "raw clone: process-without-trace" grep -q process-without-trace "$T/a8"
+
 echo "cli_protect: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

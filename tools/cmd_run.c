@@ -38,6 +38,7 @@
 #include "session_seal.h"
 #endif
 #include "confine.h"
+#include "run_census.h"
 #include "run_protect.h"
 #include "trace_spool.h"
 
@@ -253,6 +254,37 @@ static char **child_environment(const char *session, const char *token, const ch
     if (!env)
         return NULL;
     return kat_child_env(&inj, environ, 0, env, slots, (char *)(env + slots), bytes);
+}
+
+/* The processes the census saw against the traces: info untraced_processes
+ * (dynamic programs without a trace: they ran without the preload) and
+ * static_processes (which cannot have one). */
+static void account_processes(struct kat_session_info *info, const struct run_census *c,
+                              const struct trace_spool *spool, const char *session)
+{
+    char untraced[1024] = "", statics[1024] = "";
+    size_t nu = 0, ns = 0, lu = 0, ls = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct census_process *p = &c->seen[i];
+        if (trace_spool_has_pid(spool, p->pid))
+            continue;
+        char *buf = p->is_static ? statics : untraced;
+        size_t *len = p->is_static ? &ls : &lu;
+        if (*len < sizeof untraced - 64)
+            *len += (size_t)snprintf(buf + *len, sizeof untraced - *len, "%s%d %s", *len ? ", " : "", (int)p->pid,
+                                     p->comm);
+        if (p->is_static)
+            ns++;
+        else
+            nu++;
+    }
+    if (nu) {
+        kat_session_info_set(info, "untraced_processes", "%zu: %s", nu, untraced);
+        kat_session_log(session, "warning", "%zu process(es) of the run had no trace (they ran without the preload): %s",
+                        nu, untraced);
+    }
+    if (ns)
+        kat_session_info_set(info, "static_processes", "%zu: %s", ns, statics);
 }
 
 static volatile sig_atomic_t child_pid_for_signals;
@@ -523,7 +555,10 @@ static int run_command(int argc, char **argv)
     /* Until the command ends: what its processes committed is copied out of
      * their reach every few milliseconds. */
     int status = 0;
-    for (;;) {
+    struct run_census census;
+    run_census_init(&census, child);
+    run_census_scan(&census);
+    for (unsigned pass = 1;; pass++) {
         pid_t w = waitpid(child, &status, WNOHANG);
         if (w == child)
             break;
@@ -534,6 +569,8 @@ static int run_command(int argc, char **argv)
             return 1;
         }
         trace_spool_drain(&spool, 0);
+        if (pass % 5 == 0) /* every 50 ms: the processes of the run, seen from outside */
+            run_census_scan(&census);
         struct timespec tick = { 0, 10 * 1000000L };
         nanosleep(&tick, NULL);
     }
@@ -541,6 +578,8 @@ static int run_command(int argc, char **argv)
     trace_spool_drain(&spool, 1);
     if (spool.foreign_traces)
         kat_session_info_set(&info, "foreign_traces", "%u", spool.foreign_traces);
+    account_processes(&info, &census, &spool, session);
+    run_census_free(&census);
     trace_spool_close(&spool);
 
     if (got == (ssize_t)sizeof(exec_error) && exec_error) {

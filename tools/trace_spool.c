@@ -276,6 +276,14 @@ void trace_spool_drain(struct trace_spool *s, int final)
     closedir(d);
 }
 
+int trace_spool_has_pid(const struct trace_spool *s, long pid)
+{
+    for (size_t i = 0; i < s->n_files; i++)
+        if (strtol(s->files[i].name + 1, NULL, 10) == pid)
+            return 1;
+    return 0;
+}
+
 void trace_spool_close(struct trace_spool *s)
 {
     for (size_t i = 0; i < s->n_files; i++) {

@@ -44,6 +44,9 @@ int trace_spool_open(struct trace_spool *s, const char *session, char *err, size
  * left after the last complete record is copied too when it is not zeros. */
 void trace_spool_drain(struct trace_spool *s, int final);
 
+/* Whether a trace of pid appeared in the spool (copied or not). */
+int trace_spool_has_pid(const struct trace_spool *s, long pid);
+
 /* Removes the spool and its files. */
 void trace_spool_close(struct trace_spool *s);
 

@@ -1,0 +1,168 @@
+/* run_census.c - the processes of a run, from /proc (run_census.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "run_census.h"
+
+void run_census_init(struct run_census *c, pid_t root)
+{
+    memset(c, 0, sizeof *c);
+    c->root = root;
+}
+
+void run_census_free(struct run_census *c)
+{
+    free(c->seen);
+    memset(c, 0, sizeof *c);
+}
+
+struct proc_row {
+    pid_t pid, ppid;
+    unsigned long long start;
+    char comm[20];
+};
+
+/* pid (comm) state ppid ... field 22 starttime; comm may hold spaces and parentheses */
+static int read_stat(pid_t pid, struct proc_row *r)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+    if (!open_paren || !close_paren || close_paren < open_paren)
+        return -1;
+    size_t clen = (size_t)(close_paren - open_paren - 1);
+    if (clen >= sizeof r->comm)
+        clen = sizeof r->comm - 1;
+    memcpy(r->comm, open_paren + 1, clen);
+    r->comm[clen] = '\0';
+    /* after ") ": state(3) ppid(4) ... starttime(22) */
+    char *p = close_paren + 2;
+    int field = 3;
+    long ppid = 0;
+    unsigned long long start = 0;
+    for (char *tok = strtok(p, " "); tok; tok = strtok(NULL, " "), field++) {
+        if (field == 4)
+            ppid = strtol(tok, NULL, 10);
+        if (field == 22) {
+            start = strtoull(tok, NULL, 10);
+            break;
+        }
+    }
+    r->pid = pid;
+    r->ppid = (pid_t)ppid;
+    r->start = start;
+    return 0;
+}
+
+/* Whether the program of pid has no PT_INTERP (a static executable). */
+static int static_executable(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    Elf64_Ehdr eh;
+    int result = 0;
+    if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum < 512) {
+        result = 1;
+        for (unsigned i = 0; i < eh.e_phnum; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (uint64_t)i * sizeof ph)) != (ssize_t)sizeof ph) {
+                result = 0;
+                break;
+            }
+            if (ph.p_type == PT_INTERP) {
+                result = 0;
+                break;
+            }
+        }
+    }
+    close(fd);
+    return result;
+}
+
+static int known(const struct run_census *c, pid_t pid, unsigned long long start)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->seen[i].pid == pid && c->seen[i].start == start)
+            return 1;
+    return 0;
+}
+
+void run_census_scan(struct run_census *c)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return;
+    struct proc_row *rows = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            struct proc_row *r = realloc(rows, cap * sizeof *r);
+            if (!r)
+                break;
+            rows = r;
+        }
+        if (read_stat((pid_t)pid, &rows[n]) == 0)
+            n++;
+    }
+    closedir(d);
+    /* root's tree: mark until nothing changes (depth passes) */
+    char *in = calloc(n ? n : 1, 1);
+    int changed = 1;
+    while (in && changed) {
+        changed = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (in[i])
+                continue;
+            int member = rows[i].pid == c->root;
+            for (size_t j = 0; j < n && !member; j++)
+                member = in[j] && rows[j].pid == rows[i].ppid;
+            if (member)
+                in[i] = 1, changed = 1;
+        }
+    }
+    for (size_t i = 0; in && i < n; i++) {
+        if (!in[i] || known(c, rows[i].pid, rows[i].start))
+            continue;
+        if (c->n == c->cap) {
+            size_t cap2 = c->cap ? 2 * c->cap : 32;
+            if (cap2 > 65536)
+                break; /* enough to tell */
+            struct census_process *s = realloc(c->seen, cap2 * sizeof *s);
+            if (!s)
+                break;
+            c->seen = s;
+            c->cap = cap2;
+        }
+        struct census_process *p = &c->seen[c->n++];
+        p->pid = rows[i].pid;
+        p->start = rows[i].start;
+        memcpy(p->comm, rows[i].comm, sizeof p->comm);
+        p->is_static = static_executable(rows[i].pid);
+    }
+    free(in);
+    free(rows);
+}

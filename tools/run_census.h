@@ -1,0 +1,39 @@
+/*
+ * run_census.h - every process of a run, seen from outside (issue 14 item 4;
+ * docs/threat-model.md).
+ *
+ * While the command runs, kaudit run lists the processes descending from it
+ * (/proc, every 50 ms) with the program each runs.  At the end each one is
+ * looked for among the traces: a dynamically linked process without a trace
+ * ran without the preload (a raw clone and execve with an empty environment,
+ * which no wrapper sees), and what it did is not known.  A statically linked
+ * one (ldconfig, which Triton runs) cannot load the preload nor, without a
+ * dynamic loader, the CUDA libraries: it is listed, not counted.  Processes
+ * that live less than a scan, or that detach from the command's tree before
+ * one (a double fork), are not seen.
+ */
+#ifndef KAUDIT_RUN_CENSUS_H
+#define KAUDIT_RUN_CENSUS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct census_process {
+    pid_t pid;
+    unsigned long long start;   /* /proc/PID/stat field 22: tells a reused pid apart */
+    char comm[20];
+    int is_static;              /* its executable has no program interpreter */
+};
+
+struct run_census {
+    pid_t root;
+    struct census_process *seen;
+    size_t n, cap;
+};
+
+void run_census_init(struct run_census *c, pid_t root);
+/* Adds the processes of root's tree that are alive now. */
+void run_census_scan(struct run_census *c);
+void run_census_free(struct run_census *c);
+
+#endif
