@@ -445,22 +445,6 @@ int kinv_serialize(struct kinv_inventory *inv, char **text, size_t *len, struct 
     return 0;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int kinv_write(struct kinv_inventory *inv, const char *path, struct kinv_err *err)
 {
     char *text;
@@ -496,7 +480,7 @@ int kinv_write(struct kinv_inventory *inv, const char *path, struct kinv_err *er
         int fd = strcmp(path, "-") ? open(path, O_WRONLY | O_CLOEXEC) : STDOUT_FILENO;
         if (fd < 0)
             rc = kinv_error(err, "cannot open '%s': %s", path, strerror(errno));
-        else if (write_all(fd, data, size))
+        else if (kat_write_all(fd, data, size))
             rc = kinv_error(err, "cannot write the inventory to '%s': %s", path, strerror(errno));
         if (fd >= 0 && fd != STDOUT_FILENO)
             close(fd);
@@ -512,7 +496,7 @@ int kinv_write(struct kinv_inventory *inv, const char *path, struct kinv_err *er
             if (fd < 0) {
                 rc = kinv_error(err, "cannot create '%s': %s", tmp, strerror(errno));
             } else {
-                if (write_all(fd, data, size) || fsync(fd))
+                if (kat_write_all(fd, data, size) || fsync(fd))
                     rc = kinv_error(err, "cannot write '%s': %s", tmp, strerror(errno));
                 if (close(fd) && !rc)
                     rc = kinv_error(err, "cannot write '%s': %s", tmp, strerror(errno));

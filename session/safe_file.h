@@ -51,6 +51,9 @@ FILE *kat_fopen_output(const char *path, int open_flags, char *err, size_t err_s
 void kat_session_log(const char *dir, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Writes all n bytes (a short write is retried, EINTR too).  0, or -1 with errno. */
+int kat_write_all(int fd, const void *data, size_t n);
+
 /* Removes a directory kaudit made and everything in it, not following links
  * (nftw, FTW_PHYS); what cannot be removed stays. */
 void kat_remove_tree(const char *path);

@@ -191,22 +191,14 @@ static cJSON *read_record(const char *dir, int status)
 {
     if (status != 0 && status != 10 && status != 11)
         return NULL;
-    char record[PATH_MAX + 300];
+    char record[PATH_MAX + 300], err[PATH_MAX + 400];
     snprintf(record, sizeof record, "%s/record.json", dir);
-    FILE *f = fopen(record, "r");
-    if (!f)
+    char *text = NULL;
+    size_t len = 0;
+    if (kat_read_input(record, 0, 1u << 30, &text, &len, err, sizeof err) != 0)
         return NULL;
-    cJSON *rec = NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    rewind(f);
-    char *text = size > 0 ? malloc((size_t)size + 1) : NULL;
-    if (text && fread(text, 1, (size_t)size, f) == (size_t)size) {
-        text[size] = '\0';
-        rec = cJSON_Parse(text);
-    }
+    cJSON *rec = cJSON_ParseWithLength(text, len);
     free(text);
-    fclose(f);
     return rec;
 }
 
@@ -224,8 +216,8 @@ static int ran_out_of_memory(const cJSON *rec)
     return 0;
 }
 
-/* One ledger line from the pair's record (or from its absence). */
-static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall)
+/* One ledger line from the pair's record rec (NULL: none; taken). */
+static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall, cJSON *rec)
 {
     char record[PATH_MAX + 300], log[PATH_MAX + 300];
     snprintf(record, sizeof record, "%s/record.json", dir);
@@ -237,7 +229,6 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     if (p->retry == RETRY_RUNNING)
         cJSON_AddStringToObject(line, "retried_alone",
                                 "its first attempt ran out of memory while other audits ran beside it");
-    cJSON *rec = read_record(dir, status);
     if (rec) {
         static const char *const copied[] = { "certificate", "outcome", "certificate_reason", NULL };
         for (int i = 0; copied[i]; i++) {
@@ -397,23 +388,20 @@ static int reap_one(struct running *run, int jobs, struct pair *pairs, const dou
         pair_dir(dir, sizeof dir, records, &pairs[run[j].pair]);
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         struct pair *p = &pairs[run[j].pair];
-        if (jobs > 1 && p->retry == RETRY_NONE) {
-            cJSON *rec = read_record(dir, code);
-            int oom = rec && ran_out_of_memory(rec);
+        cJSON *rec = read_record(dir, code);
+        if (jobs > 1 && p->retry == RETRY_NONE && rec && ran_out_of_memory(rec)) {
             cJSON_Delete(rec);
-            if (oom) {
-                /* no ledger line yet (a kill now reruns it, as any unfinished
-                 * pair); the first attempt is kept beside the second */
-                char first[PATH_MAX + 300];
-                snprintf(first, sizeof first, "%s.first-attempt", dir);
-                kat_remove_tree(first);
-                if (rename(dir, first) != 0)
-                    kat_remove_tree(dir);
-                p->retry = RETRY_PENDING;
-                return 2;
-            }
+            /* no ledger line yet (a kill now reruns it, as any unfinished
+             * pair); the first attempt is kept beside the second */
+            char first[PATH_MAX + 300];
+            snprintf(first, sizeof first, "%s.first-attempt", dir);
+            kat_remove_tree(first);
+            if (rename(dir, first) != 0)
+                kat_remove_tree(dir);
+            p->retry = RETRY_PENDING;
+            return 2;
         }
-        *ledger_failed = append_ledger(fd, p, dir, code, now_s() - started[run[j].pair]) != 0;
+        *ledger_failed = append_ledger(fd, p, dir, code, now_s() - started[run[j].pair], rec) != 0;
         return 1;
     }
     return 0; /* not one of ours (an orphan reparented to us): wait again */

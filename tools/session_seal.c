@@ -135,26 +135,32 @@ static char *seal_text(const char *dir, char chain[33], char *err, size_t en)
     return text;
 }
 
+/* DIR/NAME, a new file holding text (a planted one is replaced, never followed). */
+static int write_seal_file(const char *dir, const char *name, const char *text, char *err, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = kat_open_output(path, O_EXCL, err, n);
+    if (fd < 0)
+        return -1;
+    int bad = kat_write_all(fd, text, strlen(text)) != 0;
+    if (close(fd) != 0)
+        bad = 1;
+    if (bad) {
+        snprintf(err, n, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int session_seal_write(const char *dir, char chain[33], char *err, size_t n)
 {
     char *text = seal_text(dir, chain, err, n);
     if (!text)
         return -1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_SEAL_FILE);
-    int fd = kat_open_output(path, O_EXCL, err, n);
-    if (fd < 0) {
-        free(text);
-        return -1;
-    }
-    size_t len = strlen(text);
-    ssize_t w = write(fd, text, len);
+    int rc = write_seal_file(dir, KAUDIT_SEAL_FILE, text, err, n);
     free(text);
-    if (w != (ssize_t)len || close(fd) != 0) {
-        snprintf(err, n, "cannot write '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 int session_seal_verify(const char *dir, char chain[33], char *err, size_t n)
@@ -224,18 +230,7 @@ int session_seal_analysis_write(const char *dir, const char *name, char *err, si
     char text[4400];
     if (analysis_seal_text(dir, name, text, sizeof text, err, n) != 0)
         return -1;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_ANALYSIS_SEAL_FILE);
-    int fd = kat_open_output(path, O_EXCL, err, n);
-    if (fd < 0)
-        return -1;
-    size_t len = strlen(text);
-    ssize_t w = write(fd, text, len);
-    if (w != (ssize_t)len || close(fd) != 0) {
-        snprintf(err, n, "cannot write '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    return 0;
+    return write_seal_file(dir, KAUDIT_ANALYSIS_SEAL_FILE, text, err, n);
 }
 
 int session_seal_analysis_verify(const char *dir, const char *name, char *err, size_t n)

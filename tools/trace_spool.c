@@ -117,20 +117,6 @@ static struct spool_file *file_for(struct trace_spool *s, const char *name)
     return f;
 }
 
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /*
  * The spool file is read through a read-only mapping of its own, and each
  * record's header word with an atomic acquire load: the writer stores the
@@ -221,7 +207,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         snprintf(path, sizeof path, "%s/%s", s->session, f->name);
         unlink(path);
         f->damaged = 1;
-    } else if (whole && write_all(f->out, from, whole) != 0) {
+    } else if (whole && kat_write_all(f->out, from, whole) != 0) {
         kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
                         strerror(errno));
         f->damaged = 1;
@@ -234,7 +220,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
             size_t rest = len - (size_t)f->offset;
             while (rest && map[f->offset + rest - 1] == 0)
                 rest--;
-            if (rest && write_all(f->out, map + f->offset, rest) == 0)
+            if (rest && kat_write_all(f->out, map + f->offset, rest) == 0)
                 kat_session_log(s->session, "warning", "the trace %s holds %zu bytes that are no record", f->name,
                                 rest);
             f->damaged = 1;
