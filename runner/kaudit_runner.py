@@ -26,6 +26,7 @@ NVTX ranges (default domain) mark the parties' work: "kaudit:reference",
 "kaudit:candidate", and "kaudit:calibration" around the fp64 reference.
 """
 
+import contextlib
 import copy
 import ctypes
 import importlib.util
@@ -112,8 +113,9 @@ class WriteGuard:
     Each refused write is logged first ("write_outside"), so the audit
     says what was tried.  Native code bypasses audit hooks; Landlock, which
     kaudit applies to the whole worker, covers it (docs/audit.md,
-    "Confinement").  The runner's own files (tensors, the event log) are
-    written inside own()."""
+    "Confinement").  The runner's own files (the tensor files and their
+    directory) are written inside own(); the event log's descriptor was
+    opened before the hook, and os.write is no audited event."""
 
     _FLAG_WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
     # event -> the positions of the paths it changes, and its dir_fd position
@@ -127,24 +129,19 @@ class WriteGuard:
 
     def __init__(self, roots, log):
         self.roots = [os.path.realpath(r) for r in roots]
+        self.beneath = tuple(r.rstrip("/") + "/" for r in self.roots)
         self.log = log
         self.party = "reference"
         self._own = 0
         self._busy = False
 
-    class _Own:
-        def __init__(self, guard):
-            self.guard = guard
-
-        def __enter__(self):
-            self.guard._own += 1
-
-        def __exit__(self, *exc):
-            self.guard._own -= 1
-            return False
-
+    @contextlib.contextmanager
     def own(self):
-        return WriteGuard._Own(self)
+        self._own += 1
+        try:
+            yield
+        finally:
+            self._own -= 1
 
     def _inside(self, path, dir_fd=None):
         path = os.fsdecode(os.fspath(path))
@@ -153,7 +150,7 @@ class WriteGuard:
         else:
             base = os.getcwd()
         real = os.path.realpath(os.path.join(base, path))
-        return any(real == r or real.startswith(r.rstrip("/") + "/") for r in self.roots), real
+        return real in self.roots or real.startswith(self.beneath), real
 
     def hook(self, event, args):
         if self._own or self._busy:

@@ -15,6 +15,7 @@
 
 #include "audit_exec.h"
 #include "confine.h"
+#include "run_census.h"
 
 static double now_s(void)
 {
@@ -46,23 +47,10 @@ static void kill_leftovers(pid_t group)
             long pid = strtol(e->d_name, &end, 10);
             if (*end || pid <= 0)
                 continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0)
+            struct proc_stat st;
+            if (proc_stat_read((pid_t)pid, &st) != 0)
                 continue;
-            ssize_t got = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (got <= 0)
-                continue;
-            buf[got] = '\0';
-            /* pid (comm) state ppid ...: comm may hold spaces and parentheses */
-            char *close_paren = strrchr(buf, ')');
-            char state;
-            long ppid;
-            if (!close_paren || sscanf(close_paren + 1, " %c %ld", &state, &ppid) != 2)
-                continue;
-            if (ppid == self && state != 'Z') {
+            if (st.ppid == self && st.state != 'Z') {
                 kill((pid_t)pid, SIGKILL);
                 found = 1;
             }
@@ -92,8 +80,7 @@ static void reap_others(pid_t keep)
     }
 }
 
-
-static int add_root(struct audit_roots *r, const char *path, int make, char *err, size_t n)
+static int add_root(struct audit_roots *r, const char *path, int make, int native_only, char *err, size_t n)
 {
     if (!path || !*path)
         return 0;
@@ -126,6 +113,7 @@ static int add_root(struct audit_roots *r, const char *path, int make, char *err
     for (size_t i = 0; i < r->n; i++)
         if (!strcmp(r->path[i], real))
             return 0;
+    r->native_only[r->n] = native_only;
     snprintf(r->path[r->n++], PATH_MAX, "%s", real);
     return 0;
 }
@@ -134,52 +122,51 @@ int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own,
                     size_t n_extra, char *err, size_t n)
 {
     r->n = 0;
-    const char *home = getenv("HOME");
-    char buf[PATH_MAX];
     for (size_t i = 0; i < n_own; i++)
-        if (add_root(r, own[i], 0, err, n) != 0)
+        if (add_root(r, own[i], 0, 0, err, n) != 0)
             return -1;
-    /* the caches, where each tool looks for its own (its variable, else its default) */
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) {
-        if (add_root(r, xdg, 1, err, n) != 0)
-            return -1;
-    } else if (home && *home) {
-        snprintf(buf, sizeof buf, "%s/.cache", home); /* torch_extensions, torch hub, pip */
-        if (add_root(r, buf, 1, err, n) != 0)
-            return -1;
-    }
-    if (add_root(r, getenv("TORCH_EXTENSIONS_DIR"), 1, err, n) != 0)
-        return -1;
-    if (getenv("TRITON_CACHE_DIR") && *getenv("TRITON_CACHE_DIR")) {
-        if (add_root(r, getenv("TRITON_CACHE_DIR"), 1, err, n) != 0)
-            return -1;
-    } else if (home && *home) {
-        snprintf(buf, sizeof buf, "%s/.triton", home);
-        if (add_root(r, buf, 1, err, n) != 0)
-            return -1;
-    }
-    if (getenv("CUDA_CACHE_PATH") && *getenv("CUDA_CACHE_PATH")) {
-        if (add_root(r, getenv("CUDA_CACHE_PATH"), 1, err, n) != 0)
-            return -1;
-    } else if (home && *home) {
-        snprintf(buf, sizeof buf, "%s/.nv", home); /* the driver's compute cache */
-        if (add_root(r, buf, 1, err, n) != 0)
+    /* the caches, where each tool looks for its own: its variable, else its
+     * default beneath $HOME (none for TORCH_EXTENSIONS_DIR: ~/.cache holds it) */
+    static const struct {
+        const char *variable, *beneath_home;
+    } caches[] = {
+        { "XDG_CACHE_HOME", ".cache" }, /* torch_extensions, torch hub, pip */
+        { "TORCH_EXTENSIONS_DIR", NULL },
+        { "TRITON_CACHE_DIR", ".triton" },
+        { "CUDA_CACHE_PATH", ".nv" }, /* the driver's compute cache */
+    };
+    const char *home = getenv("HOME");
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        const char *dir = getenv(caches[i].variable);
+        char buf[PATH_MAX];
+        if ((!dir || !*dir) && caches[i].beneath_home && home && *home) {
+            snprintf(buf, sizeof buf, "%s/%s", home, caches[i].beneath_home);
+            dir = buf;
+        }
+        if (add_root(r, dir, 1, 0, err, n) != 0)
             return -1;
     }
-    if (add_root(r, "/dev", 0, err, n) != 0) /* the GPU's device files, /dev/null, /dev/shm */
+    if (add_root(r, "/dev", 0, 0, err, n) != 0) /* the GPU's device files, /dev/null, /dev/shm */
         return -1;
     /* The CUDA driver writes beneath /proc: without it cuInit fails with
      * CUDA_ERROR_OPERATING_SYSTEM (304), measured on the H200
      * (tests/gpu/landlock_probe.py).  A rule cannot name only the worker's
-     * own /proc/PID (its processes have others). */
-    if (add_root(r, "/proc", 0, err, n) != 0)
+     * own /proc/PID (its processes have others).  Native code only. */
+    if (add_root(r, "/proc", 0, 1, err, n) != 0)
         return -1;
-    for (size_t i = 0; i < n_extra; i++) {
-        if (add_root(r, extra[i], 0, err, n) != 0)
+    for (size_t i = 0; i < n_extra; i++)
+        if (add_root(r, extra[i], 0, 0, err, n) != 0)
             return -1;
-    }
     return 0;
+}
+
+size_t audit_python_roots(const struct audit_roots *r, size_t from, const char **out, size_t max)
+{
+    size_t k = 0;
+    for (size_t i = from; i < r->n && k < max; i++)
+        if (!r->native_only[i])
+            out[k++] = r->path[i];
+    return k;
 }
 
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n)
@@ -193,25 +180,21 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         return -1;
     }
     exe[len] = '\0';
+    /* Under kaudit run, it confines its command itself, after making the
+     * session read-only for it (a Landlock domain may not mount); the roots
+     * go on its command line. */
+    int delegated = w->roots && w->record;
     struct confine conf = { .ruleset_fd = -1 };
-    if (w->roots && w->record) {
-        /* kaudit run confines its command itself, after making the session
-         * read-only for it (a Landlock domain may not mount) */
-        if (w->confinement) {
-            w->confinement->confined = -1;
-            w->confinement->abi = 0;
-            w->confinement->why[0] = '\0';
-        }
-    } else if (w->roots) {
+    if (w->roots && !delegated) {
         const char *roots[AUDIT_MAX_ROOTS];
         for (size_t i = 0; i < w->roots->n; i++)
             roots[i] = w->roots->path[i];
         confine_prepare(&conf, roots, w->roots->n); /* without Landlock: unconfined, and why */
-    } else {
+    } else if (!w->roots) {
         snprintf(conf.why, sizeof conf.why, "not asked for");
     }
-    if (w->confinement && !(w->roots && w->record)) {
-        w->confinement->confined = conf.ruleset_fd >= 0;
+    if (w->confinement) {
+        w->confinement->confined = delegated ? -1 : conf.ruleset_fd >= 0;
         w->confinement->abi = conf.abi;
         snprintf(w->confinement->why, sizeof w->confinement->why, "%s", conf.why);
     }

@@ -21,6 +21,7 @@
 #define AUDIT_MAX_ROOTS 24
 struct audit_roots {
     char path[AUDIT_MAX_ROOTS][PATH_MAX];
+    unsigned char native_only[AUDIT_MAX_ROOTS]; /* for native code only (/proc): not the runner's audit hook */
     size_t n;
 };
 
@@ -32,6 +33,11 @@ struct audit_roots {
  */
 int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own, const char *const *extra,
                     size_t n_extra, char *err, size_t n);
+
+/* The roots from index `from` on that the tasks' Python code may write
+ * beneath too (the runner's audit hook, plan write_roots): at most max into
+ * out; how many. */
+size_t audit_python_roots(const struct audit_roots *r, size_t from, const char **out, size_t max);
 
 /* What the worker ran under, for the record. */
 struct audit_confinement {
@@ -55,6 +61,5 @@ struct audit_worker {
 /* Runs the worker to its end.  0 with *end filled, -1 with err when it
  * could not be started at all. */
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n);
-
 
 #endif

@@ -348,28 +348,25 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!python || !*python)
         python = "python3";
 
-    /* Landlock lets the worker write beneath the audit directory and the
-     * build caches only; the runner's audit hook lets the tasks' Python code
+    /* Landlock lets the worker write beneath runner/, work/, tmp/ and the
+     * build caches only (not the session, which kaudit run writes and its
+     * command may not); the runner's audit hook lets the tasks' Python code
      * write beneath work/, tmp/ and the caches only (docs/audit.md,
      * "Confinement"). */
     static struct audit_roots roots_storage; /* large; one audit per process */
     struct audit_roots *roots = &roots_storage;
     p.roots = roots;
-    /* the runner's files, the candidate's working directory and TMPDIR; not
-     * the session, which kaudit run writes and its command may not */
     const char *own[] = { p.runner_dir, p.work, p.tmp };
-    if (audit_roots_for(roots, own, 3, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
+    size_t n_own = sizeof own / sizeof own[0];
+    if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
     }
-    const char *task_roots[AUDIT_MAX_ROOTS + 1];
+    const char *task_roots[AUDIT_MAX_ROOTS];
     size_t n_task_roots = 0;
     task_roots[n_task_roots++] = p.work;
     task_roots[n_task_roots++] = p.tmp;
-    /* [0..2] are the runner's, work/ and tmp/; /proc is there for the CUDA driver's native writes only */
-    for (size_t i = 3; i < roots->n; i++)
-        if (strcmp(roots->path[i], "/proc") != 0)
-            task_roots[n_task_roots++] = roots->path[i];
+    n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
     struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
                              .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,

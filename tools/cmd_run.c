@@ -489,6 +489,8 @@ static int run_command(int argc, char **argv)
     if (child < 0) {
         say("error", "cannot fork: %s", strerror(errno));
         kat_session_info_not_started(&info, strerror(errno));
+        confine_release(&conf);
+        trace_spool_close(&spool);
         return 1;
     }
     if (child == 0) {
@@ -496,17 +498,16 @@ static int run_command(int argc, char **argv)
         close(protect[0]);
         char protection[256];
         run_protect_session(session, protection, sizeof protection);
-        if (confine_apply(&conf) != 0) {
-            /* confinement was asked for: never run unconfined instead */
+        /* confinement asked for and not applied: never run unconfined instead */
+        int unconfined = confine_apply(&conf) != 0;
+        if (unconfined)
             snprintf(protection, sizeof protection, "none: cannot apply the write confinement (%s)",
                      strerror(errno));
-            if (write(protect[1], protection, strlen(protection)) < 0) {
-            }
-            _exit(126);
-        }
-        if (write(protect[1], protection, strlen(protection)) < 0) {
+        if (kat_write_all(protect[1], protection, strlen(protection)) != 0) {
             /* the parent then records the protection as unknown */
         }
+        if (unconfined)
+            _exit(126);
         close(protect[1]);
         execve(located, command, env);
         int err = errno;
@@ -566,6 +567,7 @@ static int run_command(int argc, char **argv)
             say("error", "cannot wait for '%s': %s", command[0], strerror(errno));
             trace_spool_drain(&spool, 1);
             trace_spool_close(&spool);
+            run_census_free(&census);
             return 1;
         }
         trace_spool_drain(&spool, 0);

@@ -208,11 +208,10 @@ int contract_new_from_reference(const char *reference, const char *path, const c
         kat_remove_tree(tmp);
         return -1;
     }
-    for (size_t i = 0; i < roots.n; i++)
-        task_roots[i] = roots.path[i];
+    size_t n_task_roots = audit_python_roots(&roots, 0, task_roots, AUDIT_MAX_ROOTS);
     struct kat_plan plan = { .reference = ref, .candidate = ref, .device = device, .seed = 0, .out_dir = tmp,
                              .work_dir = tmp, .timed_calls = 0, .describe_only = 1, .write_roots = task_roots,
-                             .n_write_roots = roots.n };
+                             .n_write_roots = n_task_roots };
     struct kat_runner_end end;
     int rc = -1;
     if (kat_plan_write(plan_path, &plan, err, n) == 0) {

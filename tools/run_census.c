@@ -22,14 +22,7 @@ void run_census_free(struct run_census *c)
     memset(c, 0, sizeof *c);
 }
 
-struct proc_row {
-    pid_t pid, ppid;
-    unsigned long long start;
-    char comm[20];
-};
-
-/* pid (comm) state ppid ... field 22 starttime; comm may hold spaces and parentheses */
-static int read_stat(pid_t pid, struct proc_row *r)
+int proc_stat_read(pid_t pid, struct proc_stat *r)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -41,29 +34,35 @@ static int read_stat(pid_t pid, struct proc_row *r)
     if (got <= 0)
         return -1;
     buf[got] = '\0';
+    /* pid (comm) state ppid ... field 22 starttime */
     char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
-    if (!open_paren || !close_paren || close_paren < open_paren)
+    if (!open_paren || !close_paren || close_paren < open_paren || !close_paren[1])
         return -1;
     size_t clen = (size_t)(close_paren - open_paren - 1);
     if (clen >= sizeof r->comm)
         clen = sizeof r->comm - 1;
     memcpy(r->comm, open_paren + 1, clen);
     r->comm[clen] = '\0';
-    /* after ") ": state(3) ppid(4) ... starttime(22) */
-    char *p = close_paren + 2;
     int field = 3;
-    long ppid = 0;
+    long ppid = -1;
     unsigned long long start = 0;
-    for (char *tok = strtok(p, " "); tok; tok = strtok(NULL, " "), field++) {
-        if (field == 4)
+    char state = '?';
+    char *save = NULL;
+    for (char *tok = strtok_r(close_paren + 2, " ", &save); tok; tok = strtok_r(NULL, " ", &save), field++) {
+        if (field == 3)
+            state = tok[0];
+        else if (field == 4)
             ppid = strtol(tok, NULL, 10);
-        if (field == 22) {
+        else if (field == 22) {
             start = strtoull(tok, NULL, 10);
             break;
         }
     }
+    if (ppid < 0)
+        return -1;
     r->pid = pid;
     r->ppid = (pid_t)ppid;
+    r->state = state;
     r->start = start;
     return 0;
 }
@@ -110,7 +109,7 @@ void run_census_scan(struct run_census *c)
     DIR *d = opendir("/proc");
     if (!d)
         return;
-    struct proc_row *rows = NULL;
+    struct proc_stat *rows = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
@@ -120,12 +119,12 @@ void run_census_scan(struct run_census *c)
             continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 256;
-            struct proc_row *r = realloc(rows, cap * sizeof *r);
+            struct proc_stat *r = realloc(rows, cap * sizeof *r);
             if (!r)
                 break;
             rows = r;
         }
-        if (read_stat((pid_t)pid, &rows[n]) == 0)
+        if (proc_stat_read((pid_t)pid, &rows[n]) == 0)
             n++;
     }
     closedir(d);

@@ -31,6 +31,16 @@ struct run_census {
     size_t n, cap;
 };
 
+/* One process's /proc/PID/stat: what the census and kaudit audit's
+ * leftover killer read (comm may hold spaces and parentheses). */
+struct proc_stat {
+    pid_t pid, ppid;
+    char state;
+    unsigned long long start;
+    char comm[20];
+};
+int proc_stat_read(pid_t pid, struct proc_stat *out);
+
 void run_census_init(struct run_census *c, pid_t root);
 /* Adds the processes of root's tree that are alive now. */
 void run_census_scan(struct run_census *c);

@@ -60,22 +60,18 @@ int run_protect_session(const char *session, char *status, size_t n)
         return -1;
     }
     /* a remount must keep the flags the mount had (a user namespace may not drop them) */
+    static const struct {
+        unsigned long st, ms;
+    } kept[] = {
+        { ST_NOSUID, MS_NOSUID },     { ST_NODEV, MS_NODEV },         { ST_NOEXEC, MS_NOEXEC },
+        { ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+    };
     struct statvfs vfs;
     unsigned long keep = 0;
-    if (statvfs(session, &vfs) == 0) {
-        if (vfs.f_flag & ST_NOSUID)
-            keep |= MS_NOSUID;
-        if (vfs.f_flag & ST_NODEV)
-            keep |= MS_NODEV;
-        if (vfs.f_flag & ST_NOEXEC)
-            keep |= MS_NOEXEC;
-        if (vfs.f_flag & ST_NOATIME)
-            keep |= MS_NOATIME;
-        if (vfs.f_flag & ST_NODIRATIME)
-            keep |= MS_NODIRATIME;
-        if (vfs.f_flag & ST_RELATIME)
-            keep |= MS_RELATIME;
-    }
+    if (statvfs(session, &vfs) == 0)
+        for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+            if (vfs.f_flag & kept[i].st)
+                keep |= kept[i].ms;
     if (mount(NULL, session, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) != 0) {
         snprintf(status, n, "none: cannot make the session read-only (%s)", strerror(errno));
         return -1;

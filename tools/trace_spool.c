@@ -213,7 +213,6 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         f->damaged = 1;
     } else {
         f->offset += whole;
-        s->bytes_copied += whole;
         if (bad && final) {
             /* damage, not an unfinished record: copied as it is (without the
              * zeros of the unused space after it), for the reader to report */
@@ -249,10 +248,8 @@ void trace_spool_drain(struct trace_spool *s, int final)
         if (e->d_name[0] == '.')
             continue;
         if (!trace_name(e->d_name)) {
-            if (final) {
-                s->foreign++;
+            if (final)
                 kat_session_log(s->session, "warning", "'%s' in the spool is no trace: not copied", e->d_name);
-            }
             continue;
         }
         struct spool_file *f = file_for(s, e->d_name);

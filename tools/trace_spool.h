@@ -27,8 +27,6 @@ struct trace_spool {
     char session[PATH_MAX];      /* where the copies go */
     struct spool_file *files;
     size_t n_files, cap_files;
-    uint64_t bytes_copied;
-    unsigned foreign;            /* files in the spool that are no trace */
     unsigned foreign_traces;     /* traces whose header carries another session's token */
     unsigned char token[16];     /* this session's (KAUDIT_SESSION_TOKEN) */
     char token_hex[33];
