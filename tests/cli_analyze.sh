@@ -2,19 +2,7 @@
 # tests/cli_analyze.sh KAUDIT SOURCE_DIR - `kaudit analyze`, `report` and
 # `contract` on bad input: a clear message naming the file and the place, a
 # non-zero exit, no crash, and never a PASS on missing evidence.
-K=$1
-SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-check() { # name, condition...
-    name=$1; shift
-    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; sed 's/^/    /' "$T/err" "$T/out" | head -20; fails=$((fails + 1)); fi
-}
-run() { "$K" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc() { [ "$(cat "$T/rc")" = "$1" ]; }
-err_has() { grep -q -- "$1" "$T/err"; }
-out_has() { grep -q -- "$1" "$T/out"; }
+. "$(dirname "$0")/cli_env.sh"
 
 SESSION=$SRC/examples/h200-side-stream/session
 INV=$SRC/inventory/data/h200-torch2.11-calibrated.inventory.zst
@@ -213,5 +201,4 @@ check "fork child's trace removed: implementation INCONCLUSIVE" out_has "impleme
 run report "$T/forked" --contract "$SRC/contracts/examples/torch-ops.json"
 check "fork child's trace removed: the finding names the pid" out_has "process-without-trace: a fork started pid 1221"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

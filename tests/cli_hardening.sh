@@ -3,19 +3,9 @@
 # (same user, can write the session directory) plants there is never followed
 # by a writer, and a FIFO given or planted as an input is refused at once with
 # a message naming it, never waited on.
-K=$1
-SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-check() { # name, condition...
-    name=$1; shift
-    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; sed 's/^/    /' "$T/err" "$T/out" | head -20; fails=$((fails + 1)); fi
-}
-run() { timeout 20 "$K" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc() { [ "$(cat "$T/rc")" = "$1" ]; }
+RUN_TIMEOUT=20
+. "$(dirname "$0")/cli_env.sh"
 failed() { r=$(cat "$T/rc"); [ "$r" != 0 ] && [ "$r" != 124 ] && [ "$r" != 137 ]; }
-err_has() { grep -q -- "$1" "$T/err"; }
 victim_intact() { cmp -s "$T/victim" "$T/victim.orig"; }
 
 printf 'precious\n' >"$T/victim"
@@ -103,5 +93,4 @@ run report "$SESSION" --contract "$T/c/side.json"
 check "FIFO planted as info: fails, no hang" failed
 check "FIFO planted as info: named" err_has "info' is not a regular file (a FIFO)"
 
-echo "cli_hardening: $passes passed, $fails failed"
-[ "$fails" = 0 ]
+finish cli_hardening

@@ -9,15 +9,7 @@
 # killed says so when analyzed.  Where this
 # machine has no mount namespace, the session must say so instead (exit 77
 # when the protection is absent, unless CI is set: then FAIL).
-K=$1
-SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-check() { # name, condition...
-    name=$1; shift
-    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/cli_env.sh"
 intact() { "$K" verify "$1" >/dev/null 2>&1; }
 
 # 1. plant, remove, rewrite from inside the run
@@ -144,5 +136,4 @@ echo $? >"$T/rc8"
 check "raw clone: analyze INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc8")" = 11 ]
 check "raw clone: process-without-trace" grep -q process-without-trace "$T/a8"
 
-echo "cli_protect: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish cli_protect

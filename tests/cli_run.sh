@@ -2,17 +2,8 @@
 # tests/cli_run.sh KAUDIT - `kaudit run` on bad input and on the command's
 # own exit: clear messages, the right exit statuses, a session whose info
 # says the run did not start, and nothing added to the command's output.
-K=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-check() { # name, condition...
-    name=$1; shift
-    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; fails=$((fails + 1)); fi
-}
-run() { "$K" run "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc() { [ "$(cat "$T/rc")" = "$1" ]; }
-err_has() { grep -q -- "$1" "$T/err"; }
+. "$(dirname "$0")/cli_env.sh"
+run() { "$K" run "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; } # kaudit run ARGS
 
 run --bogus -- true
 check "unknown option: exit 2" rc 2
@@ -73,5 +64,4 @@ check "second run without -d: stdout untouched" [ "$(cat "$T/out")" = second ]
 check "two runs, two different sessions" sh -c '! cmp -s "$1/kaudit.session/info" "$1/kaudit-2.session/info"' - "$T/numbered"
 check "the first session is kept" grep -q '^status: exited 0' "$T/numbered/kaudit.session/info"
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish

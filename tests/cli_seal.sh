@@ -4,19 +4,7 @@
 # an intact session and refuse one whose files were changed, removed or
 # added after the run, naming the file; a session without a seal is judged
 # as before, and verify says it is not sealed.
-K=$1
-SRC=$2
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0 passes=0
-check() { # name, condition...
-    name=$1; shift
-    if "$@"; then passes=$((passes + 1)); else echo "FAIL: $name"; sed 's/^/    /' "$T/err" "$T/out" | head -10; fails=$((fails + 1)); fi
-}
-run() { "$K" "$@" >"$T/out" 2>"$T/err"; echo $? >"$T/rc"; }
-rc() { [ "$(cat "$T/rc")" = "$1" ]; }
-err_has() { grep -q -- "$1" "$T/err"; }
-out_has() { grep -q -- "$1" "$T/out"; }
+. "$(dirname "$0")/cli_env.sh"
 C=$SRC/contracts/examples/torch-ops.json
 
 run run -d "$T/s" -- sh -c 'echo hello'
@@ -70,5 +58,4 @@ check "no seal: analyze judges as before" rc 11
 run verify
 check "verify without a directory: exit 2" rc 2
 
-echo "$passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+finish
