@@ -96,6 +96,24 @@ static int static_executable(pid_t pid)
     return result;
 }
 
+static int by_pid(const void *a, const void *b)
+{
+    pid_t x = ((const struct proc_stat *)a)->pid, y = ((const struct proc_stat *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+/* 1 when rows[i] descends from root (or is it), else 2; memoized in in[] */
+static char in_tree(const struct proc_stat *rows, size_t n, char *in, size_t i, pid_t root, int depth)
+{
+    if (in[i])
+        return in[i];
+    if (rows[i].pid == root)
+        return in[i] = 1;
+    struct proc_stat key = { .pid = rows[i].ppid };
+    const struct proc_stat *parent = depth < 4096 ? bsearch(&key, rows, n, sizeof *rows, by_pid) : NULL;
+    return in[i] = parent ? in_tree(rows, n, in, (size_t)(parent - rows), root, depth + 1) : 2;
+}
+
 static int known(const struct run_census *c, pid_t pid, unsigned long long start)
 {
     for (size_t i = 0; i < c->n; i++)
@@ -128,23 +146,13 @@ void run_census_scan(struct run_census *c)
             n++;
     }
     closedir(d);
-    /* root's tree: mark until nothing changes (depth passes) */
+    /* root's tree: each row's parent found by pid in the sorted rows */
+    qsort(rows, n, sizeof *rows, by_pid);
     char *in = calloc(n ? n : 1, 1);
-    int changed = 1;
-    while (in && changed) {
-        changed = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (in[i])
-                continue;
-            int member = rows[i].pid == c->root;
-            for (size_t j = 0; j < n && !member; j++)
-                member = in[j] && rows[j].pid == rows[i].ppid;
-            if (member)
-                in[i] = 1, changed = 1;
-        }
-    }
+    for (size_t i = 0; in && i < n; i++)
+        in_tree(rows, n, in, i, c->root, 0);
     for (size_t i = 0; in && i < n; i++) {
-        if (!in[i] || known(c, rows[i].pid, rows[i].start))
+        if (in[i] != 1 || known(c, rows[i].pid, rows[i].start))
             continue;
         if (c->n == c->cap) {
             size_t cap2 = c->cap ? 2 * c->cap : 32;
