@@ -243,9 +243,19 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         run.facts.session_incomplete = 1;
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-from-another-session", NULL,
                        0,
-                       "%s trace(s) in the spool did not carry this session's token (copied in from another run): "
+                       "%s trace(s) handed over did not carry this session's token (copied in from another run): "
                        "they were not copied, and the session is incomplete",
                        foreign);
+    }
+    /* traces handed over under another process's pid, or not traces at all */
+    const char *rejected = kat_session_info(s, "rejected_traces");
+    if (rejected && strcmp(rejected, "0") != 0) {
+        run.facts.session_incomplete = 1;
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-rejected", NULL, 0,
+                       "kaudit run refused %s trace(s) handed over by the run's processes (named for another "
+                       "process, or no trace; kaudit.log says which): a process tried to speak for another, and "
+                       "the session is incomplete",
+                       rejected);
     }
     /* processes kaudit run saw that left no trace (ran without the preload) */
     const char *untraced = kat_session_info(s, "untraced_processes");

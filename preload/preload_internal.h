@@ -132,5 +132,10 @@ void kat_timing_symbols_snapshot(uint32_t phase);
 /* The session's token as the process had it when the library was loaded
  * (process.c), or NULL: written into the trace's header. */
 const char *kat_injected_token(void);
+const char *kat_injected_supervisor(void); /* kaudit run's socket, or NULL: traces are files */
+/* trace_handover.c: 0 when kaudit run has the trace's descriptor */
+int kat_handover_register(const char *socket_path, int fd, const char *name);
+/* the registered trace's descriptor again (close-on-exec), or -1 */
+int kat_handover_again(const char *socket_path, const char *name);
 
 #endif /* KAUDIT_PRELOAD_INTERNAL_H */

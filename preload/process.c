@@ -53,7 +53,8 @@ void kat_cupti_after_fork_child(void);
  * changes its own environment later cannot redirect what children get.
  */
 static struct {
-    char preload[INJECTED_BYTES], session[INJECTED_BYTES], token[INJECTED_BYTES], cupti[INJECTED_BYTES];
+    char preload[INJECTED_BYTES], session[INJECTED_BYTES], token[INJECTED_BYTES], supervisor[INJECTED_BYTES];
+    char cupti[INJECTED_BYTES];
     char audit[INJECTED_BYTES], python_dir[INJECTED_BYTES], python_watch[INJECTED_BYTES];
     struct kat_injection inj;
     int ready;
@@ -80,6 +81,7 @@ static void prepare_injection(void)
         return;
     inj->session = keep_value(injection.session, getenv(KAT_ENV_SESSION));
     inj->token = keep_value(injection.token, getenv(KAT_ENV_SESSION_TOKEN));
+    inj->supervisor = keep_value(injection.supervisor, getenv(KAT_ENV_SUPERVISOR));
     inj->cupti = keep_value(injection.cupti, getenv(KAT_ENV_CUPTI));
     const char *audit = getenv(KAT_ENV_AUDIT);
     if (audit && audit[0] == '/')
@@ -93,6 +95,11 @@ static void prepare_injection(void)
 const char *kat_injected_token(void)
 {
     return injection.ready ? injection.inj.token : getenv(KAT_ENV_SESSION_TOKEN);
+}
+
+const char *kat_injected_supervisor(void)
+{
+    return injection.ready ? injection.inj.supervisor : getenv(KAT_ENV_SUPERVISOR);
 }
 
 static int needs_injection(char *const envp[])

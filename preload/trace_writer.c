@@ -21,6 +21,12 @@
  * reopened by its path; if that fails, records are counted as lost.  Mapped
  * records need no check: a mapping outlives the descriptor it came from.
  *
+ * Under kaudit run the trace is no file in a directory but a memory file
+ * (memfd_create) handed to the supervisor when it is opened
+ * (trace_handover.c): no other process can name it, and the supervisor
+ * copies it into the session.  Its descriptor is guarded the same way; a
+ * taken number is replaced by asking the supervisor for the trace again.
+ *
  * Strings are interned per process: the table survives fork, and a fork
  * child's new file starts by re-defining every known string, so ids held by
  * the forking thread stay valid in the child.
@@ -69,6 +75,7 @@ static struct {
     char trace_path[4096 + 128];
     uint32_t fd_taken;      /* times the program had taken the number (reopened or not) */
     int use_pwrite;
+    int handed;             /* a memory file handed to kaudit run (trace_handover.h), no path */
     pid_t owner_pid;
     uint8_t *map;           /* current segment */
     uint64_t map_offset;    /* file offset of the segment */
@@ -172,9 +179,11 @@ static int trace_fd_check(void)
     if (writer.fd >= 0)
         writer.fd_taken++;
     writer.fd = -1;
-    if (!writer.trace_path[0])
-        return -1;
-    int fd = open(writer.trace_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    int fd;
+    if (writer.handed)
+        fd = kat_handover_again(kat_injected_supervisor(), writer.file_name); /* the supervisor has it */
+    else
+        fd = writer.trace_path[0] ? open(writer.trace_path, O_RDWR | O_CLOEXEC | O_NOFOLLOW) : -1;
     if (fd < 0)
         return -1;
     struct stat st;
@@ -348,7 +357,21 @@ static int open_trace(void)
     uint64_t now = kat_now_ns();
     char path[sizeof(writer.session_dir) + 128];
     int fd = -1;
-    for (int attempt = 0; attempt < 8 && fd < 0; attempt++) {
+    const char *supervisor = kat_injected_supervisor();
+    writer.handed = supervisor != NULL;
+    path[0] = '\0';
+    if (supervisor) {
+        /* under kaudit run: a memory file no other process can name, handed
+         * over at once; the supervisor alone copies it into the session */
+        snprintf(writer.file_name, sizeof(writer.file_name), "p%d-%llu%s", (int)pid, (unsigned long long)now,
+                 KAT_TRACE_SUFFIX);
+        fd = memfd_create("kaudit-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (fd >= 0 && kat_handover_register(supervisor, fd, writer.file_name) != 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    for (int attempt = 0; !supervisor && attempt < 8 && fd < 0; attempt++) {
         snprintf(writer.file_name, sizeof(writer.file_name), "p%d-%llu%s%s", (int)pid,
                  (unsigned long long)now + (unsigned)attempt, "", KAT_TRACE_SUFFIX);
         snprintf(path, sizeof(path), "%s/%s", dir, writer.file_name);
@@ -599,7 +622,8 @@ static void trim_locked(void)
 {
     uint64_t length = writer.map_offset + writer.used;
     unmap_segment();
-    if (trace_fd_check() == 0 && ftruncate(writer.fd, (off_t)length) != 0) {
+    /* a handed-over trace is sealed against shrinking; its copy has no tail */
+    if (!writer.handed && trace_fd_check() == 0 && ftruncate(writer.fd, (off_t)length) != 0) {
         /* the zero tail stays: readers stop at it */
     }
 }

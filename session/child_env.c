@@ -53,6 +53,7 @@ static int owned(const struct kat_injection *inj, const char *entry)
 {
     static const char *const always[] = {
         "LD_PRELOAD", "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", KAT_ENV_SESSION, KAT_ENV_SESSION_TOKEN,
+        KAT_ENV_SUPERVISOR,
         KAT_ENV_PRELOAD, KAT_ENV_CUPTI, KAT_ENV_AUDIT, KAT_ENV_REINJECTED, KAT_ENV_PYTHON_DIR,
         KAT_ENV_PYTHON_WATCH,
     };
@@ -113,7 +114,7 @@ size_t kat_child_env_slots(char *const envp[])
     if (envp)
         while (envp[n])
             n++;
-    return n + 16;
+    return n + 17;
 }
 
 static size_t len(const char *s) { return s ? strlen(s) : 0; }
@@ -121,7 +122,8 @@ static size_t len(const char *s) { return s ? strlen(s) : 0; }
 size_t kat_child_env_bytes(const struct kat_injection *inj, char *const envp[])
 {
     /* Each entry: its name (at most 32 bytes), '=', its parts, a separator and the NUL. */
-    size_t total = 17 * 36 + 6 * len(inj->preload) + len(inj->session) + len(inj->token) + len(inj->cupti)
+    size_t total = 18 * 36 + 6 * len(inj->preload) + len(inj->session) + len(inj->token) + len(inj->supervisor)
+                   + len(inj->cupti)
                    + 2 * len(inj->audit) + 2 * len(inj->python_dir) + len(inj->python_watch)
                    + sizeof KAT_TLS_TUNABLE_SETTING;
     total += len(env_value(envp, "LD_PRELOAD")) + len(env_value(envp, "LD_AUDIT"))
@@ -149,6 +151,8 @@ char **kat_child_env(const struct kat_injection *inj, char *const envp[], int re
         slots[n++] = compose(&c, KAT_ENV_SESSION, inj->session, NULL, NULL);
     if (set(inj->token))
         slots[n++] = compose(&c, KAT_ENV_SESSION_TOKEN, inj->token, NULL, NULL);
+    if (set(inj->supervisor))
+        slots[n++] = compose(&c, KAT_ENV_SUPERVISOR, inj->supervisor, NULL, NULL);
     if (set(inj->cupti))
         slots[n++] = compose(&c, KAT_ENV_CUPTI, inj->cupti, NULL, NULL);
     if (set(inj->audit)) {
@@ -186,6 +190,8 @@ int kat_child_env_complete(const struct kat_injection *inj, char *const envp[])
     if (set(inj->session) && !value_is(envp, KAT_ENV_SESSION, inj->session))
         return 0;
     if (set(inj->token) && !value_is(envp, KAT_ENV_SESSION_TOKEN, inj->token))
+        return 0;
+    if (set(inj->supervisor) && !value_is(envp, KAT_ENV_SUPERVISOR, inj->supervisor))
         return 0;
     if (set(inj->cupti) && !value_is(envp, KAT_ENV_CUPTI, inj->cupti))
         return 0;

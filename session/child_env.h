@@ -36,6 +36,7 @@ struct kat_injection {
     const char *preload;        /* required: absolute path of libkaudit_preload.so */
     const char *session;        /* session directory, or NULL */
     const char *token;          /* the session's token (KAUDIT_SESSION_TOKEN), or NULL */
+    const char *supervisor;     /* kaudit run's socket (KAUDIT_SUPERVISOR_SOCKET), or NULL */
     const char *cupti;          /* libcupti to use, or NULL */
     const char *audit;          /* LD_AUDIT module, or NULL for none */
     const char *python_dir;     /* sitecustomize directory, or NULL for no Python provenance */

@@ -9,6 +9,7 @@
 /* Set by `kaudit run`, read by the preload, re-injected into children. */
 #define KAT_ENV_SESSION "KAUDIT_SESSION_DIR"   /* session directory; unset = record nothing */
 #define KAT_ENV_SESSION_TOKEN "KAUDIT_SESSION_TOKEN" /* 32 hex digits kaudit run drew: in every trace's header */
+#define KAT_ENV_SUPERVISOR "KAUDIT_SUPERVISOR_SOCKET" /* kaudit run's socket (trace_handover.h); unset = traces are files */
 #define KAT_ENV_PRELOAD "KAUDIT_PRELOAD_LIB"   /* absolute path of this library */
 #define KAT_ENV_AUDIT "KAUDIT_AUDIT_LIB"       /* LD_AUDIT module (preload/audit/); unset = none */
 #define KAT_ENV_CUPTI "KAUDIT_CUPTI_LIB"       /* optional: libcupti to use if none is loaded */

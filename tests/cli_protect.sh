@@ -2,9 +2,10 @@
 # tests/cli_protect.sh KAUDIT SOURCE_DIR - the evidence out of the recorded command's
 # reach (docs/threat-model.md): under `kaudit run` the session directory is
 # read-only for the command and everything it starts (daemons that outlive
-# the run included), and records leave the processes through the spool, so
-# that deleting or rewriting a spool trace after its records were copied
-# changes nothing.  Each attack below changed a session before.  Also: a
+# the run included), and traces leave the processes as memory files handed
+# to kaudit over a socket whose peer the kernel names, so that no process
+# can delete, cut or forge another's trace.  Each attack below changed a
+# session before.  Also: a
 # SIGINT sent to kaudit reaches the command, and a session whose kaudit was
 # killed says so when analyzed.  Where this
 # machine has no mount namespace, the session must say so instead (exit 77
@@ -49,18 +50,20 @@ sleep 2
 check "daemon after the run: nothing planted" [ ! -e "$T/s2/planted" ]
 check "daemon after the run: the session is intact (verify)" intact "$T/s2"
 
-# 3. the spool: a trace deleted after its records were copied, and a file
-#    that is no trace
+# 3. the spool: it holds no trace (traces are memory files handed over), and
+#    the candidate can neither remove the supervisor's socket nor plant
+#    anything there
 mkdir -p "$T/tmp"
 TMPDIR=$T/tmp "$K" run -d "$T/s3" -- sh -c '
     sleep 0.3
-    rm -f "$KAUDIT_SESSION_DIR"/p$$-*.kat
-    echo "{}" >"$KAUDIT_SESSION_DIR/analysis.json"
-    printf "KATRACE" >"$KAUDIT_SESSION_DIR/evil.kat"
-    exit 0' >/dev/null 2>&1
-check "spool: the deleted trace's records were copied before" sh -c "ls '$T/s3' | grep -q '\.kat$'"
-check "spool: what is no trace is not copied" sh -c "[ ! -e '$T/s3/analysis.json' ] && [ ! -e '$T/s3/evil.kat' ]"
-check "spool: kaudit.log names it" grep -q "'evil.kat' in the spool is no trace" "$T/s3/kaudit.log"
+    ls -A "$KAUDIT_SESSION_DIR"
+    rm -f "$KAUDIT_SESSION_DIR/supervisor" 2>/dev/null && echo removed-ok
+    printf "KATRACE" >"$KAUDIT_SESSION_DIR/p1-1.kat" 2>/dev/null && echo planted-ok
+    sh -c "exit 0"   # started after: its trace is handed over all the same
+    exit 0' >"$T/o3" 2>/dev/null
+check "spool: no trace is a file there" [ "$(cat "$T/o3" | head -1)" = supervisor ]
+check "spool: the socket cannot be removed, nothing planted" sh -c "! grep -q -e removed-ok -e planted-ok '$T/o3'"
+check "spool: the later process's trace is there" [ "$(ls "$T/s3" | grep -c '\.kat$')" -ge 3 ]
 check "spool: made beneath TMPDIR and removed after the run" [ -z "$(ls -A "$T/tmp")" ]
 check "spool: the session is intact (verify)" intact "$T/s3"
 
@@ -91,33 +94,64 @@ echo $? >"$T/rc5"
 check "kaudit killed: analyze says INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc5")" = 11 ]
 check "kaudit killed: the finding says the recording was interrupted" grep -q recording-interrupted "$T/a5"
 
-# 5. a trace of another run copied into the spool: not copied, and said
-"$K" run -d "$T/s6" -- sh -c 'cp "$1"/p*.kat "$KAUDIT_SESSION_DIR/p99999-1.kat"; sleep 0.1' sh "$T/s5" >/dev/null 2>&1
-check "another run's trace: not copied" [ ! -e "$T/s6/p99999-1.kat" ]
+# 5. traces handed over that speak for another: the kernel names the sender
+#    (SO_PEERCRED).  One process registers a trace named for pid 1, another
+#    run's trace under its own name (its header names the other run's pid),
+#    and that trace again with its header's pid made its own (the other
+#    run's token stays): none is taken
+cat >"$T/forge.py" <<'PYEOF'
+import os, socket, struct, sys
+theirs = open(sys.argv[1], "rb").read()
+def register(name, data):
+    fd = os.memfd_create("forged", os.MFD_ALLOW_SEALING)
+    os.write(fd, data)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(os.environ["KAUDIT_SUPERVISOR_SOCKET"])
+    socket.send_fds(s, [b"R" + name.encode().ljust(95, b"\0")], [fd])
+    s.close(); os.close(fd)
+me = os.getpid()
+register("p1-1.kat", theirs)
+register("p%d-1.kat" % me, theirs)
+register("p%d-2.kat" % me, theirs[:16] + struct.pack("<I", me) + theirs[20:])
+PYEOF
+first5=$(ls "$T/s5" | grep '\.kat$' | head -1)
+"$K" run -d "$T/s6" -- "$PY" "$T/forge.py" "$T/s5/$first5" >/dev/null 2>"$T/e6"
+check "speaking for another: nothing taken" sh -c "! ls '$T/s6' | grep -q -e '^p1-1' -e '-1\.kat$' -e '-2\.kat$'"
+check "speaking for another: named for another process, refused" grep -q "named for another process" "$T/s6/kaudit.log"
+check "speaking for another: a header of another process, refused" grep -q "header names another process" "$T/s6/kaudit.log"
+check "speaking for another: counted in info" grep -q '^rejected_traces: 2' "$T/s6/info"
 check "another run's trace: counted in info" grep -q '^foreign_traces: 1' "$T/s6/info"
 "$K" analyze "$T/s6" --contract "$SRC/contracts/examples/torch-ops.json" --json >"$T/a6" 2>/dev/null
 echo $? >"$T/rc6"
-check "another run's trace: analyze INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc6")" = 11 ]
-check "another run's trace: the finding" grep -q trace-from-another-session "$T/a6"
+check "speaking for another: analyze INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc6")" = 11 ]
+check "speaking for another: the findings" sh -c "grep -q trace-rejected '$T/a6' && grep -q trace-from-another-session '$T/a6'"
 tok=$(sed -n 's/^session_token: //p' "$T/s6/info")
 first=$(ls "$T/s6" | grep '\.kat$' | head -1)
 check "the session's traces carry its token" \
     [ "$(od -A n -t x1 -j 48 -N 16 "$T/s6/$first" | tr -d ' \n')" = "$tok" ]
 
-# 6. a spool trace cut short while kaudit copies from it: kaudit runs on
-#    (the copier reads through a mapping; SIGBUS on a cut file is caught)
-"$K" run -d "$T/s7" -- sh -c '
-    sleep 1 & child=$!
-    sleep 0.3
-    for f in "$KAUDIT_SESSION_DIR"/p$child-*.kat; do truncate -s 72 "$f"; done
-    sleep 0.2
-    for f in "$KAUDIT_SESSION_DIR"/p$child-*.kat; do truncate -s 0 "$f"; done
-    wait
-    exit 0' >/dev/null 2>&1
+# 6. the candidate cuts its own trace short while kaudit copies from it:
+#    the memory file is sealed against shrinking, and kaudit runs on
+cat >"$T/cut.py" <<'PYEOF'
+import os
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        target = os.readlink("/proc/self/fd/" + fd)
+    except OSError:
+        continue
+    if "kaudit-trace" in target:
+        try:
+            os.ftruncate(int(fd), 0)
+            print("cut")
+        except OSError as e:
+            print("refused", e.errno)
+PYEOF
+"$K" run -d "$T/s7" -- "$PY" "$T/cut.py" >"$T/o7" 2>/dev/null
 echo $? >"$T/rc7"
-check "a spool trace cut short: kaudit ends normally (exit 0)" [ "$(cat "$T/rc7")" = 0 ]
-check "a spool trace cut short: info says how the command ended" grep -q '^status: exited 0' "$T/s7/info"
-check "a spool trace cut short: the session is sealed" intact "$T/s7"
+check "a trace cut short: refused (sealed)" grep -q '^refused 1$' "$T/o7"
+check "a trace cut short: kaudit ends normally (exit 0)" [ "$(cat "$T/rc7")" = 0 ]
+check "a trace cut short: info says how the command ended" grep -q '^status: exited 0' "$T/s7/info"
+check "a trace cut short: the session is sealed" intact "$T/s7"
 
 # 7. a process made with a raw clone and execve with an empty environment
 #    (no wrapper sees it, it runs without the preload): seen from outside
@@ -135,5 +169,19 @@ check "raw clone: info lists the untraced process" grep -q '^untraced_processes:
 echo $? >"$T/rc8"
 check "raw clone: analyze INCONCLUSIVE (exit 11)" [ "$(cat "$T/rc8")" = 11 ]
 check "raw clone: process-without-trace" grep -q process-without-trace "$T/a8"
+
+# 8. the same behind a double fork: the command and the middle process end at
+#    once, and the untraced grandchild is reparented to kaudit (a subreaper)
+"$K" run -d "$T/s9" -- "$PY" -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+if os.fork() == 0:
+    pid = libc.syscall(56, ctypes.c_ulong(17), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_ulong(0))
+    if pid == 0:
+        argv = (ctypes.c_char_p * 3)(b"/bin/sleep", b"0.3", None)
+        libc.syscall(59, b"/bin/sleep", argv, (ctypes.c_char_p * 1)(None))
+    os._exit(0)
+os.wait()' >/dev/null 2>&1
+check "double fork: info lists the untraced grandchild" grep -q '^untraced_processes: 1: [0-9]* sleep' "$T/s9/info"
 
 finish cli_protect

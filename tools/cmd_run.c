@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -92,7 +93,7 @@ static void usage(FILE *out)
             "                    every kernel launch (also KAUDIT_EXACT_EVENT_TIMES=1;\n"
             "                    docs/overhead.md)\n"
             "      --write-root DIR  confine the command's writes beneath DIR (Landlock;\n"
-            "                    repeatable, up to 24; the spool is added): kaudit audit's worker\n"
+            "                    repeatable, up to 24): kaudit audit's worker\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -241,19 +242,36 @@ static int locate_command(const char *cmd, char *found, size_t size)
 }
 
 /* The child's environment: ours plus the tool's variables (session/child_env.h). */
-static char **child_environment(const char *session, const char *token, const char *preload, const char *cupti,
-                                const char *audit, const char *python_dir, const char *python_watch)
+static char **child_environment(const char *session, const char *token, const char *supervisor, const char *preload,
+                                const char *cupti, const char *audit, const char *python_dir,
+                                const char *python_watch)
 {
     const char *injection = getenv("CUDA_INJECTION64_PATH");
     if (injection && injection[0] && strcmp(injection, preload) != 0)
         say("warning", "replacing CUDA_INJECTION64_PATH='%s': CUPTI takes one tool", injection);
-    struct kat_injection inj = { .preload = preload, .session = session, .token = token, .cupti = cupti,
+    struct kat_injection inj = { .preload = preload, .session = session, .token = token, .supervisor = supervisor,
+                                 .cupti = cupti,
                                  .audit = audit, .python_dir = python_dir, .python_watch = python_watch };
     size_t slots = kat_child_env_slots(environ), bytes = kat_child_env_bytes(&inj, environ);
     char **env = malloc(slots * sizeof(char *) + bytes);
     if (!env)
         return NULL;
     return kat_child_env(&inj, environ, 0, env, slots, (char *)(env + slots), bytes);
+}
+
+/* The zombies of processes reparented to us (we are a subreaper), after the
+ * census has seen them.  1 when the command itself was among them (its
+ * status in *status). */
+static int reap_orphans(pid_t command, int *status)
+{
+    int ended = 0, st;
+    pid_t w;
+    while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+        if (w == command) {
+            *status = st;
+            ended = 1;
+        }
+    return ended;
 }
 
 /* The processes the census saw against the traces: info untraced_processes
@@ -445,8 +463,9 @@ static int run_command(int argc, char **argv)
         return locate_error == ENOENT ? 127 : 126;
     }
 
-    /* The preload writes into the spool; kaudit copies what is complete
-     * into the session as the run goes (trace_spool.h). */
+    /* Each traced process hands its trace to us over the spool's socket;
+     * we copy what is complete into the session as the run goes
+     * (trace_spool.h). */
     struct trace_spool spool;
     char spool_err[PATH_MAX + 128];
     if (trace_spool_open(&spool, session, spool_err, sizeof spool_err) != 0) {
@@ -459,7 +478,6 @@ static int run_command(int argc, char **argv)
      * mounting once applied) */
     struct confine conf = { .ruleset_fd = -1 };
     if (n_write_roots) {
-        write_roots[n_write_roots++] = spool.dir;
         confine_prepare(&conf, write_roots, n_write_roots);
         if (conf.ruleset_fd >= 0)
             kat_session_info_set(&info, "write_confinement", "landlock ABI %d", conf.abi);
@@ -467,7 +485,8 @@ static int run_command(int argc, char **argv)
             kat_session_info_set(&info, "write_confinement", "none: %s", conf.why);
     }
     kat_session_info_set(&info, "session_token", "%s", spool.token_hex);
-    char **env = child_environment(spool.dir, spool.token_hex, preload, cupti, audit, python, python_watch);
+    char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, preload, cupti, audit, python,
+                                   python_watch);
     if (!env) {
         say("error", "out of memory");
         kat_session_info_not_started(&info, "out of memory");
@@ -485,6 +504,9 @@ static int run_command(int argc, char **argv)
     }
     fflush(NULL);
     kat_session_info_started(&info);
+    /* a process that leaves the command's tree (a double fork) becomes our
+     * child, and the census keeps it in view (run_census.h) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t child = fork();
     if (child < 0) {
         say("error", "cannot fork: %s", strerror(errno));
@@ -497,7 +519,7 @@ static int run_command(int argc, char **argv)
         close(report[0]);
         close(protect[0]);
         char protection[256];
-        run_protect_session(session, protection, sizeof protection);
+        run_protect_session(session, spool.dir, protection, sizeof protection);
         /* confinement asked for and not applied: never run unconfined instead */
         int unconfined = confine_apply(&conf) != 0;
         if (unconfined)
@@ -557,9 +579,10 @@ static int run_command(int argc, char **argv)
      * their reach every few milliseconds. */
     int status = 0;
     struct run_census census;
-    run_census_init(&census, child);
+    run_census_init(&census, getpid());
     run_census_scan(&census);
-    for (unsigned pass = 1;; pass++) {
+    int ended = 0;
+    for (unsigned pass = 1; !ended; pass++) {
         pid_t w = waitpid(child, &status, WNOHANG);
         if (w == child)
             break;
@@ -571,15 +594,20 @@ static int run_command(int argc, char **argv)
             return 1;
         }
         trace_spool_drain(&spool, 0);
-        if (pass % 5 == 0) /* every 50 ms: the processes of the run, seen from outside */
+        if (pass % 5 == 0) { /* every 50 ms: the processes of the run, seen from outside */
             run_census_scan(&census);
-        struct timespec tick = { 0, 10 * 1000000L };
-        nanosleep(&tick, NULL);
+            ended = reap_orphans(child, &status);
+        }
+        trace_spool_serve(&spool, 10); /* the traces handed over meanwhile, at once */
     }
     /* the last of it; what the command's leftovers write after this is not part of the session */
+    run_census_scan(&census);
+    reap_orphans(child, &status);
     trace_spool_drain(&spool, 1);
     if (spool.foreign_traces)
         kat_session_info_set(&info, "foreign_traces", "%u", spool.foreign_traces);
+    if (spool.rejected_traces)
+        kat_session_info_set(&info, "rejected_traces", "%u", spool.rejected_traces);
     account_processes(&info, &census, &spool, session);
     run_census_free(&census);
     trace_spool_close(&spool);

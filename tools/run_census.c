@@ -152,7 +152,7 @@ void run_census_scan(struct run_census *c)
     for (size_t i = 0; in && i < n; i++)
         in_tree(rows, n, in, i, c->root, 0);
     for (size_t i = 0; in && i < n; i++) {
-        if (in[i] != 1 || known(c, rows[i].pid, rows[i].start))
+        if (in[i] != 1 || rows[i].pid == c->root || known(c, rows[i].pid, rows[i].start))
             continue;
         if (c->n == c->cap) {
             size_t cap2 = c->cap ? 2 * c->cap : 32;

@@ -8,9 +8,13 @@
  * ran without the preload (a raw clone and execve with an empty environment,
  * which no wrapper sees), and what it did is not known.  A statically linked
  * one (ldconfig, which Triton runs) cannot load the preload nor, without a
- * dynamic loader, the CUDA libraries: it is listed, not counted.  Processes
- * that live less than a scan, or that detach from the command's tree before
- * one (a double fork), are not seen.
+ * dynamic loader, the CUDA libraries: it is listed, not counted.
+ *
+ * The root is kaudit run itself, a child subreaper: a process that leaves
+ * the command's tree (a double fork) is reparented to it and stays in the
+ * tree, and its zombie is reaped only after a scan has seen it.  A process
+ * that lives less than a scan inside the tree is not seen; one that used the
+ * GPU cannot be that short (creating a CUDA context alone takes longer).
  */
 #ifndef KAUDIT_RUN_CENSUS_H
 #define KAUDIT_RUN_CENSUS_H
@@ -42,7 +46,8 @@ struct proc_stat {
 int proc_stat_read(pid_t pid, struct proc_stat *out);
 
 void run_census_init(struct run_census *c, pid_t root);
-/* Adds the processes of root's tree that are alive now. */
+/* Adds the processes of root's tree (root itself not) that are alive now,
+ * zombies included. */
 void run_census_scan(struct run_census *c);
 void run_census_free(struct run_census *c);
 

@@ -38,7 +38,30 @@ static int enter_user_namespace(void)
     return write_file("/proc/self/gid_map", map);
 }
 
-int run_protect_session(const char *session, char *status, size_t n)
+/* path bind-mounted onto itself read-only; NULL, or what failed */
+static const char *bind_read_only(const char *path)
+{
+    if (mount(path, path, NULL, MS_BIND, NULL) != 0)
+        return "cannot bind-mount";
+    /* a remount must keep the flags the mount had (a user namespace may not drop them) */
+    static const struct {
+        unsigned long st, ms;
+    } kept[] = {
+        { ST_NOSUID, MS_NOSUID },     { ST_NODEV, MS_NODEV },         { ST_NOEXEC, MS_NOEXEC },
+        { ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
+    };
+    struct statvfs vfs;
+    unsigned long keep = 0;
+    if (statvfs(path, &vfs) == 0)
+        for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
+            if (vfs.f_flag & kept[i].st)
+                keep |= kept[i].ms;
+    if (mount(NULL, path, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) != 0)
+        return "cannot make read-only";
+    return NULL;
+}
+
+int run_protect_session(const char *session, const char *spool, char *status, size_t n)
 {
     const char *how = "mount namespace";
     if (unshare(CLONE_NEWNS) != 0) {
@@ -55,27 +78,18 @@ int run_protect_session(const char *session, char *status, size_t n)
         snprintf(status, n, "none: cannot make the mounts private (%s)", strerror(errno));
         return -1;
     }
-    if (mount(session, session, NULL, MS_BIND, NULL) != 0) {
-        snprintf(status, n, "none: cannot bind-mount the session (%s)", strerror(errno));
+    const char *failed = bind_read_only(session);
+    if (failed) {
+        snprintf(status, n, "none: %s the session (%s)", failed, strerror(errno));
         return -1;
     }
-    /* a remount must keep the flags the mount had (a user namespace may not drop them) */
-    static const struct {
-        unsigned long st, ms;
-    } kept[] = {
-        { ST_NOSUID, MS_NOSUID },     { ST_NODEV, MS_NODEV },         { ST_NOEXEC, MS_NOEXEC },
-        { ST_NOATIME, MS_NOATIME },   { ST_NODIRATIME, MS_NODIRATIME }, { ST_RELATIME, MS_RELATIME },
-    };
-    struct statvfs vfs;
-    unsigned long keep = 0;
-    if (statvfs(session, &vfs) == 0)
-        for (size_t i = 0; i < sizeof kept / sizeof kept[0]; i++)
-            if (vfs.f_flag & kept[i].st)
-                keep |= kept[i].ms;
-    if (mount(NULL, session, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | keep, NULL) != 0) {
-        snprintf(status, n, "none: cannot make the session read-only (%s)", strerror(errno));
-        return -1;
-    }
-    snprintf(status, n, "read-only (%s)", how);
+    /* the spool holds only the supervisor's socket: read-only, it cannot be
+     * removed; where it stays writable a removed socket costs the traces of
+     * processes started after, which then count as untraced (never PASS) */
+    failed = spool ? bind_read_only(spool) : NULL;
+    if (failed)
+        snprintf(status, n, "read-only (%s; the spool: %s, %s)", how, failed, strerror(errno));
+    else
+        snprintf(status, n, "read-only (%s)", how);
     return 0;
 }

@@ -17,7 +17,9 @@
 #include <stddef.h>
 
 /* In the child.  0 with status "read-only (mount namespace)"; -1 with
- * status "none: WHY".  Never fatal: the caller runs the command either way. */
-int run_protect_session(const char *session, char *status, size_t n);
+ * status "none: WHY".  Never fatal: the caller runs the command either way.
+ * spool (the supervisor's socket's directory, trace_spool.h), unless NULL,
+ * is made read-only too. */
+int run_protect_session(const char *session, const char *spool, char *status, size_t n);
 
 #endif

@@ -1,37 +1,43 @@
-/* trace_spool.c - copying complete records from the spool into the session (trace_spool.h). */
+/* trace_spool.c - traces handed over by the recorded processes, copied into the session (trace_spool.h). */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "safe_file.h"
 #include "trace_format.h"
+#include "trace_handover.h"
 #include "trace_spool.h"
 
-/* More traces than any harness makes; a candidate creating files without end
+/* More traces than any harness makes; a candidate registering without end
  * must not make the supervisor's memory grow without end. */
 #define SPOOL_MAX_TRACES 4096
-
 struct spool_file {
     char name[96];
-    int in, out;                 /* the spool file; its copy in the session */
+    pid_t pid;                   /* the process that handed it over (SO_PEERCRED) */
+    int in, out;                 /* the memory file; its copy in the session */
     uint64_t offset;             /* bytes copied so far (whole records) */
+    uint64_t released;           /* bytes given back to the kernel (copied, page-aligned) */
     int damaged;                 /* stopped at bytes that are no record: copied raw once */
 };
 
 int trace_spool_open(struct trace_spool *s, const char *session, char *err, size_t n)
 {
     memset(s, 0, sizeof *s);
+    s->listen_fd = -1;
     snprintf(s->session, sizeof s->session, "%s", session);
     const char *tmp = getenv("TMPDIR");
     if (!tmp || tmp[0] != '/')
@@ -42,79 +48,231 @@ int trace_spool_open(struct trace_spool *s, const char *session, char *err, size
     }
     for (int i = 0; i < 16; i++)
         snprintf(s->token_hex + 2 * i, 3, "%02x", s->token[i]);
-    /* TMPDIR, and /tmp when TMPDIR cannot be written */
+    /* TMPDIR, and /tmp when TMPDIR cannot be written or is too deep for a
+     * socket's name (108 bytes) */
+    struct sockaddr_un addr = { .sun_family = AF_UNIX };
     const char *bases[] = { tmp, "/tmp" };
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2 && !s->dir[0]; i++) {
         if (i == 1 && strcmp(tmp, "/tmp") == 0)
             break;
+        if (strlen(bases[i]) + sizeof "/kaudit-spool-XXXXXX/supervisor" > sizeof addr.sun_path)
+            continue;
         snprintf(s->dir, sizeof s->dir, "%s/kaudit-spool-XXXXXX", bases[i]);
-        if (mkdtemp(s->dir))
-            return 0;
+        if (!mkdtemp(s->dir))
+            s->dir[0] = '\0';
     }
-    snprintf(err, n, "cannot create a spool directory beneath '%s' or /tmp: %s", tmp, strerror(errno));
-    s->dir[0] = '\0';
-    return -1;
+    if (!s->dir[0]) {
+        snprintf(err, n, "cannot create a spool directory beneath '%s' or /tmp: %s", tmp, strerror(errno));
+        return -1;
+    }
+    /* fits: the base was measured above */
+    size_t dir_len = strlen(s->dir);
+    memcpy(s->socket_path, s->dir, dir_len);
+    memcpy(s->socket_path + dir_len, "/supervisor", sizeof "/supervisor");
+    memcpy(addr.sun_path, s->socket_path, strlen(s->socket_path) + 1);
+    s->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->listen_fd < 0 || bind(s->listen_fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+        listen(s->listen_fd, SOMAXCONN) != 0) {
+        snprintf(err, n, "cannot listen on '%s': %s", s->socket_path, strerror(errno));
+        trace_spool_close(s);
+        return -1;
+    }
+    for (size_t i = 0; i < SPOOL_MAX_PENDING_SLOTS; i++)
+        s->pending[i] = -1;
+    return 0;
 }
 
-/* p<pid>-<stamp>.kat, as the preload's writer names a trace */
-static int trace_name(const char *name)
+/* p<pid>-<stamp>.kat, as the preload's writer names a trace; its pid */
+static long trace_name_pid(const char *name)
 {
     if (name[0] != 'p' || strlen(name) >= sizeof(((struct spool_file *)0)->name))
-        return 0;
+        return -1;
     const char *p = name + 1;
     size_t digits = strspn(p, "0123456789");
-    if (!digits || p[digits] != '-')
-        return 0;
+    if (!digits || digits > 9 || p[digits] != '-')
+        return -1;
+    long pid = strtol(p, NULL, 10);
     p += digits + 1;
     digits = strspn(p, "0123456789");
-    return digits && strcmp(p + digits, KAT_TRACE_SUFFIX) == 0;
+    return digits && strcmp(p + digits, KAT_TRACE_SUFFIX) == 0 ? pid : -1;
 }
 
-static struct spool_file *file_for(struct trace_spool *s, const char *name)
+static struct spool_file *file_named(struct trace_spool *s, const char *name)
 {
     for (size_t i = 0; i < s->n_files; i++)
         if (!strcmp(s->files[i].name, name))
             return &s->files[i];
-    if (s->n_files == SPOOL_MAX_TRACES) {
+    return NULL;
+}
+
+/* A registration refused: said in kaudit.log and counted (info rejected_traces). */
+static void reject(struct trace_spool *s, pid_t pid, const char *name, const char *why)
+{
+    s->rejected_traces++;
+    kat_session_log(s->session, "warning", "process %ld handed over a trace '%s' that is refused: %s", (long)pid,
+                    name, why);
+}
+
+static void register_trace(struct trace_spool *s, pid_t pid, const char *name, int fd)
+{
+    long named = trace_name_pid(name);
+    struct stat st;
+    if (named < 0) {
+        reject(s, pid, name, "not a trace's name");
+    } else if (named != pid) {
+        reject(s, pid, name, "it is named for another process");
+    } else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || fcntl(fd, F_GET_SEALS) < 0) {
+        reject(s, pid, name, "not a memory file");
+    } else if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) != 0) {
+        /* our preload never seals its trace; a candidate that did wants it cut */
+        reject(s, pid, name, "it cannot be sealed against shrinking");
+    } else if (file_named(s, name)) {
+        reject(s, pid, name, "a trace of that name was handed over already");
+    } else if (s->n_files == SPOOL_MAX_TRACES) {
         if (!s->too_many)
-            kat_session_log(s->session, "warning", "more than %d traces in the spool: the rest is not copied",
+            kat_session_log(s->session, "warning", "more than %d traces handed over: the rest is not copied",
                             SPOOL_MAX_TRACES);
         s->too_many = 1;
-        return NULL;
-    }
-    char path[PATH_MAX + 128], err[PATH_MAX + 256];
-    snprintf(path, sizeof path, "%s/%s", s->dir, name);
-    int in = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (in < 0 || fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (in >= 0)
-            close(in);
-        return NULL;
-    }
-    snprintf(path, sizeof path, "%s/%s", s->session, name);
-    int out = kat_open_output(path, O_EXCL, err, sizeof err);
-    if (out < 0) {
-        kat_session_log(s->session, "warning", "%s", err);
-        close(in);
-        return NULL;
-    }
-    if (s->n_files == s->cap_files) {
-        size_t cap = s->cap_files ? 2 * s->cap_files : 16;
-        struct spool_file *f = realloc(s->files, cap * sizeof *f);
-        if (!f) {
-            close(in);
+    } else {
+        char path[PATH_MAX + 128], err[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", s->session, name);
+        int out = kat_open_output(path, O_EXCL, err, sizeof err);
+        if (out < 0) {
+            kat_session_log(s->session, "warning", "%s", err);
+        } else if (s->n_files == s->cap_files &&
+                   !(s->files = realloc(s->files, (s->cap_files = s->cap_files ? 2 * s->cap_files : 16) *
+                                                      sizeof *s->files))) {
             close(out);
-            return NULL;
+            s->n_files = s->cap_files = 0; /* out of memory: nothing more is copied */
+        } else {
+            struct spool_file *f = &s->files[s->n_files++];
+            memset(f, 0, sizeof *f);
+            snprintf(f->name, sizeof f->name, "%s", name);
+            f->pid = pid;
+            f->in = fd;
+            f->out = out;
+            return;
         }
-        s->files = f;
-        s->cap_files = cap;
     }
-    struct spool_file *f = &s->files[s->n_files++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->name, sizeof f->name, "%s", name);
-    f->in = in;
-    f->out = out;
-    return f;
+    close(fd);
+}
+
+/* The asker's own trace again, for a program that closed the preload's descriptor. */
+static void hand_back(struct trace_spool *s, int conn, pid_t pid, const char *name)
+{
+    struct spool_file *f = file_named(s, name);
+    if (!f || f->pid != pid)
+        return; /* the connection closes unanswered: the preload counts its records lost */
+    char byte = 0;
+    struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    memset(&control, 0, sizeof control);
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &f->in, sizeof f->in);
+    if (sendmsg(conn, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+        kat_session_log(s->session, "warning", "cannot hand the trace %s back to process %ld: %s", name, (long)pid,
+                        strerror(errno));
+}
+
+/* One message on an accepted connection: 1 when the connection is done. */
+static int serve_connection(struct trace_spool *s, int conn)
+{
+    struct kat_handover_msg msg;
+    struct iovec iov = { .iov_base = &msg, .iov_len = sizeof msg };
+    union {
+        char buf[CMSG_SPACE(4 * sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf };
+    ssize_t n = recvmsg(conn, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return 0;
+    /* every descriptor that came along is ours to close, whatever the message */
+    int fds[4], n_fds = 0;
+    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && n_fds < 4; i++)
+                memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+    struct ucred peer;
+    socklen_t len = sizeof peer;
+    if (n == (ssize_t)sizeof msg && getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0) {
+        msg.name[sizeof msg.name - 1] = '\0';
+        if (msg.kind == KAT_HANDOVER_REGISTER && n_fds == 1 && !(mh.msg_flags & MSG_CTRUNC)) {
+            register_trace(s, peer.pid, msg.name, fds[0]);
+            n_fds = 0;
+        } else if (msg.kind == KAT_HANDOVER_AGAIN && n_fds == 0) {
+            hand_back(s, conn, peer.pid, msg.name);
+        } else {
+            reject(s, peer.pid, msg.name, "not a message of the handover");
+        }
+    }
+    for (int i = 0; i < n_fds; i++)
+        close(fds[i]);
+    return 1;
+}
+
+static void accept_pending(struct trace_spool *s)
+{
+    for (;;) {
+        int conn = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (conn < 0)
+            return;
+        if (serve_connection(s, conn)) {
+            close(conn);
+            continue;
+        }
+        /* connected, message not there yet: kept, the oldest dropped when full */
+        size_t slot = s->next_pending++ % SPOOL_MAX_PENDING_SLOTS;
+        if (s->pending[slot] >= 0)
+            close(s->pending[slot]);
+        s->pending[slot] = conn;
+    }
+}
+
+void trace_spool_serve(struct trace_spool *s, int wait_ms)
+{
+    if (s->listen_fd < 0)
+        return;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        struct pollfd p[1 + SPOOL_MAX_PENDING_SLOTS];
+        size_t slot_of[1 + SPOOL_MAX_PENDING_SLOTS], n = 0;
+        p[n++] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+        for (size_t i = 0; i < SPOOL_MAX_PENDING_SLOTS; i++)
+            if (s->pending[i] >= 0) {
+                slot_of[n] = i;
+                p[n++] = (struct pollfd){ .fd = s->pending[i], .events = POLLIN };
+            }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        int left = wait_ms > spent ? (int)(wait_ms - spent) : 0;
+        int ready = poll(p, n, left);
+        if (ready < 0 && errno != EINTR)
+            return;
+        if (ready <= 0) {
+            if (left == 0)
+                return;
+            continue;
+        }
+        for (size_t i = 1; i < n; i++)
+            if (p[i].revents && serve_connection(s, p[i].fd)) {
+                close(p[i].fd);
+                s->pending[slot_of[i]] = -1;
+            }
+        if (p[0].revents)
+            accept_pending(s);
+    }
 }
 
 /*
@@ -195,12 +353,22 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
     int bad;
     size_t whole = committed_prefix(map, (size_t)f->offset, len, &bad);
     const unsigned char *from = map + f->offset;
-    if (f->offset == 0 && whole &&
+    uint32_t header_pid = 0;
+    if (f->offset == 0 && whole)
+        memcpy(&header_pid, map + offsetof(struct kat_file_header, pid), sizeof header_pid);
+    if (f->offset == 0 && whole && header_pid != (uint32_t)f->pid) {
+        /* a process's trace that says it is another's: not this process's evidence */
+        reject(s, f->pid, f->name, "its header names another process");
+        char path[PATH_MAX + 128];
+        snprintf(path, sizeof path, "%s/%s", s->session, f->name);
+        unlink(path);
+        f->damaged = 1;
+    } else if (f->offset == 0 && whole &&
         memcmp(map + offsetof(struct kat_file_header, session_token), s->token, sizeof s->token) != 0) {
         /* another run's trace (copied into the spool): not this session's evidence */
         s->foreign_traces++;
         kat_session_log(s->session, "warning",
-                        "the trace %s in the spool does not carry this session's token (copied in from "
+                        "the trace %s handed over does not carry this session's token (copied in from "
                         "another run?): not copied",
                         f->name);
         char path[PATH_MAX + 128];
@@ -213,6 +381,12 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         f->damaged = 1;
     } else {
         f->offset += whole;
+        /* what is copied need not stay in memory (the writer only appends) */
+        uint64_t copied_pages = f->offset & ~(uint64_t)4095;
+        if (copied_pages > f->released &&
+            fallocate(f->in, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)f->released,
+                      (off_t)(copied_pages - f->released)) == 0)
+            f->released = copied_pages;
         if (bad && final) {
             /* damage, not an unfinished record: copied as it is (without the
              * zeros of the unused space after it), for the reader to report */
@@ -231,11 +405,6 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
 
 void trace_spool_drain(struct trace_spool *s, int final)
 {
-    if (!s->dir[0])
-        return;
-    DIR *d = opendir(s->dir);
-    if (!d)
-        return;
     static int bus_handler;
     if (!bus_handler) {
         struct sigaction sa = { .sa_sigaction = on_bus, .sa_flags = SA_SIGINFO };
@@ -243,26 +412,18 @@ void trace_spool_drain(struct trace_spool *s, int final)
         sigaction(SIGBUS, &sa, NULL);
         bus_handler = 1;
     }
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.')
-            continue;
-        if (!trace_name(e->d_name)) {
-            if (final)
-                kat_session_log(s->session, "warning", "'%s' in the spool is no trace: not copied", e->d_name);
-            continue;
-        }
-        struct spool_file *f = file_for(s, e->d_name);
-        if (f)
-            drain_file(s, f, final);
-    }
-    closedir(d);
+    /* what was handed over and not yet taken (a process that registered and
+     * ended a moment ago) first */
+    if (final)
+        trace_spool_serve(s, 0);
+    for (size_t i = 0; i < s->n_files; i++)
+        drain_file(s, &s->files[i], final);
 }
 
 int trace_spool_has_pid(const struct trace_spool *s, long pid)
 {
     for (size_t i = 0; i < s->n_files; i++)
-        if (strtol(s->files[i].name + 1, NULL, 10) == pid)
+        if (s->files[i].pid == pid)
             return 1;
     return 0;
 }
@@ -276,6 +437,14 @@ void trace_spool_close(struct trace_spool *s)
     free(s->files);
     s->files = NULL;
     s->n_files = s->cap_files = 0;
+    for (size_t i = 0; i < SPOOL_MAX_PENDING_SLOTS; i++)
+        if (s->pending[i] >= 0) {
+            close(s->pending[i]);
+            s->pending[i] = -1;
+        }
+    if (s->listen_fd >= 0)
+        close(s->listen_fd);
+    s->listen_fd = -1;
     if (s->dir[0])
         kat_remove_tree(s->dir);
     s->dir[0] = '\0';

@@ -31,11 +31,11 @@ start=$SECONDS
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 
-if [ ! -x "$ROOT/build-gpu/bin/kaudit" ]; then
+KAUDIT=${REAL_KAUDIT:-$ROOT/build-gpu/bin/kaudit}   # REAL_KAUDIT: a carried build instead
+if [ -z "${REAL_KAUDIT:-}" ] && [ ! -x "$ROOT/build-gpu/bin/kaudit" ]; then
     (cd "$ROOT" && cmake -S . -B build-gpu -G Ninja -DKAUDIT_CORE_ONLY=ON && cmake --build build-gpu) \
         >"$W/kaudit-build.log" 2>&1 || { say "REAL build failed"; tail -20 "$W/kaudit-build.log"; exit 1; }
 fi
-KAUDIT=$ROOT/build-gpu/bin/kaudit
 for d in "$KB/src/kernelbench" "$KB/KernelBench/level1" "$CL1/eval"; do
     [ -d "$d" ] || { say "REAL missing $d (run tests/gpu/real/carry.sh here first)"; exit 1; }
 done

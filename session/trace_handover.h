@@ -1,0 +1,36 @@
+/*
+ * trace_handover.h - how a recorded process hands its trace to `kaudit run`
+ * (docs/threat-model.md, "The handover"; docs/preload.md).
+ *
+ * Under `kaudit run` the preload keeps each process's trace in an anonymous
+ * memory file (memfd_create), never in a directory: nothing another process
+ * can open by name, list, delete or replace.  It connects to the supervisor's
+ * socket (KAUDIT_SUPERVISOR_SOCKET, a SOCK_SEQPACKET socket that kaudit run
+ * listens on) and sends one message with the descriptor attached
+ * (SCM_RIGHTS).  The kernel names the sender (SO_PEERCRED): kaudit run
+ * accepts a trace only under the pid of the process that handed it over,
+ * and only when the trace's header names that pid.  It seals the file
+ * against shrinking (F_SEAL_SHRINK), so no one can cut it while it is
+ * copied, and copies what is complete into the session as the run goes.
+ *
+ * One message per connection; the supervisor closes it after answering.
+ */
+#ifndef KAUDIT_TRACE_HANDOVER_H
+#define KAUDIT_TRACE_HANDOVER_H
+
+enum {
+    /* "here is my trace": the descriptor attached, name = its file name
+     * in the session (p<pid>-<stamp>.kat) */
+    KAT_HANDOVER_REGISTER = 'R',
+    /* "give my trace back": the program closed the preload's descriptor;
+     * the supervisor answers with the descriptor of the trace of that name,
+     * when the asker is the process that registered it */
+    KAT_HANDOVER_AGAIN = 'A',
+};
+
+struct kat_handover_msg {
+    char kind;
+    char name[95];  /* NUL-terminated */
+};
+
+#endif /* KAUDIT_TRACE_HANDOVER_H */
