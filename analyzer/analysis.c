@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "analysis.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +99,59 @@ static void session_facts_free(struct ka_session_facts *s)
     for (size_t i = 0; i < s->n_child_starts; i++)
         free(s->child_starts[i].parent);
     free(s->child_starts);
+    free(s->missing_call_trace);
     free(s->cand_phases);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- what info says against what the traces hold ----------------------------- */
+
+/* kaudit run counts the session's traces at the end (info processes,
+ * kernels, vendor_calls: session/info_writer.c) with the reader analyze
+ * uses.  Different counts mean the traces changed after the run (a session
+ * without a seal, or one recorded before seals). */
+struct info_counts {
+    unsigned long long processes, kernels, vendor_calls;
+};
+
+static int info_count(const struct kat_session *s, const char *key, unsigned long long *v)
+{
+    const char *text = kat_session_info(s, key);
+    char *end;
+    if (!text || !*text)
+        return 0;
+    errno = 0;
+    *v = strtoull(text, &end, 10);
+    return !errno && !*end;
+}
+
+static int info_counts_read(const struct kat_session *s, struct info_counts *c)
+{
+    const char *status = kat_session_info(s, "status");
+    /* counted only when the run ended: a session still "running" has none */
+    if (!status || !strcmp(status, "running") || !strcmp(status, "preparing") || !strncmp(status, "not started", 11))
+        return 0;
+    return info_count(s, "processes", &c->processes) && info_count(s, "kernels", &c->kernels) &&
+           info_count(s, "vendor_calls", &c->vendor_calls);
+}
+
+static void info_counts_check(struct ka_run *run, const struct info_counts *said)
+{
+    const struct ka_analysis *a = run->a;
+    unsigned long long readable = a->traces - a->unreadable_traces;
+    if (said->processes == readable && said->kernels == a->kernels && said->vendor_calls == a->vendor_calls)
+        return;
+    run->facts.traces_changed = 1;
+    struct ka_finding *x = ka_add_finding(
+        &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "info-counts-disagree", NULL, 0,
+        "the session's info, written by kaudit run when the command ended, counts %llu traces, %llu kernels and %llu "
+        "vendor calls; the traces now hold %llu, %llu and %llu: they were changed after the run",
+        said->processes, said->kernels, said->vendor_calls, readable, (unsigned long long)a->kernels,
+        (unsigned long long)a->vendor_calls);
+    ka_field_u64(x, "info_kernels", said->kernels);
+    ka_field_u64(x, "trace_kernels", a->kernels);
+    ka_field_u64(x, "info_vendor_calls", said->vendor_calls);
+    ka_field_u64(x, "trace_vendor_calls", a->vendor_calls);
 }
 
 /* ---- the pipeline ----------------------------------------------------------- */
@@ -278,9 +330,13 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "no-traces", NULL, 0,
                        "the session holds no trace: nothing was recorded");
     }
+    struct info_counts said;
+    int have_said = info_counts_read(s, &said);
     for (size_t i = 0; i < count && !opt->trace_axes_unsupported; i++)
         analyze_trace(&run, kat_session_trace_path(s, i), kat_session_trace_name(s, i));
     kat_session_close(s);
+    if (have_said && !opt->trace_axes_unsupported)
+        info_counts_check(&run, &said);
     if (opt->trace_axes_unsupported) {
         for (int axis = KA_AXIS_IMPLEMENTATION; axis <= KA_AXIS_MEASUREMENT; axis++) {
             a->axis[axis].verdict = opt->trace_axes_inconclusive ? KA_INCONCLUSIVE : KA_UNSUPPORTED;
@@ -290,6 +346,18 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         goto done;
     }
 
+    if (run.facts.windows_without_call) {
+        run.facts.traces_changed = 1;
+        struct ka_finding *x = ka_add_finding(
+            &run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "vendor-call-missing",
+            run.facts.missing_call_trace, 0,
+            "%llu kernels ran inside vendor call windows (call %llu first) that have no vendor call record, in traces "
+            "that ended normally: a call's record is written when it returns, so records were removed, and what "
+            "those calls did is not known",
+            (unsigned long long)run.facts.windows_without_call, (unsigned long long)run.facts.missing_call_example);
+        ka_field_u64(x, "kernels", run.facts.windows_without_call);
+        ka_field_u64(x, "call_id", run.facts.missing_call_example);
+    }
     if (run.facts.kernels_without_api)
         ka_field_u64(ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
                                     "kernels-without-launch-record", NULL, 0,

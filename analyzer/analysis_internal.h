@@ -117,6 +117,15 @@ struct ka_child_start {                 /* a fork or posix_spawn a trace recorde
     uint64_t time_ns;
 };
 
+/* The root cause of an axis whose session is incomplete (facts.session_incomplete). */
+#define KA_SESSION_INCOMPLETE_CAUSE                                                                              \
+    "the session is incomplete: the recording did not end, or a trace was refused (see the findings)"
+/* ... and of one whose traces were changed after the run (facts.traces_changed),
+ * when no more particular cause (a truncated or missing trace) explains it */
+#define KA_TRACES_CHANGED_CAUSE                                                                                   \
+    "the traces were changed after the run: info's counts or the vendor call windows disagree with them (see the " \
+    "findings)"
+
 /* What the session-level rules read about all the traces together. */
 struct ka_session_facts {
     struct ka_span *cand_phases;        /* the candidate's phases, every process */
@@ -131,9 +140,14 @@ struct ka_session_facts {
     uint64_t candidate_modules;         /* modules loaded by candidate objects */
     /* what limits the evidence */
     int health_problem, truncated, read_error;
-    int session_incomplete;             /* the recording did not end, or refused another run's trace (analysis.c) */
+    int session_incomplete;             /* the recording did not end, or a trace was refused (analysis.c) */
+    int traces_changed;                 /* info's counts, or vendor windows, disagree with the traces (analysis.c) */
     unsigned python_off;                /* Python processes without Python-side provenance */
     uint64_t kernels_without_api;
+    /* kernels of complete traces whose vendor window names a call with no
+     * VENDOR_CALL record: a record was removed (kernels.c) */
+    uint64_t windows_without_call, missing_call_example;
+    char *missing_call_trace;
 };
 
 /* ---- work tallies (kernels.c, work_items.c) ------------------------------ */

@@ -67,6 +67,13 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             if (idx >= 0) {
                 p->vcalls[idx].kernels++;
                 vc = &p->vcalls[p->vcalls[idx].outer];
+            } else if (p->complete) {
+                /* the call's record is written when it returns, so a trace
+                 * that ended has it: unless someone took it out */
+                if (!run->facts.windows_without_call++) {
+                    run->facts.missing_call_example = call_id;
+                    run->facts.missing_call_trace = strdup(p->file);
+                }
             }
         }
         /* Party */

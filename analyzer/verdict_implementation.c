@@ -283,13 +283,14 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         cause = "the candidate's custom build failed and no candidate module was loaded: the fallback path shows no "
                 "violation, which cannot certify the unavailable custom implementation";
     else if (s->session_incomplete)
-        cause = "the session is incomplete: the recording did not end, or a trace of another run was refused (see "
-                "the findings)";
+        cause = KA_SESSION_INCOMPLETE_CAUSE;
     else if (s->read_error || s->truncated)
         cause = "a trace is truncated or malformed: launches after its last record are not known";
     else if (s->missing_traces)
         cause = "a process the traces name (a fork, a spawn or a reaped child) has no trace: its launches are not "
                 "known (the session is incomplete)";
+    else if (s->traces_changed)
+        cause = KA_TRACES_CHANGED_CAUSE;
     else if (s->health_problem)
         cause = "tool health: the evidence may be incomplete (see the findings)";
     else if (unattributed_selected && s->python_off)

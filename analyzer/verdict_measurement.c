@@ -434,8 +434,7 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
         return;
     }
     if (s->session_incomplete) {
-        ax->root_cause = strdup("the session is incomplete: the recording did not end, or a trace of another run "
-                                "was refused (see the findings)");
+        ax->root_cause = strdup(KA_SESSION_INCOMPLETE_CAUSE);
         return;
     }
     if (s->read_error || s->truncated) {
@@ -445,6 +444,10 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
     if (s->missing_traces) {
         ax->root_cause = strdup("a process the traces name has no trace: its kernels are not known (the session "
                                 "is incomplete)");
+        return;
+    }
+    if (s->traces_changed) {
+        ax->root_cause = strdup(KA_TRACES_CHANGED_CAUSE);
         return;
     }
     if (s->health_problem) {

@@ -55,6 +55,39 @@ check "no seal: verify exit 11" rc 11
 check "no seal: said" out_has "not sealed"
 run analyze "$T/u" --contract "$C"
 check "no seal: analyze judges as before" rc 11
+# records removed from an unsealed session (one recorded before seals, or
+# whose seal was taken away): a real H200 session with two cuBLAS calls, each
+# VENDOR_CALL record retyped as padding.  It was implementation FAIL (C3b);
+# with its calls hidden it must not become PASS: the kernels' vendor windows
+# name calls that have no record, and info counts calls the traces lack
+cp -r "$SRC/examples/h200-raw-cublas/session" "$T/r"
+rm -f "$T/r/seal"
+RC=$SRC/contracts/examples/raw-cublas.json
+run analyze "$T/r" --contract "$RC"
+check "unsealed, untouched: FAIL (exit 10)" rc 10
+python3 - "$T/r" <<'PYEOF'
+import os, struct, sys
+for name in os.listdir(sys.argv[1]):
+    if not name.endswith(".kat"):
+        continue
+    path = os.path.join(sys.argv[1], name)
+    b = bytearray(open(path, "rb").read())
+    at = 64
+    while at + 8 <= len(b):
+        size, kind = struct.unpack_from("<IH", b, at)
+        if size < 8:
+            break
+        if kind == 19:  # KAT_REC_VENDOR_CALL -> KAT_REC_PAD
+            struct.pack_into("<H", b, at + 4, 1)
+        at += size
+    open(path, "wb").write(b)
+PYEOF
+run analyze "$T/r" --contract "$RC"
+check "vendor calls removed: implementation INCONCLUSIVE, not PASS" out_has "^  implementation  INCONCLUSIVE"
+run analyze "$T/r" --contract "$RC" --json
+check "vendor calls removed: vendor-call-missing" out_has '"vendor-call-missing"'
+check "vendor calls removed: info-counts-disagree" out_has '"info-counts-disagree"'
+
 run verify
 check "verify without a directory: exit 2" rc 2
 
