@@ -114,6 +114,23 @@ void kat_session_info_init(struct kat_session_info *info, const char *dir, char 
     kat_session_info_set(info, "status", "preparing");
 }
 
+char *kat_session_info_render(const struct kat_session_info *info)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return NULL;
+    fprintf(m, "kaudit-session\n");
+    for (int i = 0; i < info->count; i++)
+        fprintf(m, "%s: %s\n", info->keys[i], info->values[i]);
+    if (fclose(m) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 int kat_session_info_write(const struct kat_session_info *info)
 {
     char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
@@ -147,9 +164,14 @@ int kat_session_info_write(const struct kat_session_info *info)
             return -1;
         }
     }
-    fprintf(f, "kaudit-session\n");
-    for (int i = 0; i < info->count; i++)
-        fprintf(f, "%s: %s\n", info->keys[i], info->values[i]);
+    char *text = kat_session_info_render(info);
+    if (!text || fputs(text, f) == EOF) {
+        free(text);
+        fclose(f);
+        unlink(tmp);
+        return -1;
+    }
+    free(text);
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
         unlink(tmp);
@@ -308,15 +330,13 @@ static void summarize_trace(const char *path, struct summary *s, FILE *log)
 
 int kat_session_info_summarize(struct kat_session_info *info, FILE *out)
 {
-    char log_path[PATH_MAX + 32];
-    snprintf(log_path, sizeof(log_path), "%s/kaudit.log", info->dir);
-    char log_err[PATH_MAX + 128];
-    FILE *log = kat_fopen_output(log_path, O_APPEND, log_err, sizeof log_err);
-    if (!log) {
-        /* A planted kaudit.log (a symlink, a FIFO) is never followed. */
-        fprintf(stderr, "kaudit: warning: %s\n", log_err);
+    /* what goes into kaudit.log, gathered and appended in one piece by the
+     * one writer of the log (kat_session_log_text) */
+    char *log_text = NULL;
+    size_t log_len = 0;
+    FILE *log = open_memstream(&log_text, &log_len);
+    if (!log)
         log = fopen("/dev/null", "w");
-    }
     struct summary s = { 0 };
     /* The session reader lists the traces (its info file is written by now). */
     struct kat_session *session = NULL;
@@ -349,6 +369,11 @@ int kat_session_info_summarize(struct kat_session_info *info, FILE *out)
              s.health_problems);
     fputs(line, log);
     fclose(log);
+    char log_err[PATH_MAX + 128];
+    /* A planted kaudit.log (a symlink, a FIFO) is never followed: said here */
+    if (log_text && kat_session_log_text(info->dir, log_text, log_err, sizeof log_err) != 0)
+        fprintf(stderr, "kaudit: warning: %s\n", log_err);
+    free(log_text);
     if (out)
         fputs(line, out);
     return s.unreadable ? -1 : 0;

@@ -26,6 +26,9 @@ void kat_session_info_init(struct kat_session_info *info, const char *dir, char 
 void kat_session_info_set(struct kat_session_info *info, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int kat_session_info_write(const struct kat_session_info *info);
+/* The text kat_session_info_write writes (malloc'd; NULL when out of memory):
+ * what kaudit run seals as info. */
+char *kat_session_info_render(const struct kat_session_info *info);
 void kat_session_info_started(struct kat_session_info *info);
 void kat_session_info_not_started(struct kat_session_info *info, const char *why);
 void kat_session_info_finished(struct kat_session_info *info, int wait_status);

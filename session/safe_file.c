@@ -201,20 +201,44 @@ FILE *kat_fopen_output(const char *path, int open_flags, char *err, size_t err_s
     return f;
 }
 
-void kat_session_log(const char *dir, const char *level, const char *fmt, ...)
+static kat_session_log_observer log_observer;
+static void *log_observer_arg;
+
+void kat_session_log_observe(kat_session_log_observer fn, void *arg)
+{
+    log_observer = fn;
+    log_observer_arg = arg;
+}
+
+int kat_session_log_text(const char *dir, const char *text, char *err, size_t err_size)
 {
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/kaudit.log", dir);
-    FILE *f = kat_fopen_output(path, O_APPEND, NULL, 0);
-    if (!f)
-        return;
+    FILE *f = kat_fopen_output(path, O_APPEND, err, err_size);
+    int rc = -1;
+    if (f) {
+        rc = fputs(text, f) == EOF ? -1 : 0;
+        if (fclose(f) != 0)
+            rc = -1;
+    }
+    /* told also when the write failed: what kaudit meant to write is what
+     * its seal holds, and a log it could not write is a changed session */
+    if (log_observer)
+        log_observer(log_observer_arg, dir, text, strlen(text));
+    return rc;
+}
+
+void kat_session_log(const char *dir, const char *level, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    fprintf(f, "kaudit: %s: ", level);
-    vfprintf(f, fmt, ap);
-    fputc('\n', f);
+    char *message = NULL, *line = NULL;
+    int ok = vasprintf(&message, fmt, ap) >= 0;
     va_end(ap);
-    fclose(f);
+    if (ok && asprintf(&line, "kaudit: %s: %s\n", level, message) >= 0)
+        kat_session_log_text(dir, line, NULL, 0);
+    free(line);
+    free(message);
 }
 
 int kat_write_all(int fd, const void *data, size_t n)

@@ -50,6 +50,13 @@ FILE *kat_fopen_output(const char *path, int open_flags, char *err, size_t err_s
  * refused log is silently skipped - the caller says it on stderr if it must). */
 void kat_session_log(const char *dir, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Appends text as it is: the one writer of kaudit.log, which every line goes
+ * through.  0, or -1 with err (when not NULL) set. */
+int kat_session_log_text(const char *dir, const char *text, char *err, size_t err_size);
+/* fn sees every text appended to a kaudit.log (kaudit run seals what it
+ * wrote, not what the directory holds: tools/session_seal.h).  NULL: none. */
+typedef void (*kat_session_log_observer)(void *arg, const char *dir, const char *text, size_t n);
+void kat_session_log_observe(kat_session_log_observer fn, void *arg);
 
 /* Writes all n bytes (a short write is retried, EINTR too).  0, or -1 with errno. */
 int kat_write_all(int fd, const void *data, size_t n);

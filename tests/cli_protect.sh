@@ -41,6 +41,43 @@ check "move the session: refused" sh -c "! grep -q moved-ok '$T/o1' && [ -d '$T/
 check "the session is intact (verify)" intact "$T/s1"
 check "the traces are there" sh -c "ls '$T/s1' | grep -q '\.kat$'"
 
+# 1b. around the read-only mount: /proc/PID/root of a process outside the
+#     namespace (kaudit itself, the parent) resolves in its mount namespace,
+#     where the session is writable.  The write cannot be stopped there; the
+#     seal holds what kaudit wrote, so the session no longer verifies
+"$K" run -d "$T/s1b" -- sh -c '
+    S=$1
+    sleep 0.3
+    echo planted >"/proc/$PPID/root$S/planted" && echo planted-ok
+    exit 0' sh "$T/s1b" >"$T/o1b" 2>"$T/e1b"
+check "around the mount: the write went through (the threat)" grep -q planted-ok "$T/o1b"
+check "around the mount: kaudit says the session was changed" grep -q "changed by another process" "$T/e1b"
+check "around the mount: verify refuses" sh -c "! '$K' verify '$T/s1b' >/dev/null 2>&1"
+"$K" run -d "$T/s1c" -- sh -c '
+    S=$1
+    sleep 0.3
+    for f in "/proc/$PPID/root$S"/*.kat; do
+        printf x | dd of="$f" bs=1 seek=100 conv=notrunc 2>/dev/null && echo patched-ok
+    done
+    exit 0' sh "$T/s1c" >"$T/o1c" 2>/dev/null
+check "around the mount, a copied record patched: the write went through" grep -q patched-ok "$T/o1c"
+check "around the mount, a copied record patched: verify refuses" sh -c "! '$K' verify '$T/s1c' >/dev/null 2>&1"
+"$K" analyze "$T/s1c" --contract "$SRC/contracts/examples/torch-ops.json" >/dev/null 2>"$T/a1c"
+echo $? >"$T/rc1c"
+check "around the mount, a copied record patched: analyze refuses (exit 1)" [ "$(cat "$T/rc1c")" = 1 ]
+check "around the mount, a copied record patched: named" grep -q "does not match its seal" "$T/a1c"
+
+mkdir -p "$T/roots"
+"$K" run --write-root "$T/roots" -d "$T/s1d" -- sh -c '
+    echo planted >"/proc/$PPID/root$1/planted" 2>/dev/null && echo planted-ok
+    exit 0' sh "$T/s1d" >"$T/o1d" 2>/dev/null
+if grep -q '^write_confinement: landlock' "$T/s1d/info"; then
+    check "around the mount, under --write-root: Landlock refuses the write" sh -c "! grep -q planted-ok '$T/o1d' && [ ! -e '$T/s1d/planted' ]"
+    check "around the mount, under --write-root: the session verifies" intact "$T/s1d"
+else
+    echo "  (no Landlock here: the --write-root case is not checked)"
+fi
+
 # 2. a daemon that outlives the run and comes back to change the session
 "$K" run -d "$T/s2" -- sh -c '
     S=$1

@@ -45,21 +45,82 @@
 
 /* The seal over info and every trace, once the command has ended
  * (session_seal.h); said in kaudit.log, and on stderr with -v. */
-static void seal_session(const char *session, int verbose)
+#ifdef KAUDIT_HAVE_ANALYZER
+/* What this run wrote into its session, for the seal (session_seal.h). */
+static struct {
+    struct seal_account *seal;
+    char session[PATH_MAX];
+} account;
+
+static void account_log(void *arg, const char *dir, const char *text, size_t n)
+{
+    (void)arg;
+    if (account.seal && !strcmp(dir, account.session))
+        seal_account_append(account.seal, "kaudit.log", text, n);
+}
+
+static void account_spool(void *arg, enum spool_event what, const char *name, const void *bytes, size_t n)
+{
+    (void)arg;
+    if (what == SPOOL_APPENDED)
+        seal_account_append(account.seal, name, bytes, n);
+    else if (what == SPOOL_REMOVED)
+        seal_account_remove(account.seal, name);
+    else
+        seal_account_lost(account.seal, name);
+}
+
+/* From here on every write of ours to the session is accounted; files that
+ * were there before (-d a directory kaudit recorded into anyway) are sealed
+ * as they are. */
+static void account_open(const char *session)
+{
+    account.seal = seal_account_new();
+    snprintf(account.session, sizeof account.session, "%s", session);
+    kat_session_log_observe(account_log, NULL);
+    DIR *d = opendir(session);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            seal_account_lost(account.seal, e->d_name);
+    if (d)
+        closedir(d);
+}
+#endif
+
+static void seal_session(const char *session, const struct kat_session_info *info, int verbose)
 {
 #ifdef KAUDIT_HAVE_ANALYZER
-    char chain[33], err[1024];
+    char chain[33], err[1024], changed[512];
     /* said before the seal is written: kaudit.log is one of the files it covers */
     kat_session_log(session, "note", "sealing the session (DIR/seal)");
-    if (session_seal_write(session, chain, err, sizeof err) == 0) {
+    char *text = kat_session_info_render(info);
+    if (text)
+        seal_account_replace(account.seal, "info", text, strlen(text));
+    else
+        seal_account_lost(account.seal, "info");
+    free(text);
+    if (seal_account_compare(session, account.seal, changed, sizeof changed, err, sizeof err) == 1) {
+        /* someone else wrote the session while the command ran (around the
+         * read-only mount: docs/threat-model.md); the seal holds what kaudit
+         * wrote, so the session no longer verifies */
+        kat_session_log(session, "error", "the session was changed by another process during the run: %s", changed);
+        fprintf(stderr, "kaudit: error: the session was changed by another process during the run (%s): it will "
+                        "not verify\n", changed);
+    }
+    if (session_seal_write_account(session, account.seal, chain, err, sizeof err) == 0) {
         if (verbose)
             fprintf(stderr, "kaudit: note: session sealed, chain %s\n", chain);
     } else {
         kat_session_log(session, "warning", "not sealed: %s", err);
         fprintf(stderr, "kaudit: warning: the session could not be sealed: %s\n", err);
     }
+    kat_session_log_observe(NULL, NULL);
+    seal_account_free(account.seal);
+    account.seal = NULL;
 #else
     kat_session_log(session, "note", "not sealed: this kaudit was built without xxHash (core build)");
+    (void)info;
     (void)verbose;
 #endif
 }
@@ -411,12 +472,15 @@ static int run_command(int argc, char **argv)
     int foreign = 0;
     if (make_session_dir(dir, overwrite, session, &foreign) != 0)
         return 1;
+#ifdef KAUDIT_HAVE_ANALYZER
+    account_open(session);
+#endif
     if (foreign)
         kat_session_log(session, "warning", "'%s' was not empty and held no session; recorded into it anyway",
                         dir);
     if (audit_found != 0) {
         /* Said in kaudit.log either way; on stderr only when not asked for. */
-        char message[PATH_MAX + 256], log_path[PATH_MAX + 32];
+        char message[PATH_MAX + 256];
         if (audit_found < 0)
             snprintf(message, sizeof(message), "cannot read the audit library '%s': ", audit_path);
         else
@@ -424,15 +488,7 @@ static int run_command(int argc, char **argv)
         strcat(message, "vendor functions found with dlsym() run outside any vendor window");
         if (audit_found < 0)
             say("warning", "%s", message);
-        snprintf(log_path, sizeof(log_path), "%s/kaudit.log", session);
-        char log_err[PATH_MAX + 128];
-        FILE *log = kat_fopen_output(log_path, O_APPEND, log_err, sizeof log_err);
-        if (log) {
-            fprintf(log, "kaudit: warning: %s\n", message);
-            fclose(log);
-        } else {
-            say("warning", "%s", log_err);
-        }
+        kat_session_log(session, "warning", "%s", message);
     }
 
     struct kat_session_info info;
@@ -484,6 +540,9 @@ static int run_command(int argc, char **argv)
         else
             kat_session_info_set(&info, "write_confinement", "none: %s", conf.why);
     }
+#ifdef KAUDIT_HAVE_ANALYZER
+    spool.observer = account_spool;
+#endif
     kat_session_info_set(&info, "session_token", "%s", spool.token_hex);
     char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, preload, cupti, audit, python,
                                    python_watch);
@@ -630,7 +689,7 @@ static int run_command(int argc, char **argv)
     kat_session_info_finished(&info, status);
     if (kat_session_info_summarize(&info, verbose ? stderr : NULL) != 0)
         say("warning", "the session in '%s' has unreadable traces (see kaudit.log)", session);
-    seal_session(session, verbose);
+    seal_session(session, &info, verbose);
     return rc;
 }
 

@@ -163,6 +163,186 @@ int session_seal_write(const char *dir, char chain[33], char *err, size_t n)
     return rc;
 }
 
+/* The first line in which seal texts a and b differ, each as sa and sb (160 bytes). */
+static void first_difference(const char *a, const char *b, char *sa, char *sb)
+{
+    while (*a && *b) {
+        const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+        size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
+        if (la != lb || memcmp(a, b, la) != 0)
+            break;
+        a += la + (ea != NULL);
+        b += lb + (eb != NULL);
+    }
+    /* past the last file, a side says "chain ...": there is no such file there */
+    snprintf(sa, 160, "%.*s", (int)strcspn(a, "\n"), strncmp(a, "chain ", 6) ? a : "");
+    snprintf(sb, 160, "%.*s", (int)strcspn(b, "\n"), strncmp(b, "chain ", 6) ? b : "");
+    if (!sa[0])
+        snprintf(sa, 160, "(no such file)");
+    if (!sb[0])
+        snprintf(sb, 160, "(no such file)");
+}
+
+/* ---- the supervisor's account ------------------------------------------------ */
+
+struct account_file {
+    char name[96];
+    XXH3_state_t *state;
+    unsigned long long size;
+    int gone;                    /* removed by kaudit itself */
+    int unknown;                 /* a write of kaudit's failed: what the disk holds is sealed */
+};
+
+struct seal_account {
+    struct account_file *files;
+    size_t n, cap;
+};
+
+struct seal_account *seal_account_new(void)
+{
+    return calloc(1, sizeof(struct seal_account));
+}
+
+static struct account_file *account_file(struct seal_account *a, const char *name)
+{
+    for (size_t i = 0; i < a->n; i++)
+        if (!strcmp(a->files[i].name, name))
+            return &a->files[i];
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? 2 * a->cap : 16;
+        struct account_file *f = realloc(a->files, cap * sizeof *f);
+        if (!f)
+            return NULL;
+        a->files = f;
+        a->cap = cap;
+    }
+    struct account_file *f = &a->files[a->n];
+    memset(f, 0, sizeof *f);
+    snprintf(f->name, sizeof f->name, "%s", name);
+    if (!(f->state = XXH3_createState()))
+        return NULL;
+    XXH3_128bits_reset(f->state);
+    a->n++;
+    return f;
+}
+
+void seal_account_append(struct seal_account *a, const char *name, const void *bytes, size_t n)
+{
+    struct account_file *f = a ? account_file(a, name) : NULL;
+    if (!f)
+        return;
+    f->gone = 0;
+    if (bytes && n)
+        XXH3_128bits_update(f->state, bytes, n);
+    f->size += n;
+}
+
+void seal_account_replace(struct seal_account *a, const char *name, const void *bytes, size_t n)
+{
+    struct account_file *f = a ? account_file(a, name) : NULL;
+    if (!f)
+        return;
+    XXH3_128bits_reset(f->state);
+    f->size = 0;
+    f->unknown = 0;
+    seal_account_append(a, name, bytes, n);
+}
+
+void seal_account_lost(struct seal_account *a, const char *name)
+{
+    struct account_file *f = a ? account_file(a, name) : NULL;
+    if (f)
+        f->unknown = 1;
+}
+
+void seal_account_remove(struct seal_account *a, const char *name)
+{
+    struct account_file *f = a ? account_file(a, name) : NULL;
+    if (f)
+        f->gone = 1;
+}
+
+void seal_account_free(struct seal_account *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->n; i++)
+        XXH3_freeState(a->files[i].state);
+    free(a->files);
+    free(a);
+}
+
+static int by_account_name(const void *x, const void *y)
+{
+    return strcmp(((const struct account_file *)x)->name, ((const struct account_file *)y)->name);
+}
+
+/* The seal's text from the account (the disk's line for a file whose write failed). */
+static char *account_text(const char *dir, struct seal_account *a, char chain[33], char *err, size_t en)
+{
+    qsort(a->files, a->n, sizeof *a->files, by_account_name);
+    size_t cap = 64 + a->n * 4200, used = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        snprintf(err, en, "out of memory");
+        return NULL;
+    }
+    used += (size_t)snprintf(text, cap, "%s\n", SEAL_MAGIC);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct account_file *f = &a->files[i];
+        if (f->gone || !covered(f->name))
+            continue;
+        char line[4200];
+        if (f->unknown) {
+            if (file_line(dir, f->name, line, sizeof line, err, en) != 0) {
+                free(text);
+                return NULL;
+            }
+        } else {
+            char hex[33];
+            hex128(XXH3_128bits_digest(f->state), hex);
+            snprintf(line, sizeof line, "%s %llu %s", f->name, f->size, hex);
+        }
+        used += (size_t)snprintf(text + used, cap - used, "%s\n", line);
+    }
+    hex128(XXH3_128bits(text, used), chain);
+    snprintf(text + used, cap - used, "chain %s\n", chain);
+    return text;
+}
+
+int seal_account_compare(const char *dir, struct seal_account *a, char *changed, size_t cn, char *err, size_t n)
+{
+    char c1[33], c2[33];
+    char *mine = account_text(dir, a, c1, err, n);
+    if (!mine)
+        return -1;
+    char *disk = seal_text(dir, c2, err, n);
+    if (!disk) {
+        free(mine);
+        return -1;
+    }
+    int rc = 0;
+    if (strcmp(mine, disk) != 0) {
+        char sa[160], sb[160];
+        first_difference(mine, disk, sa, sb);
+        snprintf(changed, cn, "kaudit wrote '%s', the directory holds '%s'", sa, sb);
+        rc = 1;
+    }
+    free(mine);
+    free(disk);
+    return rc;
+}
+
+int session_seal_write_account(const char *dir, struct seal_account *a, char chain[33], char *err, size_t n)
+{
+    char *text = account_text(dir, a, chain, err, n);
+    if (!text)
+        return -1;
+    int rc = write_seal_file(dir, KAUDIT_SEAL_FILE, text, err, n);
+    free(text);
+    return rc;
+}
+
 int session_seal_verify(const char *dir, char chain[33], char *err, size_t n)
 {
     char path[4096];
@@ -185,23 +365,12 @@ int session_seal_verify(const char *dir, char chain[33], char *err, size_t n)
         snprintf(err, n, "'%s' is not a seal this kaudit reads (its first line is not '%s')", path, SEAL_MAGIC);
         rc = -1;
     } else if (strcmp(stored, now) != 0) {
-        /* name the first line that differs */
-        const char *a = stored, *b = now;
-        while (*a && *b) {
-            const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
-            size_t la = ea ? (size_t)(ea - a) : strlen(a), lb = eb ? (size_t)(eb - b) : strlen(b);
-            if (la != lb || memcmp(a, b, la) != 0)
-                break;
-            a += la + (ea != NULL);
-            b += lb + (eb != NULL);
-        }
         char sa[160], sb[160];
-        snprintf(sa, sizeof sa, "%.*s", (int)strcspn(a, "\n"), a);
-        snprintf(sb, sizeof sb, "%.*s", (int)strcspn(b, "\n"), b);
+        first_difference(stored, now, sa, sb);
         snprintf(err, n,
                  "session '%s' does not match its seal: sealed '%s', now '%s' (a file was changed, removed or added "
-                 "after the run)",
-                 dir, sa[0] ? sa : "(nothing)", sb[0] ? sb : "(nothing)");
+                 "after kaudit run wrote it)",
+                 dir, sa, sb);
         rc = -1;
     } else {
         memcpy(chain, now_chain, 33);

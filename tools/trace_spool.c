@@ -105,6 +105,12 @@ static struct spool_file *file_named(struct trace_spool *s, const char *name)
     return NULL;
 }
 
+static void tell(const struct trace_spool *s, enum spool_event what, const char *name, const void *bytes, size_t n)
+{
+    if (s->observer)
+        s->observer(s->observer_arg, what, name, bytes, n);
+}
+
 /* A registration refused: said in kaudit.log and counted (info rejected_traces). */
 static void reject(struct trace_spool *s, pid_t pid, const char *name, const char *why)
 {
@@ -151,6 +157,7 @@ static void register_trace(struct trace_spool *s, pid_t pid, const char *name, i
             f->pid = pid;
             f->in = fd;
             f->out = out;
+            tell(s, SPOOL_APPENDED, name, NULL, 0);
             return;
         }
     }
@@ -330,6 +337,29 @@ static size_t committed_prefix(const unsigned char *map, size_t from, size_t len
     return at - from;
 }
 
+/* n bytes of the memory file appended to the session's copy, through a
+ * buffer of our own: what is written and what the seal's account hashes are
+ * the same bytes, whatever the writer does to its mapping meanwhile.  0, or
+ * -1 with errno (the account is told). */
+static int copy_out(struct trace_spool *s, struct spool_file *f, const unsigned char *src, size_t n)
+{
+    static unsigned char buf[1u << 20];
+    while (n) {
+        size_t chunk = n < sizeof buf ? n : sizeof buf;
+        memcpy(buf, src, chunk);
+        if (kat_write_all(f->out, buf, chunk) != 0) {
+            int e = errno;
+            tell(s, SPOOL_WRITE_FAILED, f->name, NULL, 0);
+            errno = e;
+            return -1;
+        }
+        tell(s, SPOOL_APPENDED, f->name, buf, chunk);
+        src += chunk;
+        n -= chunk;
+    }
+    return 0;
+}
+
 static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
 {
     if (f->damaged)
@@ -362,6 +392,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         char path[PATH_MAX + 128];
         snprintf(path, sizeof path, "%s/%s", s->session, f->name);
         unlink(path);
+        tell(s, SPOOL_REMOVED, f->name, NULL, 0);
         f->damaged = 1;
     } else if (f->offset == 0 && whole &&
         memcmp(map + offsetof(struct kat_file_header, session_token), s->token, sizeof s->token) != 0) {
@@ -374,8 +405,9 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         char path[PATH_MAX + 128];
         snprintf(path, sizeof path, "%s/%s", s->session, f->name);
         unlink(path);
+        tell(s, SPOOL_REMOVED, f->name, NULL, 0);
         f->damaged = 1;
-    } else if (whole && kat_write_all(f->out, from, whole) != 0) {
+    } else if (whole && copy_out(s, f, from, whole) != 0) {
         kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
                         strerror(errno));
         f->damaged = 1;
@@ -393,7 +425,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
             size_t rest = len - (size_t)f->offset;
             while (rest && map[f->offset + rest - 1] == 0)
                 rest--;
-            if (rest && kat_write_all(f->out, map + f->offset, rest) == 0)
+            if (rest && copy_out(s, f, map + f->offset, rest) == 0)
                 kat_session_log(s->session, "warning", "the trace %s holds %zu bytes that are no record", f->name,
                                 rest);
             f->damaged = 1;

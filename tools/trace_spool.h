@@ -29,6 +29,12 @@
 
 struct spool_file;
 
+/* What the spool does to the session's files, for the seal's account
+ * (tools/session_seal.h): bytes appended (n may be 0: a new, empty copy), a
+ * copy removed, a write that failed. */
+enum spool_event { SPOOL_APPENDED, SPOOL_REMOVED, SPOOL_WRITE_FAILED };
+typedef void (*spool_observer)(void *arg, enum spool_event what, const char *name, const void *bytes, size_t n);
+
 struct trace_spool {
     char dir[PATH_MAX];          /* private to kaudit run: holds the socket */
     char socket_path[108];       /* KAUDIT_SUPERVISOR_SOCKET */
@@ -43,6 +49,8 @@ struct trace_spool {
     unsigned char token[16];     /* this session's (KAUDIT_SESSION_TOKEN) */
     char token_hex[33];
     int too_many;                /* the limit on traces was reached (said once) */
+    spool_observer observer;     /* or NULL */
+    void *observer_arg;
 };
 
 /* Makes the spool directory (mkdtemp beneath TMPDIR, else /tmp), listens on
