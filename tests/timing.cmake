@@ -1,0 +1,6 @@
+# The timing statistics on synthetic latencies with known answers
+# (timing/timing_stats.h).  Included from tests/CMakeLists.txt.
+add_executable(test_timing_stats ${CMAKE_CURRENT_LIST_DIR}/test_timing_stats.c)
+target_link_libraries(test_timing_stats PRIVATE kaudit_timing PkgConfig::CRITERION)
+kaudit_sanitize(test_timing_stats)
+add_test(NAME timing_stats COMMAND test_timing_stats)
