@@ -203,6 +203,10 @@ struct ka_analysis {
 int ka_analyze(const char *dir, const struct ka_contract *contract, const struct ka_options *opt,
                struct ka_analysis **out, char *err, size_t n);
 void ka_analysis_free(struct ka_analysis *a);
+/* A guard outside the axes (kaudit audit's stream differential) withholds a
+ * PASS certificate: INCONCLUSIVE with why, the outcome INCONCL; the axis
+ * verdicts stay (paper 3.5).  Nothing changes unless the certificate is PASS. */
+void ka_withhold_certificate(struct ka_analysis *a, const char *why);
 
 /* Reports (report.c). */
 #include <stdio.h>

@@ -104,3 +104,17 @@ void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const str
     snprintf(a->outcome, sizeof a->outcome, "%s", code);
     a->outcome_reason = strdup(why);
 }
+
+void ka_withhold_certificate(struct ka_analysis *a, const char *why)
+{
+    if (a->certificate != KA_PASS)
+        return;
+    a->certificate = KA_INCONCLUSIVE;
+    free(a->certificate_reason);
+    a->certificate_reason = strdup(why);
+    if (a->outcome[0]) {
+        snprintf(a->outcome, sizeof a->outcome, "INCONCL");
+        free(a->outcome_reason);
+        a->outcome_reason = strdup(why);
+    }
+}

@@ -804,6 +804,62 @@ class Runner:
     def time_reference(self):
         self.time_calls(self.ref, REF, "kaudit:reference_ms")
 
+    def timing_check(self, check, arms, orders, arm_a, arm_b):
+        """Runs one paired check and logs its latencies (event 'timing');
+        an error is logged, never raised: timing withholds a speedup or a
+        certificate, it never ends the audit."""
+        t0 = time.monotonic()
+        record = {"check": check, "arms": arms, "clock": self.timer.clock}
+        try:
+            with torch.no_grad():
+                record["batches"] = paired_batches(arm_a, arm_b, orders)
+            record["status"] = "ok"
+        except Exception as exc:
+            record["status"] = "error"
+            record["error"] = short_error(exc)[0]
+        record["seconds"] = round(time.monotonic() - t0, 3)
+        self.log.event("timing", **record)
+
+    def timed(self, model, party, args, guard=False):
+        def call():
+            with phase(self.marks, party):
+                model(*args)
+        return lambda: self.timer.time(call, guard)
+
+    def time_aa(self):
+        """The A/A screen: two instances of the reference, before the
+        candidate exists, under PyTorch's defaults (as the candidate runs)."""
+        if not self.plan.get("timing"):
+            return
+        self.timer = Timer(self.device)
+        torch.manual_seed(self.seed)
+        with phase(self.marks, REF):
+            twin = self.ref_mod.Model(*clone_tree(self.init_inputs)).to(self.device)
+            twin.load_state_dict(self.ref_state)
+            twin.eval()
+        args = self.canonical.make(self.device)
+        self.canonical.drop()
+        self.timing_check("aa", ["reference", "reference (second instance)"], AA_ORDERS,
+                          self.timed(self.ref, REF, args), self.timed(twin, REF, args))
+        del twin
+
+    def time_speedup(self):
+        """The reference against the candidate, each batch ABBA or BAAB at
+        random (seeded); then, on a GPU, the candidate with and without the
+        synchronization guard (the stream differential)."""
+        if not self.plan.get("timing"):
+            return
+        import random
+        rng = random.Random(self.seed)
+        orders = tuple(rng.choice(("ABBA", "BAAB")) for _ in AA_ORDERS)
+        args = self.canonical.make(self.device)
+        self.canonical.drop()
+        self.timing_check("speedup", ["reference", "candidate"], orders,
+                          self.timed(self.ref, REF, args), self.timed(self.cand, CAND, args))
+        if self.device.type == "cuda":
+            self.timing_check("stream", ["candidate guarded", "candidate"], AA_ORDERS,
+                              self.timed(self.cand, CAND, args, guard=True), self.timed(self.cand, CAND, args))
+
     # --- candidate side
 
     def build_candidate(self):
@@ -906,6 +962,70 @@ class Runner:
         self.time_calls(self.cand, CAND, "kaudit:reported_ms")
 
 
+# ---------------------------------------------------------------- timing
+
+# The measurement tier's protocol (paper 3.4 and Appendix A; docs/timing.md):
+# 10 warm-ups per arm, then three paired batches of 20 timings per arm, each
+# batch in blocks of 10 in the order given (ABBA: A ten times, B twenty, A
+# ten).  The statistics are kaudit's, in C (timing/timing_stats.c); the
+# runner only times and logs.
+TIMING_WARMUPS = 10
+TIMING_PER_BATCH = 20
+AA_ORDERS = ("ABBA", "BAAB", "ABBA")
+
+
+class Timer:
+    """One call's time in ms.  On a GPU with CUDA events on the current
+    stream, as harnesses time (start.record(); call; end.record();
+    end.synchronize()); with guard=True a full-device synchronize comes
+    before the start and before the end event, so that work on any stream
+    is inside (the stream differential's guarded arm).  On the CPU,
+    time.perf_counter_ns around the call."""
+
+    def __init__(self, device):
+        self.cuda = device.type == "cuda"
+        if self.cuda:
+            self.start = torch.cuda.Event(enable_timing=True)
+            self.end = torch.cuda.Event(enable_timing=True)
+
+    @property
+    def clock(self):
+        return "cuda-event" if self.cuda else "perf-counter"
+
+    def time(self, call, guard=False):
+        if not self.cuda:
+            t0 = time.perf_counter_ns()
+            call()
+            return (time.perf_counter_ns() - t0) / 1e6
+        if guard:
+            torch.cuda.synchronize()
+        self.start.record()
+        call()
+        if guard:
+            torch.cuda.synchronize()
+        self.end.record()
+        self.end.synchronize()
+        return self.start.elapsed_time(self.end)
+
+
+def paired_batches(arm_a, arm_b, orders):
+    """arm_a, arm_b: () -> ms of one timed call.  Warm-ups alternate the
+    arms; each batch's blocks follow its order.  Returns the batches with
+    each arm's latencies in the order taken."""
+    for _ in range(TIMING_WARMUPS):
+        arm_a()
+        arm_b()
+    block = TIMING_PER_BATCH // 2
+    batches = []
+    for order in orders:
+        lat = {"A": [], "B": []}
+        for arm in order:
+            f = arm_a if arm == "A" else arm_b
+            lat[arm].extend(f() for _ in range(block))
+        batches.append({"order": order, "a": lat["A"], "b": lat["B"]})
+    return batches
+
+
 class ieee_fp32:
     """The reference's outputs in the task's own precision: on a GPU PyTorch
     lets cuDNN (and, when asked, cuBLAS) compute float32 in TF32, whose error
@@ -936,6 +1056,7 @@ def run(plan, log, guard):
                   restored_matmul_tf32=precision.saved[1])
         r.reference_slots()
     stage(log, "time_reference", r.time_reference)
+    r.time_aa()
     guard.party = "candidate"
     r.build_candidate()
     try:
@@ -946,6 +1067,7 @@ def run(plan, log, guard):
     log.event("stage", stage="align_state", status="ok", **info)
     r.candidate_slots()
     stage(log, "time_candidate", r.time_candidate)
+    r.time_speedup()
 
 
 def main(argv):

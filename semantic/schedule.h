@@ -49,6 +49,7 @@ struct kat_plan {
     const char *work_dir;               /* the runner's working directory */
     const char *alternative_shapes;     /* JSON array text from the contract, or NULL */
     unsigned timed_calls;
+    int timing;                 /* the measurement tier's timing checks (A/A, speedup, stream differential) */
     int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;

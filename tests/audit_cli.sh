@@ -130,6 +130,38 @@ check "control: measurement UNSUPPORTED on CPU" \
 check "control: pinned contract, not generated" \
     [ "$(jget "$T/control.json" "r['contract']['generated']")" = False ]
 
+# the timing checks on the CPU (perf_counter; docs/timing.md): the protocol's
+# shape in the log and the record; never a reportable speedup here (the
+# measurement axis is UNSUPPORTED on CPU), no stream differential (no streams)
+echo "timing:"
+audit timed --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json" --timing on --claimed-speedup 2.5
+check "timing: exit 11 on CPU" rc_is timed 11
+check "timing: the A/A screen in ABBA/BAAB/ABBA" \
+    [ "$(jget "$T/timed.json" "','.join(r['timing']['aa']['orders'])")" = ABBA,BAAB,ABBA ]
+shape() { # events.jsonl: the checks whose batches are 3 of 20 latencies per arm
+    "$PY" -c 'import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if "\"timing\"" in l]
+print(",".join(e["check"] for e in ev if len(e["batches"]) == 3
+               and all(len(b["a"]) == 20 and len(b["b"]) == 20 for b in e["batches"])))' "$1"
+}
+check "timing: 3 batches of 20 latencies per arm, every check" [ "$(shape "$T/timed/runner/events.jsonl")" = aa,speedup ]
+check "timing: the A/A verdict and its figures" \
+    [ "$(jget "$T/timed.json" "type(r['timing']['aa']['passed']).__name__ + str(r['timing']['aa']['cv_a'] > 0)")" = boolTrue ]
+check "timing: a measured speedup inside its interval" \
+    [ "$(jget "$T/timed.json" "r['timing']['speedup']['interval'][0] <= r['timing']['speedup']['ratio'] <= r['timing']['speedup']['interval'][1]")" = True ]
+check "timing: not reportable on CPU, and why" \
+    [ "$(jget "$T/timed.json" "r['timing']['speedup']['reportable'] is False and bool(r['timing']['speedup']['why_not'])")" = True ]
+check "timing: the claimed speedup recorded" [ "$(jget "$T/timed.json" "r['timing']['claimed_speedup']")" = 2.5 ]
+check "timing: no stream differential on CPU" [ "$(jget "$T/timed.json" "r['timing']['stream']")" = "" ]
+check "timing: printed" grep -q "^  speedup " "$T/timed.out"
+check "timing off (the CPU default): nothing timed" \
+    [ "$(jget "$T/control.json" "r['timing']['requested'] is False and r['timing']['aa'] is None")" = True ]
+audit bad_timing --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --timing maybe
+check "bad --timing: exit 2" rc_is bad_timing 2
+audit bad_claim --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --claimed-speedup -1
+check "bad --claimed-speedup: exit 2" rc_is bad_claim 2
+
 # writes outside its directories: refused (Python by the audit hook, native
 # by Landlock where the kernel has it), said, INCONCLUSIVE
 echo "writes outside:"

@@ -21,6 +21,9 @@ struct audit_args {
     const char *id;             /* batch: the pair's id, written into the record */
     enum ka_weak weak;
     int paper_tolerance, keep_tensors, quiet;
+    int timing;                 /* --timing: 1 on, 0 off, -1 the default (on for cuda, off for cpu) */
+    int has_claimed;
+    double claimed_speedup;     /* --claimed-speedup: the weak validator's figure, for the record */
     double timeout_s;
     const char *allow_write[8]; /* --allow-write: more directories the worker may write in */
     int n_allow_write;

@@ -338,6 +338,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     }
     if (a->keep_tensors)
         argv[k++] = "--keep-tensors";
+    if (a->timing >= 0) {
+        argv[k++] = "--timing";
+        argv[k++] = a->timing ? "on" : "off";
+    }
     argv[k] = NULL;
     fflush(NULL);
     pid_t parent = getpid();

@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 
 #include "analysis.h"
 #include "audit.h"
+#include "audit_timing.h"
 #include "audit_exec.h"
 #include "safe_file.h"
 #include "cli.h"
@@ -55,6 +57,8 @@
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
+    "  --timing on|off        the timing checks: A/A screen, speedup, stream differential (on for cuda)\n"        \
+    "  --claimed-speedup X    the weak validator's speedup, recorded beside the measured one\n"                  \
     "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n"\
     "  --quiet                print nothing but errors\n"                                                         \
     "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
@@ -124,7 +128,8 @@ static void write_axis(struct kat_json *j, const char *key, const struct ka_axis
 
 static int write_record(const char *path, const struct audit_args *a, const struct audit_paths *p,
                         const struct kat_semantic *sem, const struct ka_analysis *an, const char *analysis_json,
-                        const struct kat_runner_end *end, double wall_s, const double phase_s[3])
+                        const struct kat_runner_end *end, double wall_s, const double phase_s[3],
+                        const struct audit_timing *timing)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -208,6 +213,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_str(&j, "log", p->log);
     kat_json_close(&j, '}');
     kat_semantic_write_json(&j, "semantic", sem);
+    audit_timing_write_json(&j, timing);
     if (analysis_json)
         kat_json_raw(&j, "analysis", analysis_json);
     kat_json_close(&j, '}');
@@ -370,7 +376,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
                              .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
-                             .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots };
+                             .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
+                             .timing = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing };
     if (kat_plan_write(p.plan, &plan, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
@@ -468,10 +475,19 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         cli_error("%s", err);
         goto out;
     }
+    /* the timing checks: speedups need the measurement axis; the stream
+     * differential may withhold the certificate (audit_timing.h) */
+    struct audit_timing timing;
+    audit_timing_read(p.runner_dir, plan.timing, &timing);
+    timing.has_claimed = a->has_claimed;
+    timing.claimed = a->claimed_speedup;
+    audit_timing_decide(&timing, an);
+    if (timing.stream_withholds)
+        ka_withhold_certificate(an, timing.stream_why);
     char *json = ka_report_json(an);
     phase_s[2] = seconds_since(&tp);
     double wall = seconds_since(&t0);
-    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s) != 0) {
+    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing) != 0) {
         free(json);
         goto out;
     }
@@ -481,6 +497,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!a->quiet) {
         print_semantic(sem);
         ka_report_summary(stdout, an);
+        audit_timing_print(stdout, &timing);
         printf("  record: %s\n", p.record);
     }
     if (!a->keep_tensors) {
@@ -509,6 +526,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
     a->device = "cuda";
     a->timeout_s = 600;
     a->jobs = 2;
+    a->timing = -1;
     static const struct option options[] = {
         { "reference", required_argument, NULL, 'r' }, { "candidate", required_argument, NULL, 'c' },
         { "contract", required_argument, NULL, 'C' },  { "manifest", required_argument, NULL, 'M' },
@@ -520,6 +538,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "quiet", no_argument, NULL, 'q' },           { "batch", required_argument, NULL, 'B' },
         { "jobs", required_argument, NULL, 'J' },      { "output", required_argument, NULL, 'o' },
         { "id", required_argument, NULL, 'i' },        { "allow-write", required_argument, NULL, 'A' },
+        { "timing", required_argument, NULL, 'g' },    { "claimed-speedup", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -581,6 +600,18 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (optarg[0] != '/')
                 return cli_usage_error(AUDIT_USAGE, "--allow-write takes an absolute directory, not '%s'", optarg);
             a->allow_write[a->n_allow_write++] = optarg;
+            break;
+        case 'g':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return cli_usage_error(AUDIT_USAGE, "--timing takes on or off, not '%s'", optarg);
+            a->timing = !strcmp(optarg, "on");
+            break;
+        case 'S':
+            errno = 0;
+            a->claimed_speedup = strtod(optarg, &end);
+            if (errno || *end || !*optarg || !(a->claimed_speedup > 0) || !isfinite(a->claimed_speedup))
+                return cli_usage_error(AUDIT_USAGE, "--claimed-speedup takes a positive number, not '%s'", optarg);
+            a->has_claimed = 1;
             break;
         case 'h': fputs(AUDIT_USAGE, stdout); return -1;
         default: return cli_bad_option(AUDIT_USAGE, c == ':', argv[optind - 1]);

@@ -1,0 +1,259 @@
+/* audit_timing.c - the A/A screen, the speedup and the stream differential of one audit (audit_timing.h). */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "audit_timing.h"
+#include "json_writer.h"
+
+#define LATENCIES (KAT_TIMING_BATCHES * KAT_TIMING_PER_BATCH)
+
+/* One arm's latencies of a batch: exactly KAT_TIMING_PER_BATCH numbers. */
+static int read_latencies(const cJSON *list, double *out)
+{
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != KAT_TIMING_PER_BATCH)
+        return -1;
+    int i = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, list)
+    {
+        if (!cJSON_IsNumber(v))
+            return -1;
+        out[i++] = v->valuedouble;
+    }
+    return 0;
+}
+
+static void read_check(const cJSON *e, struct audit_timing_check *c, unsigned lineno)
+{
+    memset(c, 0, sizeof *c);
+    c->present = 1;
+    const cJSON *clock = cJSON_GetObjectItemCaseSensitive(e, "clock");
+    snprintf(c->clock, sizeof c->clock, "%s", cJSON_IsString(clock) ? clock->valuestring : "?");
+    const cJSON *secs = cJSON_GetObjectItemCaseSensitive(e, "seconds");
+    c->seconds = cJSON_IsNumber(secs) ? secs->valuedouble : 0;
+    const cJSON *status = cJSON_GetObjectItemCaseSensitive(e, "status");
+    if (!cJSON_IsString(status) || strcmp(status->valuestring, "ok") != 0) {
+        const cJSON *err = cJSON_GetObjectItemCaseSensitive(e, "error");
+        c->error = 1;
+        snprintf(c->why, sizeof c->why, "the timed calls raised: %s",
+                 cJSON_IsString(err) ? err->valuestring : "(no error given)");
+        return;
+    }
+    const cJSON *batches = cJSON_GetObjectItemCaseSensitive(e, "batches");
+    static double a[LATENCIES], b[LATENCIES];
+    int n = 0;
+    const cJSON *batch;
+    if (cJSON_IsArray(batches) && cJSON_GetArraySize(batches) == KAT_TIMING_BATCHES)
+        cJSON_ArrayForEach(batch, batches)
+        {
+            const cJSON *order = cJSON_GetObjectItemCaseSensitive(batch, "order");
+            if (!cJSON_IsString(order) ||
+                read_latencies(cJSON_GetObjectItemCaseSensitive(batch, "a"), a + n * KAT_TIMING_PER_BATCH) ||
+                read_latencies(cJSON_GetObjectItemCaseSensitive(batch, "b"), b + n * KAT_TIMING_PER_BATCH))
+                break;
+            snprintf(c->orders[n], sizeof c->orders[n], "%s", order->valuestring);
+            n++;
+        }
+    if (n != KAT_TIMING_BATCHES) {
+        c->error = 1;
+        snprintf(c->why, sizeof c->why,
+                 "events.jsonl line %u: the batches are not %d of %d latencies per arm", lineno, KAT_TIMING_BATCHES,
+                 KAT_TIMING_PER_BATCH);
+        return;
+    }
+    struct kat_timing_arms arms = { a, b, KAT_TIMING_BATCHES, KAT_TIMING_PER_BATCH };
+    kat_timing_paired(&arms, 0, &c->r);
+    if (!c->r.ok) {
+        c->error = 1;
+        snprintf(c->why, sizeof c->why, "events.jsonl line %u: a latency is not a positive finite number", lineno);
+    }
+}
+
+void audit_timing_read(const char *runner_dir, int requested, struct audit_timing *t)
+{
+    memset(t, 0, sizeof *t);
+    t->requested = requested;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/events.jsonl", runner_dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    unsigned lineno = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        if (!strstr(line, "\"timing\""))
+            continue; /* the semantic reader judges the rest of the log */
+        cJSON *e = cJSON_ParseWithLength(line, (size_t)len);
+        const cJSON *ev = e ? cJSON_GetObjectItemCaseSensitive(e, "event") : NULL;
+        const cJSON *check = e ? cJSON_GetObjectItemCaseSensitive(e, "check") : NULL;
+        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "timing") && cJSON_IsString(check)) {
+            struct audit_timing_check *c = !strcmp(check->valuestring, "aa")        ? &t->aa
+                                           : !strcmp(check->valuestring, "speedup") ? &t->speedup
+                                           : !strcmp(check->valuestring, "stream")  ? &t->stream
+                                                                                    : NULL;
+            if (c)
+                read_check(e, c, lineno);
+        }
+        cJSON_Delete(e);
+    }
+    free(line);
+    fclose(f);
+}
+
+static int has_finding(const struct ka_analysis *an, const char *code)
+{
+    for (size_t i = 0; i < an->n_findings; i++)
+        if (!strcmp(an->findings[i].code, code))
+            return 1;
+    return 0;
+}
+
+void audit_timing_decide(struct audit_timing *t, const struct ka_analysis *an)
+{
+    char why[256];
+    if (t->aa.present && !t->aa.error) {
+        t->aa_passed = kat_aa_passed(&t->aa.r, why, sizeof why);
+        if (!t->aa_passed)
+            snprintf(t->aa.why, sizeof t->aa.why, "%s", why);
+    }
+    /* a speedup is reported only when everything it rests on holds */
+    const struct ka_axis_result *m = &an->axis[KA_AXIS_MEASUREMENT];
+    if (!t->requested)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "not timed (--timing off)");
+    else if (!t->speedup.present)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "the runner did not reach the timed comparison");
+    else if (t->speedup.error)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "%s", t->speedup.why);
+    else if (!t->aa.present || t->aa.error)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "no A/A screen: %s",
+                 t->aa.present ? t->aa.why : "the runner did not reach it");
+    else if (!t->aa_passed)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "A/A screen failed: %s", t->aa.why);
+    else if (m->verdict != KA_PASS)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "the measurement axis is %s: %s",
+                 ka_verdict_name(m->verdict), m->root_cause ? m->root_cause : "unresolved");
+    else
+        t->speedup_reportable = 1;
+
+    /* the stream differential: criterion, then the trace's evidence */
+    if (t->stream.present && !t->stream.error) {
+        t->stream_criterion = kat_stream_criterion(&t->stream.r);
+        t->stream_attributable = has_finding(an, "work-after-stop-event") ||
+                                 has_finding(an, "side-stream-within-window") ||
+                                 has_finding(an, "reported-time-shorter-than-work");
+        t->stream_withholds = t->stream_criterion && t->stream_attributable;
+        if (t->stream_withholds)
+            snprintf(t->stream_why, sizeof t->stream_why,
+                     "stream differential: the candidate timed with a device synchronize takes %.2fx its time "
+                     "without (interval [%.2f, %.2f], %.3f ms apart), and the trace shows its work beside the "
+                     "timing stream: PASS is withheld",
+                     t->stream.r.ratio, t->stream.r.lo, t->stream.r.hi, t->stream.r.median_a - t->stream.r.median_b);
+        else if (t->stream_criterion)
+            snprintf(t->stream_why, sizeof t->stream_why,
+                     "the guarded time is %.2fx the unguarded one, but the trace shows no work of the candidate "
+                     "beside the timing stream: not withheld",
+                     t->stream.r.ratio);
+    }
+}
+
+static void write_stats(struct kat_json *j, const struct audit_timing_check *c)
+{
+    kat_json_double(j, "median_a_ms", c->r.median_a);
+    kat_json_double(j, "median_b_ms", c->r.median_b);
+    kat_json_double(j, "cv_a", c->r.cv_a);
+    kat_json_double(j, "cv_b", c->r.cv_b);
+    kat_json_double(j, "order_effect", c->r.order_effect);
+    kat_json_double(j, "ratio", c->r.ratio);
+    kat_json_open(j, "interval", '[');
+    kat_json_double(j, NULL, c->r.lo);
+    kat_json_double(j, NULL, c->r.hi);
+    kat_json_close(j, ']');
+}
+
+static void write_check(struct kat_json *j, const char *key, const struct audit_timing_check *c)
+{
+    if (!c->present) {
+        kat_json_null(j, key);
+        return;
+    }
+    kat_json_open(j, key, '{');
+    kat_json_str(j, "clock", c->clock);
+    kat_json_double(j, "seconds", c->seconds);
+    if (c->error) {
+        kat_json_str(j, "error", c->why);
+    } else {
+        kat_json_open(j, "orders", '[');
+        for (int i = 0; i < KAT_TIMING_BATCHES; i++)
+            kat_json_str(j, NULL, c->orders[i]);
+        kat_json_close(j, ']');
+        write_stats(j, c);
+    }
+}
+
+void audit_timing_write_json(struct kat_json *j, const struct audit_timing *t)
+{
+    kat_json_open(j, "timing", '{');
+    kat_json_bool(j, "requested", t->requested);
+    kat_json_u64(j, "seed", 0);
+    write_check(j, "aa", &t->aa);
+    if (t->aa.present) {
+        kat_json_bool(j, "passed", t->aa_passed);
+        if (t->aa_passed || t->aa.error)
+            kat_json_null(j, "why_not");
+        else
+            kat_json_str(j, "why_not", t->aa.why);
+        kat_json_close(j, '}');
+    }
+    write_check(j, "speedup", &t->speedup);
+    if (t->speedup.present) {
+        /* the measured figure always; "reportable" says whether it may be quoted */
+        kat_json_bool(j, "reportable", t->speedup_reportable);
+        if (t->speedup_reportable)
+            kat_json_null(j, "why_not");
+        else
+            kat_json_str(j, "why_not", t->speedup_why);
+        kat_json_close(j, '}');
+    }
+    if (t->has_claimed)
+        kat_json_double(j, "claimed_speedup", t->claimed);
+    else
+        kat_json_null(j, "claimed_speedup");
+    write_check(j, "stream", &t->stream);
+    if (t->stream.present) {
+        kat_json_bool(j, "criterion", t->stream_criterion);
+        kat_json_bool(j, "attributable", t->stream_attributable);
+        kat_json_bool(j, "withholds", t->stream_withholds);
+        kat_json_close(j, '}');
+    }
+    kat_json_close(j, '}');
+}
+
+void audit_timing_print(FILE *f, const struct audit_timing *t)
+{
+    if (!t->requested)
+        return;
+    if (t->aa.present && !t->aa.error)
+        fprintf(f, "  timing: A/A %s (CV %.3f / %.3f, order effect %.3f, ratio [%.3f, %.3f])%s%s\n",
+                t->aa_passed ? "passed" : "failed", t->aa.r.cv_a, t->aa.r.cv_b, t->aa.r.order_effect, t->aa.r.lo,
+                t->aa.r.hi, t->aa_passed ? "" : ": ", t->aa_passed ? "" : t->aa.why);
+    else if (t->aa.present)
+        fprintf(f, "  timing: A/A not measured: %s\n", t->aa.why);
+    if (t->speedup.present && !t->speedup.error)
+        fprintf(f, "  speedup %.3fx [%.3f, %.3f] (reference %.4f ms, candidate %.4f ms, %s)%s%s\n",
+                t->speedup.r.ratio, t->speedup.r.lo, t->speedup.r.hi, t->speedup.r.median_a, t->speedup.r.median_b,
+                t->speedup.clock, t->speedup_reportable ? ": reportable" : ", withheld: ",
+                t->speedup_reportable ? "" : t->speedup_why);
+    else
+        fprintf(f, "  speedup: not measured: %s\n", t->speedup_why);
+    if (t->stream.present && !t->stream.error)
+        fprintf(f, "  stream differential: guarded/unguarded %.2fx [%.2f, %.2f]%s%s\n", t->stream.r.ratio,
+                t->stream.r.lo, t->stream.r.hi, t->stream_why[0] ? ": " : "", t->stream_why);
+}
