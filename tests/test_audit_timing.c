@@ -1,0 +1,193 @@
+/* The timing decisions of kaudit audit (tools/audit_timing.c) on runner logs written by hand. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit_timing.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/kaudit-timing-XXXXXX");
+    cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* One batch's latencies: base * (1 + jitter * sin(k)), k running on. */
+static void latencies(FILE *f, double base, double jitter, int *k)
+{
+    fputc('[', f);
+    for (int i = 0; i < KAT_TIMING_PER_BATCH; i++, (*k)++)
+        fprintf(f, "%s%.6f", i ? ", " : "", base * (1 + jitter * sin(*k * 1.7)));
+    fputc(']', f);
+}
+
+static void check_line(FILE *f, const char *check, double base_a, double base_b, double jitter)
+{
+    int k = 0;
+    fprintf(f, "{\"event\": \"timing\", \"check\": \"%s\", \"clock\": \"cuda-event\", \"status\": \"ok\", "
+               "\"seconds\": 0.5, \"batches\": [",
+            check);
+    const char *orders[] = { "ABBA", "BAAB", "ABBA" };
+    for (int batch = 0; batch < KAT_TIMING_BATCHES; batch++) {
+        fprintf(f, "%s{\"order\": \"%s\", \"a\": ", batch ? ", " : "", orders[batch]);
+        /* both arms the same jitter: two instances of one code are alike */
+        int k_b = k;
+        latencies(f, base_a, jitter, &k);
+        fprintf(f, ", \"b\": ");
+        latencies(f, base_b, jitter, &k_b);
+        fputc('}', f);
+    }
+    fprintf(f, "]}\n");
+}
+
+static FILE *log_file(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fprintf(f, "{\"event\": \"start\"}\n");
+    return f;
+}
+
+static struct ka_analysis *analysis(enum ka_verdict measurement, const char *finding)
+{
+    struct ka_analysis *an = calloc(1, sizeof *an);
+    an->axis[KA_AXIS_MEASUREMENT].verdict = measurement;
+    an->axis[KA_AXIS_MEASUREMENT].root_cause = measurement == KA_PASS ? NULL : "the reported time is short";
+    if (finding) {
+        an->findings = calloc(1, sizeof *an->findings);
+        snprintf(an->findings[0].code, sizeof an->findings[0].code, "%s", finding);
+        an->n_findings = 1;
+    }
+    return an;
+}
+
+static void analysis_free(struct ka_analysis *an)
+{
+    free(an->findings);
+    free(an);
+}
+
+TestSuite(audit_timing, .init = setup, .fini = teardown);
+
+Test(audit_timing, stable_and_twice_as_fast_is_reportable)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 0.5, 0.5, 0.005);
+    check_line(f, "speedup", 0.5, 0.25, 0.005);
+    check_line(f, "stream", 0.26, 0.25, 0.005);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *an = analysis(KA_PASS, NULL);
+    audit_timing_decide(&t, an);
+    cr_expect(t.aa_passed, "%s", t.aa.why);
+    cr_expect(t.speedup_reportable, "%s", t.speedup_why);
+    cr_expect_float_eq(t.speedup.r.ratio, 2.0, 0.02);
+    cr_expect_gt(t.speedup.r.lo, 1.0);
+    cr_expect_not(t.stream_withholds);
+    cr_expect_str_eq(t.speedup.orders[1], "BAAB");
+    analysis_free(an);
+}
+
+Test(audit_timing, speedup_withheld_without_measurement_pass)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 0.5, 0.5, 0.005);
+    check_line(f, "speedup", 0.5, 0.25, 0.005);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *an = analysis(KA_FAIL, NULL);
+    audit_timing_decide(&t, an);
+    cr_expect(t.aa_passed);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect(strstr(t.speedup_why, "measurement axis is FAIL"), "%s", t.speedup_why);
+    analysis_free(an);
+}
+
+Test(audit_timing, unstable_reference_withholds_the_speedup)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 0.04, 0.04, 0.2);
+    check_line(f, "speedup", 0.04, 0.02, 0.2);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *an = analysis(KA_PASS, NULL);
+    audit_timing_decide(&t, an);
+    cr_expect_not(t.aa_passed);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect(strstr(t.speedup_why, "A/A screen failed"), "%s", t.speedup_why);
+    analysis_free(an);
+}
+
+Test(audit_timing, stream_withholds_only_with_evidence)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 2.7, 2.7, 0.01);
+    check_line(f, "speedup", 2.7, 0.2, 0.01);
+    check_line(f, "stream", 2.9, 0.2, 0.01);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *plain = analysis(KA_PASS, NULL);
+    audit_timing_decide(&t, plain);
+    cr_expect(t.stream_criterion);
+    cr_expect_not(t.stream_attributable);
+    cr_expect_not(t.stream_withholds, "no trace evidence: the differential alone does not withhold");
+    analysis_free(plain);
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *seen = analysis(KA_PASS, "side-stream-within-window");
+    audit_timing_decide(&t, seen);
+    cr_expect(t.stream_withholds);
+    cr_expect(strstr(t.stream_why, "PASS is withheld"), "%s", t.stream_why);
+    analysis_free(seen);
+}
+
+Test(audit_timing, malformed_events_are_check_errors)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "{\"event\": \"timing\", \"check\": \"aa\", \"status\": \"ok\", \"batches\": [{\"order\": \"ABBA\", "
+               "\"a\": [1, 2], \"b\": [1, 2]}]}\n");
+    fprintf(f, "{\"event\": \"timing\", \"check\": \"speedup\", \"status\": \"error\", \"error\": \"CUDA OOM\"}\n");
+    fprintf(f, "not json, \"timing\"\n");
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    cr_expect(t.aa.present && t.aa.error);
+    cr_expect(strstr(t.aa.why, "events.jsonl line 1"), "%s", t.aa.why);
+    cr_expect(t.speedup.present && t.speedup.error);
+    cr_expect(strstr(t.speedup.why, "CUDA OOM"), "%s", t.speedup.why);
+    struct ka_analysis *an = analysis(KA_PASS, NULL);
+    audit_timing_decide(&t, an);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect_not(t.aa_passed);
+    analysis_free(an);
+}
+
+Test(audit_timing, a_negative_latency_is_an_error)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", -0.5, 0.5, 0.005);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    cr_expect(t.aa.error);
+    cr_expect(strstr(t.aa.why, "positive finite"), "%s", t.aa.why);
+}
