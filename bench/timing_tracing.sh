@@ -24,8 +24,9 @@ TD=$ROOT/tests/gpu/timing
 W=$(mktemp -d /tmp/kaudit-tt.XXXXXX)
 LOG=$OUTDIR/timing-tracing.txt
 : >"$LOG"
+sed 's/^N = .*/N = 4096/' "$TD/two_pass_scale.py" >"$W/tiny_scale.py"
 gcc -O2 -I"$ROOT/timing" -o "$W/ratio" "$ROOT/bench/timing_ratio.c" "$ROOT/timing/timing_stats.c" -lm || exit 1
-pairs="fused:$TD/two_pass_scale.py:$TD/fused_scale_triton.py self:$TD/two_pass_scale.py:$TD/two_pass_scale.py tiny:$TD/tiny_scale.py:$TD/fused_scale_triton.py"
+pairs="fused:$TD/two_pass_scale.py:$TD/fused_scale_triton.py self:$TD/two_pass_scale.py:$TD/two_pass_scale.py tiny:$W/tiny_scale.py:$TD/fused_scale_triton.py"
 one() { # mode pair ref cand
     local out
     if [ "$1" = bare ]; then

@@ -25,12 +25,13 @@ LOG=$OUTDIR/timing-log.txt
 : >"$LOG"
 say() { echo "$*" | tee -a "$LOG"; }
 
-# the reference's own code as a candidate
+# the reference's own code as a candidate; the task on 4096 floats
 sed 's/^class Model(/class ModelNew(/' "$TD/two_pass_scale.py" >"$W/self_scale.py"
+sed 's/^N = .*/N = 4096/' "$TD/two_pass_scale.py" >"$W/tiny_scale.py"
 
 controls="
 stable $TD/two_pass_scale.py $TD/fused_scale_triton.py -
-tiny $TD/tiny_scale.py $TD/fused_scale_triton.py -
+tiny $W/tiny_scale.py $TD/fused_scale_triton.py -
 stream $KB/KernelBench/level1/1_Square_matrix_multiplication_.py $KB/src/kernelbench/unit_tests/test_kernels/non_default_stream_kernel.py $ROOT/contracts/real/kb-l1-1-matmul.json
 self $TD/two_pass_scale.py $W/self_scale.py -
 "
