@@ -229,12 +229,12 @@ echo "batches:"
 C=$SRC/tests/audit/contracts
 cat >"$T/b1.jsonl" <<EOF
 {"id": "good-softmax", "reference": "$TASKS/softmax.py", "candidate": "$CANDS/private_scratch.py", "contract": "$C/softmax.json"}
-{"id": "good-rowsum", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
+{"id": "good-rowsum", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json", "claimed_speedup": 3.0}
 {"id": "bad-syntax", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_syntax_error.py", "weak": "ACCEPT"}
 {"id": "missing-file", "reference": "$TASKS/softmax.py", "candidate": "$T/no-such-candidate.py"}
 EOF
 t0=$(date +%s)
-timeout 300 "$K" audit --batch "$T/b1.jsonl" -o "$T/l1.jsonl" --jobs 2 --device cpu --quiet \
+timeout 300 "$K" audit --batch "$T/b1.jsonl" -o "$T/l1.jsonl" --jobs 2 --device cpu --timing on --quiet \
     >"$T/b1.out" 2>"$T/b1.err"
 echo $? >"$T/b1.rc"
 echo "  batch of 4, --jobs 2: exit $(cat "$T/b1.rc"), $(( $(date +%s) - t0 )) s"
@@ -271,6 +271,9 @@ check "batch: exactly 4 ledger lines" [ "$(wc -l <"$T/l1.jsonl")" = 4 ]
 check "batch: one line per id" ledger_ok "$T/l1.jsonl" good-softmax good-rowsum bad-syntax missing-file
 check "batch: good-softmax semantic PASS" [ "$(lline "$T/l1.jsonl" good-softmax "r['axes']['semantic']")" = PASS ]
 check "batch: good-rowsum semantic PASS" [ "$(lline "$T/l1.jsonl" good-rowsum "r['axes']['semantic']")" = PASS ]
+check "batch: the claimed speedup beside the measured one" \
+    [ "$(lline "$T/l1.jsonl" good-rowsum "r['speedup']['claimed'] == 3.0 and r['speedup']['ratio'] > 0")" = True ]
+check "batch: no claim, null" [ "$(lline "$T/l1.jsonl" good-softmax "r['speedup']['claimed']")" = None ]
 check "batch: bad-syntax semantic INCONCLUSIVE" \
     [ "$(lline "$T/l1.jsonl" bad-syntax "r['axes']['semantic']")" = INCONCLUSIVE ]
 check "batch: bad-syntax record in LEDGER.d/ID" [ -s "$T/l1.jsonl.d/bad-syntax/record.json" ]
@@ -364,6 +367,12 @@ timeout 60 "$K" audit --batch "$T/badline.jsonl" -o "$T/lbad.jsonl" --device cpu
 echo $? >"$T/badline.rc"
 check "bad line: exit 1" rc_is badline 1
 check "bad line: file and line named" err_has badline "$T/badline.jsonl:2:"
+printf '%s\n' "{\"id\": \"a\", \"reference\": \"$TASKS/softmax.py\", \"candidate\": \"$CANDS/private_scratch.py\", \"claimed_speedup\": \"fast\"}" \
+    >"$T/badclaim.jsonl"
+timeout 60 "$K" audit --batch "$T/badclaim.jsonl" -o "$T/lbc.jsonl" --device cpu >"$T/badclaim.out" 2>"$T/badclaim.err"
+echo $? >"$T/badclaim.rc"
+check "bad claimed_speedup: exit 1" rc_is badclaim 1
+check "bad claimed_speedup: file and line named" err_has badclaim "$T/badclaim.jsonl:1: claimed_speedup"
 
 echo "audit_cli: $passes passed, $fails failed, $xfails known bugs (xfail), $(( $(date +%s) - t_start )) s"
 [ "$fails" -eq 0 ]

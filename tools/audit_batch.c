@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -37,6 +38,7 @@ enum retry { RETRY_NONE, RETRY_PENDING, RETRY_RUNNING };
 
 struct pair {
     char *id, *reference, *candidate, *contract, *weak;
+    char claimed[32];           /* "claimed_speedup", as --claimed-speedup takes it; "" when none */
     int done;
     enum retry retry;
 };
@@ -119,6 +121,13 @@ static int read_pairs(const char *file, struct pair **out, size_t *n_out)
         p->candidate = member(o, "candidate", file, lineno, 1, &bad);
         p->contract = member(o, "contract", file, lineno, 0, &bad);
         p->weak = member(o, "weak", file, lineno, 0, &bad);
+        const cJSON *claimed = cJSON_GetObjectItemCaseSensitive(o, "claimed_speedup");
+        if (claimed && !(cJSON_IsNumber(claimed) && claimed->valuedouble > 0 && isfinite(claimed->valuedouble))) {
+            cli_error("%s:%u: claimed_speedup must be a positive number", file, lineno);
+            bad = 1;
+        } else if (claimed) {
+            snprintf(p->claimed, sizeof p->claimed, "%.17g", claimed->valuedouble);
+        }
         cJSON_Delete(o);
         if (p->id && !id_ok(p->id)) {
             cli_error("%s:%u: id '%s' must be letters, digits, '.', '_' or '-' (it names a directory)", file, lineno,
@@ -244,6 +253,18 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
             if (cJSON_IsString(v))
                 cJSON_AddStringToObject(axes, names[i], v->valuestring);
         }
+        /* the speedup as the record has it, with whether it may be quoted */
+        const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
+        const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
+        cJSON *out = cJSON_AddObjectToObject(line, "speedup");
+        static const char *const timing_keys[] = { "ratio", "interval", "reportable", "why_not", NULL };
+        for (int i = 0; cJSON_IsObject(speedup) && timing_keys[i]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(speedup, timing_keys[i]);
+            if (v)
+                cJSON_AddItemToObject(out, timing_keys[i], cJSON_Duplicate(v, 1));
+        }
+        const cJSON *claimed = cJSON_GetObjectItemCaseSensitive(timing, "claimed_speedup");
+        cJSON_AddItemToObject(out, "claimed", claimed ? cJSON_Duplicate(claimed, 1) : cJSON_CreateNull());
         cJSON_AddStringToObject(line, "record", record);
         cJSON_Delete(rec);
     } else {
@@ -319,6 +340,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     if (p->weak) {
         argv[k++] = "--weak";
         argv[k++] = p->weak;
+    }
+    if (p->claimed[0]) {
+        argv[k++] = "--claimed-speedup";
+        argv[k++] = p->claimed;
     }
     for (int i = 0; i < a->n_allow_write; i++) {
         argv[k++] = "--allow-write";
