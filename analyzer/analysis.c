@@ -309,6 +309,16 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                        "the session is incomplete",
                        rejected);
     }
+    /* copies into the session that failed (a full disk): what the traces hold
+     * past that point is what the disk kept, which the seal could not vouch for */
+    const char *copy_failed = kat_session_info(s, "copy_failures");
+    if (copy_failed && strcmp(copy_failed, "0") != 0) {
+        run.facts.session_incomplete = 1;
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-copy-failed", NULL, 0,
+                       "kaudit run could not copy %s trace(s) into the session completely (kaudit.log says why): "
+                       "the session is incomplete",
+                       copy_failed);
+    }
     /* processes kaudit run saw that left no trace (ran without the preload) */
     const char *untraced = kat_session_info(s, "untraced_processes");
     if (untraced && strcmp(untraced, "0") != 0) {

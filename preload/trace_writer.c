@@ -366,6 +366,10 @@ static int open_trace(void)
         snprintf(writer.file_name, sizeof(writer.file_name), "p%d-%llu%s", (int)pid, (unsigned long long)now,
                  KAT_TRACE_SUFFIX);
         fd = memfd_create("kaudit-trace", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        /* high at once: the handover takes up to seconds, and meanwhile the
+         * program's own threads may close and reuse the low numbers */
+        if (fd >= 0)
+            fd = move_high(fd);
         if (fd >= 0 && kat_handover_register(supervisor, fd, writer.file_name) != 0) {
             close(fd);
             fd = -1;
@@ -393,7 +397,8 @@ static int open_trace(void)
     writer.trace_dev = st.st_dev;
     writer.trace_ino = st.st_ino;
     kat_strlcpy(writer.trace_path, path, sizeof(writer.trace_path));
-    fd = move_high(fd);
+    if (!supervisor)
+        fd = move_high(fd); /* a handed-over memory file was moved when made */
     writer.fd = fd;
     writer.owner_pid = pid;
     writer.use_pwrite = 0;
@@ -622,8 +627,15 @@ static void trim_locked(void)
 {
     uint64_t length = writer.map_offset + writer.used;
     unmap_segment();
-    /* a handed-over trace is sealed against shrinking; its copy has no tail */
-    if (!writer.handed && trace_fd_check() == 0 && ftruncate(writer.fd, (off_t)length) != 0) {
+    /* A handed-over trace is sealed against shrinking (its copy has no
+     * tail): the unused, reserved rest of its segment is given back to the
+     * kernel instead, or every process ended would hold 4 MiB of memory
+     * until the run ends. */
+    if (writer.handed) {
+        if (!writer.use_pwrite && trace_fd_check() == 0)
+            fallocate(writer.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)length,
+                      (off_t)(writer.map_offset + SEGMENT_BYTES - length));
+    } else if (trace_fd_check() == 0 && ftruncate(writer.fd, (off_t)length) != 0) {
         /* the zero tail stays: readers stop at it */
     }
 }

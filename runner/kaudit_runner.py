@@ -820,28 +820,46 @@ class Runner:
         record["seconds"] = round(time.monotonic() - t0, 3)
         self.log.event("timing", **record)
 
-    def timed(self, model, party, args, guard=False):
-        def call():
-            with phase(self.marks, party):
-                model(*args)
-        return lambda: self.timer.time(call, guard)
+    def timed(self, model, party, guard=False):
+        """An arm: () -> ms of one call of model on inputs of its own.  Each
+        arm draws its own inputs (no tensor is shared between the parties)
+        and every call gets fresh clones of them, made before its start
+        event: nothing keyed on a tensor's identity survives from one timed
+        call to the next."""
+        base = self.canonical.make(self.device)
+        self.canonical.drop()
+
+        def one():
+            args = clone_tree(base)
+
+            def call():
+                with phase(self.marks, party):
+                    model(*args)
+            return self.timer.time(call, guard)
+        return one
 
     def time_aa(self):
         """The A/A screen: two instances of the reference, before the
         candidate exists, under PyTorch's defaults (as the candidate runs)."""
         if not self.plan.get("timing"):
             return
-        self.timer = Timer(self.device)
-        torch.manual_seed(self.seed)
-        with phase(self.marks, REF):
-            twin = self.ref_mod.Model(*clone_tree(self.init_inputs)).to(self.device)
-            twin.load_state_dict(self.ref_state)
-            twin.eval()
-        args = self.canonical.make(self.device)
-        self.canonical.drop()
-        self.timing_check("aa", ["reference", "reference (second instance)"], AA_ORDERS,
-                          self.timed(self.ref, REF, args), self.timed(twin, REF, args))
-        del twin
+        try:
+            self.timer = Timer(self.device)
+            torch.manual_seed(self.seed)
+            with phase(self.marks, REF):
+                twin = self.ref_mod.Model(*clone_tree(self.init_inputs)).to(self.device)
+                twin.load_state_dict(self.ref_state)
+                twin.eval()
+            arms = (self.timed(self.ref, REF), self.timed(twin, REF))
+        except Exception as exc:
+            # a second instance that cannot be built (out of memory, an
+            # __init__ that runs once) costs the screen, never the audit
+            self.log.event("timing", check="aa", arms=["reference", "reference (second instance)"],
+                           clock="cuda-event" if self.device.type == "cuda" else "perf-counter", status="error",
+                           error="setting up: " + short_error(exc)[0], seconds=0)
+            return
+        self.timing_check("aa", ["reference", "reference (second instance)"], AA_ORDERS, *arms)
+        del twin, arms
 
     def time_speedup(self):
         """The reference against the candidate, each batch ABBA or BAAB at
@@ -852,13 +870,21 @@ class Runner:
         import random
         rng = random.Random(self.seed)
         orders = tuple(rng.choice(("ABBA", "BAAB")) for _ in AA_ORDERS)
-        args = self.canonical.make(self.device)
-        self.canonical.drop()
-        self.timing_check("speedup", ["reference", "candidate"], orders,
-                          self.timed(self.ref, REF, args), self.timed(self.cand, CAND, args))
+        checks = [("speedup", ["reference", "candidate"], orders, lambda: self.timed(self.ref, REF),
+                   lambda: self.timed(self.cand, CAND))]
         if self.device.type == "cuda":
-            self.timing_check("stream", ["candidate guarded", "candidate"], AA_ORDERS,
-                              self.timed(self.cand, CAND, args, guard=True), self.timed(self.cand, CAND, args))
+            checks.append(("stream", ["candidate guarded", "candidate"], AA_ORDERS,
+                           lambda: self.timed(self.cand, CAND, guard=True), lambda: self.timed(self.cand, CAND)))
+        for check, arms, check_orders, make_a, make_b in checks:
+            try:
+                if not hasattr(self, "timer"):
+                    self.timer = Timer(self.device)
+                arm_a, arm_b = make_a(), make_b()
+            except Exception as exc:
+                self.log.event("timing", check=check, arms=arms, clock="?", status="error",
+                               error="setting up: " + short_error(exc)[0], seconds=0)
+                continue
+            self.timing_check(check, arms, check_orders, arm_a, arm_b)
 
     # --- candidate side
 

@@ -221,4 +221,44 @@ if os.fork() == 0:
 os.wait()' >/dev/null 2>&1
 check "double fork: info lists the untraced grandchild" grep -q '^untraced_processes: 1: [0-9]* sleep' "$T/s9/info"
 
+# 9. a connection flood on the supervisor's socket: copying, the census and
+#    the wait go on at their pace (each pass takes at most 64 connections and
+#    ends on time); the untraced process beside the flood is still seen
+cat >"$T/flood.py" <<'PYEOF'
+import ctypes, os, socket, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+path = os.environ["KAUDIT_SUPERVISOR_SOCKET"]
+flooders = []
+for _ in range(2):
+    pid = os.fork()
+    if pid == 0:
+        end = time.time() + 1.5
+        while time.time() < end:
+            try:
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                s.connect(path)
+                s.send(b"R" + b"p1-1.kat".ljust(95, b"\0"))
+                s.close()
+            except OSError:
+                pass
+        os._exit(0)
+    flooders.append(pid)
+time.sleep(0.2)
+pid = libc.syscall(56, ctypes.c_ulong(17), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_void_p(0), ctypes.c_ulong(0))
+if pid == 0:
+    argv = (ctypes.c_char_p * 3)(b"/bin/sleep", b"0.5", None)
+    libc.syscall(59, b"/bin/sleep", argv, (ctypes.c_char_p * 1)(None))
+    os._exit(127)
+for p in flooders + [pid]:
+    os.waitpid(p, 0)
+PYEOF
+t0=$(date +%s)
+RUN_TIMEOUT=60 "$K" run -d "$T/s10" -- "$PY" "$T/flood.py" >/dev/null 2>&1
+t1=$(date +%s)
+check "flood: the untraced process is still seen" grep -q '^untraced_processes: 1: [0-9]* sleep' "$T/s10/info"
+check "flood: kaudit ends with the command (within 10 s)" [ $((t1 - t0)) -le 10 ]
+check "flood: refusals counted, kaudit.log not flooded" \
+    sh -c "[ \"\$(grep -c 'is refused' '$T/s10/kaudit.log')\" -le 20 ] && grep -q '^rejected_traces: ' '$T/s10/info'"
+
 finish cli_protect

@@ -51,6 +51,13 @@ check "info edited: named" err_has "sealed 'info "
 run run -d "$T/u" -- true
 rm "$T/u/seal"
 run verify "$T/u"
+check "seal removed: verify exit 1" rc 1
+check "seal removed: said (info says it was sealed)" err_has "lost its seal"
+run analyze "$T/u" --contract "$C"
+check "seal removed: analyze refuses (exit 1)" rc 1
+# a session from before seals (or a core build): info does not promise one
+sed -i '/^seal: /d' "$T/u/info"
+run verify "$T/u"
 check "no seal: verify exit 11" rc 11
 check "no seal: said" out_has "not sealed"
 run analyze "$T/u" --contract "$C"

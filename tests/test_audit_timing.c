@@ -108,6 +108,7 @@ Test(audit_timing, speedup_withheld_without_measurement_pass)
     FILE *f = log_file();
     check_line(f, "aa", 0.5, 0.5, 0.005);
     check_line(f, "speedup", 0.5, 0.25, 0.005);
+    check_line(f, "stream", 0.26, 0.25, 0.005);
     fclose(f);
     struct audit_timing t;
     audit_timing_read(dir, 1, &t);
@@ -190,4 +191,55 @@ Test(audit_timing, a_negative_latency_is_an_error)
     audit_timing_read(dir, 1, &t);
     cr_expect(t.aa.error);
     cr_expect(strstr(t.aa.why, "positive finite"), "%s", t.aa.why);
+}
+
+Test(audit_timing, a_withholding_differential_withholds_the_speedup_too)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 2.7, 2.7, 0.01);
+    check_line(f, "speedup", 2.7, 0.2, 0.01);
+    check_line(f, "stream", 2.9, 0.2, 0.01);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *an = analysis(KA_PASS, "side-stream-within-window");
+    audit_timing_decide(&t, an);
+    cr_expect(t.stream_withholds);
+    cr_expect_not(t.speedup_reportable, "the unguarded speedup is the gamed one");
+    analysis_free(an);
+}
+
+Test(audit_timing, a_differential_that_did_not_run_is_no_pass)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 0.5, 0.5, 0.005);
+    check_line(f, "speedup", 0.5, 0.25, 0.005);
+    fprintf(f, "{\"event\": \"timing\", \"check\": \"stream\", \"clock\": \"cuda-event\", \"status\": "
+               "\"error\", \"error\": \"RuntimeError: raised only here\"}\n");
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *plain = analysis(KA_PASS, NULL);
+    audit_timing_decide(&t, plain);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect(strstr(t.speedup_why, "did not run"), "%s", t.speedup_why);
+    cr_expect_not(t.stream_withholds, "no trace evidence");
+    analysis_free(plain);
+    audit_timing_read(dir, 1, &t);
+    struct ka_analysis *seen = analysis(KA_PASS, "work-after-stop-event");
+    audit_timing_decide(&t, seen);
+    cr_expect(t.stream_withholds, "did not run, and the trace shows work beside the timing stream");
+    analysis_free(seen);
+}
+
+Test(audit_timing, a_second_event_of_a_check_is_an_error)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 0.5, 0.5, 0.005);
+    check_line(f, "aa", 0.5, 0.5, 0.005);
+    fclose(f);
+    struct audit_timing t;
+    audit_timing_read(dir, 1, &t);
+    cr_expect(t.aa.error);
+    cr_expect(strstr(t.aa.why, "a second 'aa'"), "%s", t.aa.why);
 }

@@ -99,8 +99,16 @@ void audit_timing_read(const char *runner_dir, int requested, struct audit_timin
                                            : !strcmp(check->valuestring, "speedup") ? &t->speedup
                                            : !strcmp(check->valuestring, "stream")  ? &t->stream
                                                                                     : NULL;
-            if (c)
+            if (c && c->present) {
+                /* the runner logs each check once: a second is someone else's */
+                c->error = 1;
+                snprintf(c->why, sizeof c->why,
+                         "events.jsonl line %u: a second '%s' timing event (the runner writes one): the timing "
+                         "evidence was written by someone else too",
+                         lineno, check->valuestring);
+            } else if (c) {
                 read_check(e, c, lineno);
+            }
         }
         cJSON_Delete(e);
     }
@@ -144,12 +152,36 @@ void audit_timing_decide(struct audit_timing *t, const struct ka_analysis *an)
         t->speedup_reportable = 1;
 
     /* the stream differential: criterion, then the trace's evidence */
+    int evidence = has_finding(an, "work-after-stop-event") || has_finding(an, "side-stream-within-window") ||
+                   has_finding(an, "reported-time-shorter-than-work");
+    int on_gpu = t->aa.present ? !strcmp(t->aa.clock, "cuda-event") : t->speedup.present && !strcmp(t->speedup.clock, "cuda-event");
+    if (t->requested && on_gpu && t->speedup.present && (!t->stream.present || t->stream.error)) {
+        /* the differential was due and did not run (a candidate that raises
+         * only there, say): the speedup cannot be vouched for, and with
+         * work beside the timing stream in the trace the certificate waits */
+        if (t->speedup_reportable)
+            snprintf(t->speedup_why, sizeof t->speedup_why, "the stream differential did not run: %s",
+                     t->stream.present ? t->stream.why : "the runner did not reach it");
+        t->speedup_reportable = 0;
+        if (evidence) {
+            t->stream_withholds = 1;
+            snprintf(t->stream_why, sizeof t->stream_why,
+                     "the stream differential did not run (%s) and the trace shows the candidate's work beside the "
+                     "timing stream: PASS is withheld",
+                     t->stream.present ? t->stream.why : "the runner did not reach it");
+        }
+    }
     if (t->stream.present && !t->stream.error) {
         t->stream_criterion = kat_stream_criterion(&t->stream.r);
-        t->stream_attributable = has_finding(an, "work-after-stop-event") ||
-                                 has_finding(an, "side-stream-within-window") ||
-                                 has_finding(an, "reported-time-shorter-than-work");
+        t->stream_attributable = evidence;
         t->stream_withholds = t->stream_criterion && t->stream_attributable;
+        if (t->stream_withholds) {
+            /* the unguarded time is the one a hidden stream games */
+            if (t->speedup_reportable)
+                snprintf(t->speedup_why, sizeof t->speedup_why,
+                         "the stream differential withholds: the candidate's work is not all inside its timed window");
+            t->speedup_reportable = 0;
+        }
         if (t->stream_withholds)
             snprintf(t->stream_why, sizeof t->stream_why,
                      "stream differential: the candidate timed with a device synchronize takes %.2fx its time "

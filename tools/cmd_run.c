@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -542,6 +543,9 @@ static int run_command(int argc, char **argv)
     }
 #ifdef KAUDIT_HAVE_ANALYZER
     spool.observer = account_spool;
+    /* said before the command runs: a session that says this and has no
+     * seal lost it (analyze: seal-missing) */
+    kat_session_info_set(&info, "seal", "%s", KAUDIT_SEAL_FILE);
 #endif
     kat_session_info_set(&info, "session_token", "%s", spool.token_hex);
     char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, preload, cupti, audit, python,
@@ -600,6 +604,13 @@ static int run_command(int argc, char **argv)
     close(report[1]);
     close(protect[1]);
     confine_release(&conf);
+    /* every traced process hands us two descriptors' worth (its trace and
+     * the copy): our own limit up to the hard one, the command's untouched */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
     char protection[256];
     size_t plen = 0;
     for (;;) {
@@ -667,6 +678,8 @@ static int run_command(int argc, char **argv)
         kat_session_info_set(&info, "foreign_traces", "%u", spool.foreign_traces);
     if (spool.rejected_traces)
         kat_session_info_set(&info, "rejected_traces", "%u", spool.rejected_traces);
+    if (spool.copy_failures)
+        kat_session_info_set(&info, "copy_failures", "%u", spool.copy_failures);
     account_processes(&info, &census, &spool, session);
     run_census_free(&census);
     trace_spool_close(&spool);

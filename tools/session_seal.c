@@ -348,8 +348,27 @@ int session_seal_verify(const char *dir, char chain[33], char *err, size_t n)
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, KAUDIT_SEAL_FILE);
     struct stat st;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
-        return 1;
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        /* a kaudit that seals says so in info before the command runs
+         * ("seal: seal"): such a session without its seal lost it */
+        char info[4096], *text = NULL, ignored[256];
+        size_t len = 0;
+        snprintf(info, sizeof info, "%s/info", dir);
+        /* ... once the command ended: a recording still "running" was
+         * interrupted with kaudit, and one "not started" never sealed;
+         * analyze reports both itself */
+        int said = kat_read_input(info, O_NOFOLLOW, 1u << 20, &text, &len, ignored, sizeof ignored) == 0 &&
+                   strstr(text, "\nseal: " KAUDIT_SEAL_FILE "\n") != NULL && !strstr(text, "\nstatus: running\n") &&
+                   !strstr(text, "\nstatus: preparing\n") && !strstr(text, "\nstatus: not started");
+        free(text);
+        if (!said)
+            return 1;
+        snprintf(err, n,
+                 "session '%s' has lost its seal: its info says kaudit run sealed it, and '%s' is not there (removed "
+                 "after the run)",
+                 dir, path);
+        return -1;
+    }
     char *stored = NULL;
     size_t len = 0;
     if (kat_read_input(path, O_NOFOLLOW, 64u << 20, &stored, &len, err, n) != 0)

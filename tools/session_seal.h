@@ -53,7 +53,8 @@ int session_seal_write_account(const char *dir, struct seal_account *a, char cha
 /*
  * Checks DIR/seal against the files.  0: sealed and intact (chain set);
  * 1: no seal (an older session, or a core build); -1: broken, with err
- * naming the first file that differs.
+ * naming the first file that differs, or lost (info says "seal: seal",
+ * which a sealing kaudit run writes before the command runs).
  */
 int session_seal_verify(const char *dir, char chain[33], char *err, size_t n);
 

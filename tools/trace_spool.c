@@ -111,12 +111,27 @@ static void tell(const struct trace_spool *s, enum spool_event what, const char 
         s->observer(s->observer_arg, what, name, bytes, n);
 }
 
-/* A registration refused: said in kaudit.log and counted (info rejected_traces). */
+/* A registration refused: counted (info rejected_traces), and said in
+ * kaudit.log for the first few only (a flood of them must not fill it). */
+#define SPOOL_REJECTIONS_LOGGED 20
+
 static void reject(struct trace_spool *s, pid_t pid, const char *name, const char *why)
 {
-    s->rejected_traces++;
-    kat_session_log(s->session, "warning", "process %ld handed over a trace '%s' that is refused: %s", (long)pid,
-                    name, why);
+    if (s->rejected_traces++ < SPOOL_REJECTIONS_LOGGED)
+        kat_session_log(s->session, "warning", "process %ld handed over a trace '%s' that is refused: %s%s", (long)pid,
+                        name, why,
+                        s->rejected_traces == SPOOL_REJECTIONS_LOGGED ? " (further refusals are only counted)" : "");
+}
+
+static int grow_files(struct trace_spool *s)
+{
+    size_t cap = s->cap_files ? 2 * s->cap_files : 16;
+    struct spool_file *files = realloc(s->files, cap * sizeof *files);
+    if (!files)
+        return -1; /* the traces taken so far stay */
+    s->files = files;
+    s->cap_files = cap;
+    return 0;
 }
 
 static void register_trace(struct trace_spool *s, pid_t pid, const char *name, int fd)
@@ -145,11 +160,9 @@ static void register_trace(struct trace_spool *s, pid_t pid, const char *name, i
         int out = kat_open_output(path, O_EXCL, err, sizeof err);
         if (out < 0) {
             kat_session_log(s->session, "warning", "%s", err);
-        } else if (s->n_files == s->cap_files &&
-                   !(s->files = realloc(s->files, (s->cap_files = s->cap_files ? 2 * s->cap_files : 16) *
-                                                      sizeof *s->files))) {
+        } else if (s->n_files == s->cap_files && grow_files(s) != 0) {
             close(out);
-            s->n_files = s->cap_files = 0; /* out of memory: nothing more is copied */
+            reject(s, pid, name, "out of memory");
         } else {
             struct spool_file *f = &s->files[s->n_files++];
             memset(f, 0, sizeof *f);
@@ -227,9 +240,13 @@ static int serve_connection(struct trace_spool *s, int conn)
     return 1;
 }
 
+/* Connections taken per pass: a process that connects without end (a flood)
+ * must not keep the supervisor from its copying, census and wait. */
+#define SPOOL_ACCEPTS_PER_PASS 64
+
 static void accept_pending(struct trace_spool *s)
 {
-    for (;;) {
+    for (int taken = 0; taken < SPOOL_ACCEPTS_PER_PASS; taken++) {
         int conn = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (conn < 0)
             return;
@@ -267,18 +284,19 @@ void trace_spool_serve(struct trace_spool *s, int wait_ms)
         int ready = poll(p, n, left);
         if (ready < 0 && errno != EINTR)
             return;
-        if (ready <= 0) {
-            if (left == 0)
-                return;
-            continue;
+        if (ready > 0) {
+            for (size_t i = 1; i < n; i++)
+                if (p[i].revents && serve_connection(s, p[i].fd)) {
+                    close(p[i].fd);
+                    s->pending[slot_of[i]] = -1;
+                }
+            if (p[0].revents)
+                accept_pending(s);
         }
-        for (size_t i = 1; i < n; i++)
-            if (p[i].revents && serve_connection(s, p[i].fd)) {
-                close(p[i].fd);
-                s->pending[slot_of[i]] = -1;
-            }
-        if (p[0].revents)
-            accept_pending(s);
+        /* the deadline holds whatever arrives: the caller's loop (copying,
+         * census, wait) runs on its clock, not on the candidate's traffic */
+        if (left == 0)
+            return;
     }
 }
 
@@ -341,14 +359,21 @@ static size_t committed_prefix(const unsigned char *map, size_t from, size_t len
  * buffer of our own: what is written and what the seal's account hashes are
  * the same bytes, whatever the writer does to its mapping meanwhile.  0, or
  * -1 with errno (the account is told). */
-static int copy_out(struct trace_spool *s, struct spool_file *f, const unsigned char *src, size_t n)
+static int copy_out(struct trace_spool *s, struct spool_file *f, const unsigned char *src, size_t n,
+                    const struct kat_file_header *checked)
 {
     static unsigned char buf[1u << 20];
     while (n) {
         size_t chunk = n < sizeof buf ? n : sizeof buf;
         memcpy(buf, src, chunk);
+        /* the file header as it was checked, not as the mapping holds it now */
+        if (checked && chunk >= sizeof *checked) {
+            memcpy(buf, checked, sizeof *checked);
+            checked = NULL;
+        }
         if (kat_write_all(f->out, buf, chunk) != 0) {
             int e = errno;
+            s->copy_failures++;
             tell(s, SPOOL_WRITE_FAILED, f->name, NULL, 0);
             errno = e;
             return -1;
@@ -383,10 +408,13 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
     int bad;
     size_t whole = committed_prefix(map, (size_t)f->offset, len, &bad);
     const unsigned char *from = map + f->offset;
-    uint32_t header_pid = 0;
-    if (f->offset == 0 && whole)
-        memcpy(&header_pid, map + offsetof(struct kat_file_header, pid), sizeof header_pid);
-    if (f->offset == 0 && whole && header_pid != (uint32_t)f->pid) {
+    /* the header is checked on a copy of ours, and that copy is what goes
+     * into the session: the writer cannot change it in between */
+    struct kat_file_header header;
+    int first = f->offset == 0 && whole;
+    if (first)
+        memcpy(&header, map, sizeof header);
+    if (first && header.pid != (uint32_t)f->pid) {
         /* a process's trace that says it is another's: not this process's evidence */
         reject(s, f->pid, f->name, "its header names another process");
         char path[PATH_MAX + 128];
@@ -394,8 +422,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         unlink(path);
         tell(s, SPOOL_REMOVED, f->name, NULL, 0);
         f->damaged = 1;
-    } else if (f->offset == 0 && whole &&
-        memcmp(map + offsetof(struct kat_file_header, session_token), s->token, sizeof s->token) != 0) {
+    } else if (first && memcmp(header.session_token, s->token, sizeof s->token) != 0) {
         /* another run's trace (copied into the spool): not this session's evidence */
         s->foreign_traces++;
         kat_session_log(s->session, "warning",
@@ -407,7 +434,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
         unlink(path);
         tell(s, SPOOL_REMOVED, f->name, NULL, 0);
         f->damaged = 1;
-    } else if (whole && copy_out(s, f, from, whole) != 0) {
+    } else if (whole && copy_out(s, f, from, whole, first ? &header : NULL) != 0) {
         kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
                         strerror(errno));
         f->damaged = 1;
@@ -425,7 +452,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
             size_t rest = len - (size_t)f->offset;
             while (rest && map[f->offset + rest - 1] == 0)
                 rest--;
-            if (rest && copy_out(s, f, map + f->offset, rest) == 0)
+            if (rest && copy_out(s, f, map + f->offset, rest, NULL) == 0)
                 kat_session_log(s->session, "warning", "the trace %s holds %zu bytes that are no record", f->name,
                                 rest);
             f->damaged = 1;

@@ -46,6 +46,7 @@ struct trace_spool {
     size_t n_files, cap_files;
     unsigned foreign_traces;     /* traces whose header carries another session's token */
     unsigned rejected_traces;    /* handed over under another pid, or not a trace at all */
+    unsigned copy_failures;      /* writes into the session that failed (a full disk): info copy_failures */
     unsigned char token[16];     /* this session's (KAUDIT_SESSION_TOKEN) */
     char token_hex[33];
     int too_many;                /* the limit on traces was reached (said once) */
