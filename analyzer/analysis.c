@@ -289,35 +289,28 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                        "still running); what was recorded after its last copy is not in the session",
                        status);
     }
-    /* traces another run wrote, refused by kaudit run's copier */
-    const char *foreign = kat_session_info(s, "foreign_traces");
-    if (foreign && strcmp(foreign, "0") != 0) {
-        run.facts.session_incomplete = 1;
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-from-another-session", NULL,
-                       0,
-                       "%s trace(s) handed over did not carry this session's token (copied in from another run): "
-                       "they were not copied, and the session is incomplete",
-                       foreign);
-    }
-    /* traces handed over under another process's pid, or not traces at all */
-    const char *rejected = kat_session_info(s, "rejected_traces");
-    if (rejected && strcmp(rejected, "0") != 0) {
-        run.facts.session_incomplete = 1;
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-rejected", NULL, 0,
-                       "kaudit run refused %s trace(s) handed over by the run's processes (named for another "
-                       "process, or no trace; kaudit.log says which): a process tried to speak for another, and "
-                       "the session is incomplete",
-                       rejected);
-    }
-    /* copies into the session that failed (a full disk): what the traces hold
-     * past that point is what the disk kept, which the seal could not vouch for */
-    const char *copy_failed = kat_session_info(s, "copy_failures");
-    if (copy_failed && strcmp(copy_failed, "0") != 0) {
-        run.facts.session_incomplete = 1;
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "trace-copy-failed", NULL, 0,
-                       "kaudit run could not copy %s trace(s) into the session completely (kaudit.log says why): "
-                       "the session is incomplete",
-                       copy_failed);
+    /* what kaudit run's copier counted against the session (session-format.md, info) */
+    static const struct {
+        const char *key, *code, *text;
+    } incomplete[] = {
+        { "foreign_traces", "trace-from-another-session",
+          "%s trace(s) handed over did not carry this session's token (copied in from another run): they were not "
+          "copied, and the session is incomplete" },
+        { "rejected_traces", "trace-rejected",
+          "kaudit run refused %s trace(s) handed over by the run's processes (named for another process, or no "
+          "trace; kaudit.log says which): a process tried to speak for another, and the session is incomplete" },
+        /* a full disk: past that point a trace holds what the disk kept, which the seal cannot vouch for */
+        { "copy_failures", "trace-copy-failed",
+          "kaudit run could not copy %s trace(s) into the session completely (kaudit.log says why): the session "
+          "is incomplete" },
+    };
+    for (size_t i = 0; i < sizeof incomplete / sizeof incomplete[0]; i++) {
+        const char *count = kat_session_info(s, incomplete[i].key);
+        if (count && strcmp(count, "0") != 0) {
+            run.facts.session_incomplete = 1;
+            ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, incomplete[i].code, NULL, 0,
+                           incomplete[i].text, count);
+        }
     }
     /* processes kaudit run saw that left no trace (ran without the preload) */
     const char *untraced = kat_session_info(s, "untraced_processes");
