@@ -153,12 +153,17 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         };
         struct ka_kernel_attribution at = { .party = party };
         ka_kernel_origin(inv, p, &facts, &at);
-        if (at.verdict == KINV_VERDICT_VENDOR_UNPINNED || at.verdict == KINV_VERDICT_CONFLICT)
-            ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
-                           at.verdict == KINV_VERDICT_CONFLICT ? "kernel-origin-conflict" : "kernel-origin-unpinned",
-                           p->file, k->start_ns,
-                           "kernel '%.160s': %s: counted neither as vendor work nor as the candidate's own", name,
-                           at.reason);
+        if (at.verdict == KINV_VERDICT_VENDOR_UNPINNED || at.verdict == KINV_VERDICT_CONFLICT) {
+            struct ka_finding *x = ka_add_finding(
+                &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
+                at.verdict == KINV_VERDICT_CONFLICT ? "kernel-origin-conflict" : "kernel-origin-unpinned", p->file,
+                k->start_ns, "kernel '%.160s': %s: counted neither as vendor work nor as the candidate's own", name,
+                at.reason);
+            ka_field_str(x, "kernel_name", name);
+            ka_field_u64(x, "stream", k->stream_id);
+            ka_field_u64(x, "correlation_id", k->correlation_id);
+            ka_field_str(x, "reason", at.reason);
+        }
         enum ka_origin origin = at.origin;
         int impersonation = at.impersonation, digest_vendor = at.digest_vendor;
         party = at.party;

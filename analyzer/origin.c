@@ -516,18 +516,24 @@ void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts
         return;
     if (!p->python_status) {
         s->python_off++;
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance-missing", p->file, 0,
-                       "Python process %u never reported Python-side provenance (kaudit run --no-python, python -S "
-                       "or -I, or a PYTHONPATH the program replaced): its framework work can only be attributed by "
-                       "phase marks",
-                       p->pid);
-    } else if (!strncmp(p->python_status, "on", 2)) {
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance", p->file, 0, "%s",
-                       p->python_status);
-    } else {
-        s->python_off++;
-        ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance-off", p->file, 0,
-                       "Python-side provenance in process %u: %s", p->pid, p->python_status);
+        ka_field_u64(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance-missing",
+                                    p->file, 0,
+                                    "Python process %u never reported Python-side provenance (kaudit run --no-python, "
+                                    "python -S or -I, or a PYTHONPATH the program replaced): its framework work can "
+                                    "only be attributed by phase marks",
+                                    p->pid),
+                     "pid", p->pid);
+        return;
     }
+    int on = !strncmp(p->python_status, "on", 2);
+    if (!on)
+        s->python_off++;
+    struct ka_finding *x =
+        on ? ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance", p->file, 0, "%s",
+                            p->python_status)
+           : ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "python-provenance-off", p->file, 0,
+                            "Python-side provenance in process %u: %s", p->pid, p->python_status);
+    ka_field_u64(x, "pid", p->pid);
+    ka_field_str(x, "status", p->python_status);
 }
 

@@ -312,10 +312,14 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
         if (!strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10) || !strncmp(b, "libkaudit", 9))
             continue;
         tf->tamper = 1;
-        ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "foreign-timing-definition", p->file, s->time_ns,
-                       "'%s' defines the timing entry point %s: an object other than the CUDA runtime or driver can "
-                       "hand the harness a made-up time",
-                       s->object, s->symbol);
+        struct ka_finding *x =
+            ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "foreign-timing-definition", p->file,
+                           s->time_ns,
+                           "'%s' defines the timing entry point %s: an object other than the CUDA runtime or driver "
+                           "can hand the harness a made-up time",
+                           s->object, s->symbol);
+        ka_field_str(x, "object", s->object);
+        ka_field_str(x, "function", s->symbol);
     }
     /* A timing entry point that resolves differently at CUDA init and at the end. */
     for (size_t i = 0; i < p->n_symbols; i++) {
@@ -385,13 +389,20 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
         }
         if (!ok) {
             tf->reported_mismatch++;
+            struct ka_finding *x;
             if (isnan(nearest))
-                ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-not-measured", p->file, 0,
-                               "the harness reported %.6g ms but the CUDA runtime returned no elapsed time at all", v);
+                x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-not-measured", p->file,
+                                   0, "the harness reported %.6g ms but the CUDA runtime returned no elapsed time at all",
+                                   v);
             else
-                ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-not-measured", p->file, 0,
-                               "the harness reported %.6g ms, which the CUDA runtime never returned (nearest: %.6g ms)",
-                               v, nearest);
+                x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "reported-time-not-measured", p->file,
+                                   0,
+                                   "the harness reported %.6g ms, which the CUDA runtime never returned (nearest: %.6g "
+                                   "ms)",
+                                   v, nearest);
+            ka_field_num(x, "reported_ms", v);
+            if (!isnan(nearest))
+                ka_field_num(x, "nearest_elapsed_ms", nearest);
         }
     }
 }
