@@ -114,12 +114,12 @@ static char in_tree(const struct proc_stat *rows, size_t n, char *in, size_t i, 
     return in[i] = parent ? in_tree(rows, n, in, (size_t)(parent - rows), root, depth + 1) : 2;
 }
 
-static int known(const struct run_census *c, pid_t pid, unsigned long long start)
+static struct census_process *known(struct run_census *c, pid_t pid, unsigned long long start)
 {
     for (size_t i = 0; i < c->n; i++)
         if (c->seen[i].pid == pid && c->seen[i].start == start)
-            return 1;
-    return 0;
+            return &c->seen[i];
+    return NULL;
 }
 
 void run_census_scan(struct run_census *c)
@@ -152,8 +152,18 @@ void run_census_scan(struct run_census *c)
     for (size_t i = 0; in && i < n; i++)
         in_tree(rows, n, in, i, c->root, 0);
     for (size_t i = 0; in && i < n; i++) {
-        if (in[i] != 1 || rows[i].pid == c->root || known(c, rows[i].pid, rows[i].start))
+        if (in[i] != 1 || rows[i].pid == c->root)
             continue;
+        struct census_process *seen = known(c, rows[i].pid, rows[i].start);
+        if (seen) {
+            /* seen before it called execve (a raw clone caught between the
+             * two): the program it runs now is the one to name */
+            if (strcmp(seen->comm, rows[i].comm) != 0) {
+                memcpy(seen->comm, rows[i].comm, sizeof seen->comm);
+                seen->is_static = static_executable(rows[i].pid);
+            }
+            continue;
+        }
         if (c->n == c->cap) {
             size_t cap2 = c->cap ? 2 * c->cap : 32;
             if (cap2 > 65536)
