@@ -346,7 +346,7 @@ static void account_processes(struct kat_session_info *info, const struct run_ce
     size_t nu = 0, ns = 0, lu = 0, ls = 0;
     for (size_t i = 0; i < c->n; i++) {
         const struct census_process *p = &c->seen[i];
-        if (trace_spool_has_pid(spool, p->pid))
+        if (trace_spool_has_process(spool, p->pid, p->start))
             continue;
         char *buf = p->is_static ? statics : untraced;
         size_t *len = p->is_static ? &ls : &lu;

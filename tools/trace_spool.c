@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run_census.h"
 #include "safe_file.h"
 #include "trace_format.h"
 #include "trace_handover.h"
@@ -28,6 +29,7 @@
 struct spool_file {
     char name[96];
     pid_t pid;                   /* the process that handed it over (SO_PEERCRED) */
+    unsigned long long start;    /* its start time (/proc/PID/stat), 0 when it had ended: tells a reused pid apart */
     int in, out;                 /* the memory file; its copy in the session */
     uint64_t offset;             /* bytes copied so far (whole records) */
     uint64_t released;           /* bytes given back to the kernel (copied, page-aligned) */
@@ -168,6 +170,8 @@ static void register_trace(struct trace_spool *s, pid_t pid, const char *name, i
             memset(f, 0, sizeof *f);
             snprintf(f->name, sizeof f->name, "%s", name);
             f->pid = pid;
+            struct proc_stat ps;
+            f->start = proc_stat_read(pid, &ps) == 0 ? ps.start : 0;
             f->in = fd;
             f->out = out;
             tell(s, SPOOL_APPENDED, name, NULL, 0);
@@ -479,10 +483,10 @@ void trace_spool_drain(struct trace_spool *s, int final)
         drain_file(s, &s->files[i], final);
 }
 
-int trace_spool_has_pid(const struct trace_spool *s, long pid)
+int trace_spool_has_process(const struct trace_spool *s, long pid, unsigned long long start)
 {
     for (size_t i = 0; i < s->n_files; i++)
-        if (s->files[i].pid == pid)
+        if (s->files[i].pid == pid && (!s->files[i].start || !start || s->files[i].start == start))
             return 1;
     return 0;
 }

@@ -66,8 +66,10 @@ void trace_spool_serve(struct trace_spool *s, int wait_ms);
  * left after the last complete record is copied too when it is not zeros. */
 void trace_spool_drain(struct trace_spool *s, int final);
 
-/* Whether process pid handed over a trace (copied or not). */
-int trace_spool_has_pid(const struct trace_spool *s, long pid);
+/* Whether the process pid that started at start (/proc/PID/stat field 22;
+ * 0: unknown) handed over a trace, copied or not.  A trace of an earlier
+ * process that had the same pid does not count. */
+int trace_spool_has_process(const struct trace_spool *s, long pid, unsigned long long start);
 
 /* Closes the traces and removes the spool directory. */
 void trace_spool_close(struct trace_spool *s);
