@@ -46,27 +46,7 @@ static int send_message(int s, char kind, const char *name, int fd)
 {
     struct kat_handover_msg msg = { .kind = kind };
     kat_strlcpy(msg.name, name, sizeof msg.name);
-    struct iovec iov = { .iov_base = &msg, .iov_len = sizeof msg };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-    if (fd >= 0) {
-        memset(&control, 0, sizeof control);
-        mh.msg_control = control.buf;
-        mh.msg_controllen = sizeof control.buf;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    ssize_t n;
-    do
-        n = sendmsg(s, &mh, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n == (ssize_t)sizeof msg ? 0 : -1;
+    return kat_handover_send(s, &msg, sizeof msg, fd, 0) == (ssize_t)sizeof msg ? 0 : -1;
 }
 
 int kat_handover_register(const char *socket_path, int fd, const char *name)

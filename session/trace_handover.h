@@ -33,4 +33,36 @@ struct kat_handover_msg {
     char name[95];  /* NUL-terminated */
 };
 
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+
+/* Sends n bytes with descriptor fd attached (SCM_RIGHTS; none when fd < 0),
+ * again on EINTR: sendmsg's result.  Both sides of the handover send so:
+ * the preload its trace, the supervisor a trace given back. */
+static inline ssize_t kat_handover_send(int sock, const void *bytes, size_t n, int fd, int flags)
+{
+    struct iovec iov = { .iov_base = (void *)bytes, .iov_len = n };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+    if (fd >= 0) {
+        memset(&control, 0, sizeof control);
+        mh.msg_control = control.buf;
+        mh.msg_controllen = sizeof control.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    ssize_t sent;
+    do
+        sent = sendmsg(sock, &mh, flags | MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    return sent;
+}
+
 #endif /* KAUDIT_TRACE_HANDOVER_H */

@@ -188,20 +188,7 @@ static void hand_back(struct trace_spool *s, int conn, pid_t pid, const char *na
     if (!f || f->pid != pid)
         return; /* the connection closes unanswered: the preload counts its records lost */
     char byte = 0;
-    struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    memset(&control, 0, sizeof control);
-    struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-                         .msg_controllen = sizeof control.buf };
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &f->in, sizeof f->in);
-    if (sendmsg(conn, &mh, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+    if (kat_handover_send(conn, &byte, 1, f->in, MSG_DONTWAIT) != 1)
         kat_session_log(s->session, "warning", "cannot hand the trace %s back to process %ld: %s", name, (long)pid,
                         strerror(errno));
 }
@@ -389,6 +376,16 @@ static int copy_out(struct trace_spool *s, struct spool_file *f, const unsigned 
     return 0;
 }
 
+/* A trace that is not this session's evidence: its copy goes, nothing more is read. */
+static void drop_copy(struct trace_spool *s, struct spool_file *f)
+{
+    char path[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/%s", s->session, f->name);
+    unlink(path);
+    tell(s, SPOOL_REMOVED, f->name, NULL, 0);
+    f->damaged = 1;
+}
+
 static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
 {
     if (f->damaged)
@@ -421,11 +418,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
     if (first && header.pid != (uint32_t)f->pid) {
         /* a process's trace that says it is another's: not this process's evidence */
         reject(s, f->pid, f->name, "its header names another process");
-        char path[PATH_MAX + 128];
-        snprintf(path, sizeof path, "%s/%s", s->session, f->name);
-        unlink(path);
-        tell(s, SPOOL_REMOVED, f->name, NULL, 0);
-        f->damaged = 1;
+        drop_copy(s, f);
     } else if (first && memcmp(header.session_token, s->token, sizeof s->token) != 0) {
         /* another run's trace (copied into the spool): not this session's evidence */
         s->foreign_traces++;
@@ -433,11 +426,7 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
                         "the trace %s handed over does not carry this session's token (copied in from "
                         "another run?): not copied",
                         f->name);
-        char path[PATH_MAX + 128];
-        snprintf(path, sizeof path, "%s/%s", s->session, f->name);
-        unlink(path);
-        tell(s, SPOOL_REMOVED, f->name, NULL, 0);
-        f->damaged = 1;
+        drop_copy(s, f);
     } else if (whole && copy_out(s, f, from, whole, first ? &header : NULL) != 0) {
         kat_session_log(s->session, "error", "cannot copy the trace %s into the session: %s", f->name,
                         strerror(errno));
