@@ -174,6 +174,7 @@ struct ka_work_item {
     uint32_t thread;
     uint64_t kernels;       /* kernels in the call's window, or the item's kernel count */
     char *example;          /* a kernel's name (framework and non-mediated items), or NULL */
+    char *op;               /* an operator that launched them (framework items), or NULL */
 };
 
 struct ka_work_tally {
@@ -188,6 +189,7 @@ struct ka_work_tally {
     uint64_t fw_count[KA_CLASS_COUNT];
     char *fw_example[KA_CLASS_COUNT];
     char *fw_process[KA_CLASS_COUNT];
+    char *fw_operator[KA_CLASS_COUNT];  /* an operator that launched them (its NVTX message), or NULL */
     double unk_fw_work[KA_CLASS_COUNT];
     uint64_t unk_fw_count[KA_CLASS_COUNT];
     /* vendor kernels the candidate launched outside any library call, per class */
@@ -305,9 +307,28 @@ int ka_library_pinned(const struct kinv_inventory *inv, const struct ka_proc *p,
 void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts *s, struct ka_proc *p,
                                   const char *argv0, const char *exe);
 
+/* ---- which operator launched it (operators.c) ---------------------------- */
+
+/* Keep an operator range opened at t on tid; its index, -1 when out of memory. */
+int32_t ka_operator_open(struct ka_proc *p, uint32_t tid, uint32_t message, int cls, int32_t parent, uint64_t t);
+/* After pass 1: order the operators for ka_operator_at. */
+void ka_operators_finish(struct ka_proc *p);
+/* The innermost operator open on tid at t, NULL if none. */
+const struct ka_operator *ka_operator_at(const struct ka_proc *p, uint32_t tid, uint64_t t);
+
 /* ---- what kind of work (work_classes.c) ---------------------------------- */
 
 int ka_class_of_kernel_name(const char *name);
+/* How much a kernel's name says of its class (ka_kernel_name_class). */
+enum { KA_NAME_UNKNOWN = 0, KA_NAME_GENERIC = 1, KA_NAME_SPECIFIC = 2 };
+int ka_kernel_name_class(const char *name, int *strength);
+/* The class of an NVTX operator range ("aten::topk, ..."), -1 for no family or no operator. */
+int ka_class_of_operator(const char *message);
+int ka_is_operator_message(const char *message);
+/* The class a framework kernel counts in, from its name's class and strength and its operator's class. */
+int ka_refine_class(int name_cls, int name_strength, int op_cls);
+/* The work of an operator from its sizes (FLOPs for gemm, elements else; *unit says), 0 when not estimable. */
+double ka_operator_work(const char *message, int cls, const char **unit);
 int ka_is_framework_kernel_name(const char *name);
 int ka_is_low_precision_name(const char *name);
 /* FLOPs of a vendor call from its argument summary (0 when not estimable); *cls its class. */

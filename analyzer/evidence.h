@@ -47,6 +47,15 @@ struct ka_phase {
     uint64_t start_ns, end_ns;  /* end UINT64_MAX: still open at the end of the trace */
 };
 
+/* An ATen operator's NVTX range (operators.c). */
+struct ka_operator {
+    uint32_t tid;
+    int32_t parent;             /* the enclosing operator of the same thread, -1 if none */
+    uint32_t message;           /* trace string id: "aten::NAME, ..., sizes = [...]" */
+    int8_t cls;                 /* ka_class_of_operator, -1 for none */
+    uint64_t start_ns, end_ns;  /* end UINT64_MAX: still open at the end of the trace */
+};
+
 struct ka_module {
     uint64_t time_ns;
     uint32_t tid;
@@ -142,6 +151,9 @@ struct ka_proc {
     struct ka_phase *phases;            /* in push order; parents point into it */
     size_t n_phases, cap_phases;
     uint32_t *phase_order;              /* indices into phases, sorted by (tid, start) */
+    struct ka_operator *operators;      /* in push order; parents point into it */
+    size_t n_operators, cap_operators;
+    uint32_t *operator_order;           /* indices into operators, sorted by (tid, start) */
     int phase_marks;                    /* phase ranges seen */
     char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
     struct ka_module *modules;          /* sorted by time */

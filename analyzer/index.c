@@ -43,6 +43,7 @@ struct nvtx_open {
     uint32_t message;
     uint32_t domain;
     int32_t phase;              /* index of the phase this range opened, -1 if it is no phase */
+    int32_t op;                 /* index of the operator range it is (operators.c), -1 if none */
     uint64_t start_ns;
 };
 
@@ -284,8 +285,22 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                         break;
                     }
                 int32_t phase = party != KA_PARTY_UNKNOWN ? open_phase(p, tid, party, python, parent, nv->time_ns) : -1;
+                int32_t op = -1;
+                if (!python && party == KA_PARTY_UNKNOWN && nv->kind == KAT_NVTX_PUSH) {
+                    const char *msg = kat_trace_string(t, nv->message_string);
+                    if (ka_is_operator_message(msg)) {
+                        int32_t outer = -1;
+                        for (size_t i = n_open; i-- > 0;)
+                            if (open[i].tid == tid && open[i].op >= 0) {
+                                outer = open[i].op;
+                                break;
+                            }
+                        op = ka_operator_open(p, tid, nv->message_string, ka_class_of_operator(msg), outer,
+                                              nv->time_ns);
+                    }
+                }
                 open[n_open++] = (struct nvtx_open){ .tid = tid, .message = nv->message_string,
-                                                     .domain = nv->domain_string, .phase = phase,
+                                                     .domain = nv->domain_string, .phase = phase, .op = op,
                                                      .start_ns = nv->time_ns };
             } else if (nv->kind == KAT_NVTX_POP || nv->kind == KAT_NVTX_END) {
                 /* pop: the innermost open push of this thread and domain; end: the oldest open range */
@@ -308,6 +323,8 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                     break;
                 if (open[found].phase >= 0)
                     p->phases[open[found].phase].end_ns = nv->time_ns;
+                if (open[found].op >= 0)
+                    p->operators[open[found].op].end_ns = nv->time_ns;
                 memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
                 n_open--;
             } else if (nv->kind == KAT_NVTX_MARK) {
@@ -467,6 +484,7 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
     for (size_t i = 0; i < p->n_phases; i++)
         p->phase_order[i] = (uint32_t)i;
     index_apis(p);
+    ka_operators_finish(p);
     /* (qsort with an empty, NULL array is undefined: sort only what is there) */
     if (p->n_phases)
         qsort_r(p->phase_order, p->n_phases, sizeof *p->phase_order, phase_cmp, p->phases);
@@ -528,6 +546,8 @@ void ka_proc_free(struct ka_proc *p)
     free(p->vcalls);
     free(p->phases);
     free(p->phase_order);
+    free(p->operators);
+    free(p->operator_order);
     free(p->python_status);
     for (size_t i = 0; i < p->n_modules; i++)
         free(p->modules[i].loader);

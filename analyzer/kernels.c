@@ -30,13 +30,92 @@ struct name_info {
     uint8_t verdict;            /* its attribution verdict outside windows and modules, 0 until known */
     uint8_t module_looked;      /* its first launch was looked at for a module */
     uint8_t unattributed_reported;  /* a candidate launch of it was reported as not the candidate's own */
+    int8_t strength;            /* how much the name says of its class (KA_NAME_*) */
+    int8_t op_cls;              /* the class of the operators that launched it: -1 none seen, -2 several */
+    uint8_t op_reported;        /* its operator evidence was reported */
+    uint32_t name_id;           /* trace string id of the name */
+    uint32_t op_message;        /* an operator that launched it (trace string id), 0 none */
+    /* framework launches outside any operator range, by party (fold_framework): counted
+       at the end of the trace in the class the operators seen by then give the name */
+    double pending_threads[3];
+    uint64_t pending_count[3];
 };
+
+enum { FW_CANDIDATE = 0, FW_UNKNOWN = 1, FW_REFERENCE = 2, FW_NONE = 3 };
+
+static int fw_bucket(enum ka_party party)
+{
+    return party == KA_PARTY_CANDIDATE ? FW_CANDIDATE
+         : party == KA_PARTY_UNKNOWN   ? FW_UNKNOWN
+         : party == KA_PARTY_REFERENCE ? FW_REFERENCE
+                                       : FW_NONE;
+}
 
 /* The element proxy of a framework kernel's work: threads launched (grid x block). */
 static double threads_launched(const struct kat_kernel_rec *k)
 {
     double threads = (double)k->grid[0] * k->grid[1] * k->grid[2] * (double)k->block[0] * k->block[1] * k->block[2];
     return threads > 0 ? threads : 0;
+}
+
+/* Framework work of one party in a class: the candidate's items, the unknown party's, the reference's R. */
+static void tally_framework(struct ka_run *run, int bucket, int cls, double threads, uint64_t count,
+                            const char *name, const char *file, const char *op)
+{
+    struct ka_work_tally *w = &run->work;
+    if (bucket == FW_CANDIDATE) {
+        w->fw_work[cls] += threads;
+        w->fw_count[cls] += count;
+        if (!w->fw_example[cls]) {
+            w->fw_example[cls] = strdup(name);
+            w->fw_process[cls] = strdup(file);
+        }
+        if (op && !w->fw_operator[cls])
+            w->fw_operator[cls] = strdup(op);
+    } else if (bucket == FW_UNKNOWN) {
+        w->unk_fw_work[cls] += threads;
+        w->unk_fw_count[cls] += count;
+    } else if (bucket == FW_REFERENCE) {
+        run->a->reference_work.amount[cls] += threads;
+        run->a->reference_work.items[cls] += count;
+    }
+}
+
+/*
+ * Once per name: what its operator says, when that changes its class
+ * (operator-class) or disagrees with a name that keeps its own
+ * (operator-class-disagrees: a table to extend, or a range the candidate wrote).
+ */
+static void report_operator(struct ka_run *run, const struct ka_proc *p, struct kat_trace *t, struct name_info *ni,
+                            const char *name, uint64_t time_ns)
+{
+    if (ni->op_reported || ni->op_cls < 0 || ni->op_cls == ni->cls)
+        return;
+    ni->op_reported = 1;
+    const char *op = kat_trace_string(t, ni->op_message);
+    int counted = ka_refine_class(ni->cls, ni->strength, ni->op_cls);
+    const char *unit;
+    double work = ka_operator_work(op, ni->op_cls, &unit);
+    struct ka_finding *x;
+    if (counted != ni->cls)
+        x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-class", p->file,
+                           time_ns, "framework kernel '%.160s' counted as %s: launched by %.200s (its name says %s)",
+                           name, ka_class_name(counted), op, ka_class_name(ni->cls));
+    else
+        x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-class-disagrees",
+                           p->file, time_ns,
+                           "framework kernel '%.160s' was launched by %.200s, an operator of class %s, but its name "
+                           "says %s, which an operator range does not override: counted as %s",
+                           name, op, ka_class_name(ni->op_cls), ka_class_name(ni->cls), ka_class_name(ni->cls));
+    ka_field_str(x, "kernel_name", name);
+    ka_field_str(x, "operator", op);
+    ka_field_str(x, "name_class", ka_class_name(ni->cls));
+    ka_field_str(x, "operator_class", ka_class_name(ni->op_cls));
+    ka_field_str(x, "class", ka_class_name(counted));
+    if (work > 0) {
+        ka_field_num(x, "operator_work", work);
+        ka_field_str(x, "operator_unit", unit);
+    }
 }
 
 void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *p)
@@ -101,7 +180,15 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         } else if (!GROW(names, n_names, cap_names)) {
             ni = &names[n_names];
             ni->module = -1;
-            ni->cls = (int8_t)ka_class_of_kernel_name(name);
+            int strength;
+            ni->cls = (int8_t)ka_kernel_name_class(name, &strength);
+            ni->strength = (int8_t)strength;
+            ni->op_cls = -1;
+            ni->op_reported = 0;
+            ni->name_id = k->name_string;
+            ni->op_message = 0;
+            memset(ni->pending_threads, 0, sizeof ni->pending_threads);
+            memset(ni->pending_count, 0, sizeof ni->pending_count);
             ni->framework = (uint8_t)ka_is_framework_kernel_name(name);
             ni->low_precision = (uint8_t)ka_is_low_precision_name(name);
             ni->name_match = KINV_MATCH_NONE;
@@ -167,6 +254,22 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         enum ka_origin origin = at.origin;
         int impersonation = at.impersonation, digest_vendor = at.digest_vendor;
         party = at.party;
+        /* A framework kernel's operator (operators.c): its class where the name says little */
+        const struct ka_operator *op = NULL;
+        if (origin == KA_ORIGIN_FRAMEWORK && !vc && api && p->n_operators)
+            op = ka_operator_at(p, api->tid, api->start_ns);
+        if (op && op->cls >= 0) {
+            if (ni) {
+                if (ni->op_cls == -1) {
+                    ni->op_cls = op->cls;
+                    ni->op_message = op->message;
+                } else if (ni->op_cls >= 0 && ni->op_cls != op->cls) {
+                    ni->op_cls = -2;    /* several operators of different classes: the name decides */
+                }
+                report_operator(run, p, t, ni, name, k->start_ns);
+            }
+            cls = ka_refine_class(ni ? ni->cls : cls, ni ? ni->strength : KA_NAME_SPECIFIC, op->cls);
+        }
         a->kernels_by[origin][party]++;
         uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
         a->gpu_ns_by[origin][party] += dur;
@@ -204,15 +307,7 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
                                             "is the candidate's: counted as candidate work, flagged",
                                             name),
                              "kernel_name", name);
-            if (origin == KA_ORIGIN_FRAMEWORK) {
-                double threads = threads_launched(k);
-                run->work.fw_work[cls] += threads;
-                run->work.fw_count[cls]++;
-                if (!run->work.fw_example[cls]) {
-                    run->work.fw_example[cls] = strdup(name);
-                    run->work.fw_process[cls] = strdup(p->file);
-                }
-            } else if (origin == KA_ORIGIN_VENDOR && !vc) {
+            if (origin == KA_ORIGIN_VENDOR && !vc) {
                 /* summed per class, like framework kernels: one finding, not one per launch */
                 if (!run->work.nm_count[cls]++) {
                     if (asprintf(&run->work.nm_example[cls], "'%.160s' (module %s)", name,
@@ -227,12 +322,16 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
                 if (!p->low_precision_example)
                     p->low_precision_example = strdup(name);
             }
-        } else if (party == KA_PARTY_UNKNOWN && origin == KA_ORIGIN_FRAMEWORK) {
-            run->work.unk_fw_work[cls] += threads_launched(k);
-            run->work.unk_fw_count[cls]++;
-        } else if (party == KA_PARTY_REFERENCE && origin == KA_ORIGIN_FRAMEWORK) {
-            a->reference_work.amount[cls] += threads_launched(k);
-            a->reference_work.items[cls]++;
+        }
+        if (origin == KA_ORIGIN_FRAMEWORK && fw_bucket(party) != FW_NONE) {
+            int bucket = fw_bucket(party);
+            if (op || !ni)
+                tally_framework(run, bucket, cls, threads_launched(k), 1, name, p->file,
+                                op ? kat_trace_string(t, op->message) : NULL);
+            else {
+                ni->pending_threads[bucket] += threads_launched(k);
+                ni->pending_count[bucket]++;
+            }
         }
 
         /*
@@ -258,6 +357,17 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         if (run->opt->on_kernel)
             run->opt->on_kernel(run->opt->sink_arg, p->pid, name, k->stream_id, k->start_ns, k->end_ns, origin, party,
                                 (enum ka_class)cls, vc ? vc->rec.call_id : 0);
+    }
+    /* Framework launches outside operator ranges (the calls the Python side did not
+       sample): counted in the class their name's operators gave it */
+    for (size_t i = 0; i < n_names; i++) {
+        struct name_info *ni = &names[i];
+        int cls = ni->op_cls >= 0 ? ka_refine_class(ni->cls, ni->strength, ni->op_cls) : ni->cls;
+        const char *name = kat_trace_string(t, ni->name_id);
+        for (int b = 0; b < FW_NONE; b++)
+            if (ni->pending_count[b])
+                tally_framework(run, b, cls, ni->pending_threads[b], ni->pending_count[b], name, p->file,
+                                ni->op_cls >= 0 ? kat_trace_string(t, ni->op_message) : NULL);
     }
     free(names);
     kat_u64map_free(&name_index);

@@ -78,6 +78,8 @@ static void item_fields(struct ka_finding *x, const struct ka_work_item *it)
                                 : "elements");
     if (it->example)
         ka_field_str(x, "kernel_name", it->example);
+    if (it->op)
+        ka_field_str(x, "operator", it->op);
     ka_field_u64(x, "kernels", it->kernels);
 }
 

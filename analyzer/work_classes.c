@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -70,6 +71,7 @@ struct family {
     int cls;                        /* enum ka_class */
     const char *const *tokens;      /* whole words (NULL-ended) */
     const char *const *prefixes;    /* words that may go on (NULL-ended) */
+    int generic;                    /* a launcher any operator uses: the name says little (ka_refine_class) */
 };
 
 #define WORDS(...) ((const char *const[]){ __VA_ARGS__, NULL })
@@ -79,33 +81,33 @@ struct family {
    elementwise launchers (index_elementwise_kernel, vectorized_elementwise_kernel<FillFunctor>). */
 static const struct family kernel_families[] = {
     { "random-number initialization (glue)", KA_CLASS_GLUE,
-      WORDS("distribution", "philox", "random", "curand", "normal_kernel", "uniform_kernel", "bernoulli"), NULL },
+      WORDS("distribution", "philox", "random", "curand", "normal_kernel", "uniform_kernel", "bernoulli"), NULL, 0 },
     { "convolution (cuDNN xmma fprop/dgrad/wgrad, implicit GEMM, Winograd, im2col)", KA_CLASS_CONV,
       WORDS("fprop", "dgrad", "wgrad", "winograd", "implicit_gemm", "im2col", "col2im", "vol2col", "col2vol",
             "depthwise", "conv", "convolution"),
-      WORDS("conv_", "conv1d", "conv2d", "conv3d", "convolv", "convolution") },
+      WORDS("conv_", "conv1d", "conv2d", "conv3d", "convolv", "convolution"), 0 },
     { "attention (flash, fused MHA, SDPA)", KA_CLASS_ATTENTION,
-      WORDS("fmha", "sdpa", "mha"), WORDS("flash", "attention", "attn") },
+      WORDS("fmha", "sdpa", "mha"), WORDS("flash", "attention", "attn"), 0 },
     { "matrix products (cuBLAS xmma/nvjet/gemv, CUTLASS, dot)", KA_CLASS_GEMM,
       WORDS("nvjet", "xmma", "cutlass", "splitk", "split_k", "dot_kernel", "gemvx", "bmm", "addmm", "triton_tem"),
-      WORDS("gemm", "sgemm", "dgemm", "hgemm", "gemv", "sgemv", "matmul", "gemmk", "gemmSN") },
+      WORDS("gemm", "sgemm", "dgemm", "hgemm", "gemv", "sgemv", "matmul", "gemmk", "gemmSN"), 0 },
     { "normalization (batch, layer, group, instance, RMS)", KA_CLASS_NORMALIZATION,
       WORDS("batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "rmsnorm", "BatchNorm",
             "LayerNorm", "GroupNorm", "RowwiseMoments", "bn_fw", "bn_bw", "bn_fw_tr", "bn_fw_inf", "ln_fwd",
             "ln_bwd", "welford_norm"),
-      WORDS("batchnorm", "layernorm", "groupnorm") },
+      WORDS("batchnorm", "layernorm", "groupnorm"), 0 },
     { "softmax (softmax, log-softmax, cunn_SoftMax)", KA_CLASS_SOFTMAX,
       WORDS("softmax", "log_softmax", "SoftMax", "cunn_SoftMaxForward", "LogSoftMax"),
-      WORDS("softmax", "cunn_SoftMax") },
+      WORDS("softmax", "cunn_SoftMax"), 0 },
     { "pooling (max, average, adaptive; cuDNN pooling)", KA_CLASS_POOLING,
       WORDS("max_pool", "avg_pool", "MaxPool", "AvgPool", "AvePool", "maxpool", "avgpool", "average_pool",
             "adaptive_max", "adaptive_avg", "pooling_fw", "pooling_bw", "pool2d", "pool3d", "pool1d"),
-      WORDS("max_pool", "avg_pool", "maxpool", "avgpool", "pooling") },
+      WORDS("max_pool", "avg_pool", "maxpool", "avgpool", "pooling"), 0 },
     { "reductions and scans (reduce_kernel, jiterator reductions, cub, argmax, cumsum)", KA_CLASS_REDUCTION,
       WORDS("reduce_kernel", "reduction", "argmax", "argmin", "cumsum", "cumprod", "scan", "logsumexp",
             "triton_red", "triton_per", "DeviceReduceKernel", "DeviceReduceSingleTileKernel",
             "DeviceScanKernel", "DeviceSegmentedReduceKernel", "ReduceOp", "reduce"),
-      WORDS("reduce", "reduction", "scan_") },
+      WORDS("reduce", "reduction", "scan_"), 0 },
     { "elementwise math (framework functors)", KA_CLASS_ELEMENTWISE,
       WORDS("MulFunctor", "AddFunctor", "DivFunctor", "SubFunctor", "CUDAFunctor_add", "CUDAFunctorOnSelf_add",
             "CUDAFunctorOnOther_add", "AbsFunctor", "BinaryFunctor", "AUnaryFunctor", "BUnaryFunctor",
@@ -114,7 +116,7 @@ static const struct family kernel_families[] = {
             "pow_tensor_scalar_kernel", "pow_tensor_tensor_kernel", "gelu_kernel", "silu_kernel", "relu",
             "threshold_kernel", "clamp", "where_kernel", "hardtanh", "leaky_relu", "elu_kernel", "mish_kernel",
             "triton_poi"),
-      WORDS("launch_clamp", "clamp_") },
+      WORDS("launch_clamp", "clamp_"), 0 },
     { "glue: copies, fills, concatenation, indexing, layout, casts", KA_CLASS_GLUE,
       WORDS("FillFunctor", "fill", "fill_kernel", "copy", "copy_kernel", "direct_copy_kernel_cuda",
             "CatArrayBatchedCopy", "cat", "index_elementwise_kernel", "index", "indexSelectLargeIndex",
@@ -122,27 +124,260 @@ static const struct family kernel_families[] = {
             "transpose", "permute", "nchwToNhwc", "nhwcToNchw", "nchwToNhwcKernel", "nhwcToNchwKernel", "cast",
             "contiguous", "memcpy", "zero", "zeros", "arange", "linspace", "tril", "triu", "flip", "roll",
             "repeat", "pad", "constant_pad", "reflection_pad", "replication_pad"),
-      WORDS("CatArray", "copy_", "fill_", "index_", "transpose", "permute") },
+      WORDS("CatArray", "copy_", "fill_", "index_", "transpose", "permute"), 0 },
     { "elementwise (the framework's generic launchers, any other functor)", KA_CLASS_ELEMENTWISE,
       WORDS("elementwise_kernel", "vectorized_elementwise_kernel", "unrolled_elementwise_kernel",
             "elementwise", "vectorized", "pointwise", "Functor"),
-      WORDS("elementwise", "vectorized", "pointwise") },
+      WORDS("elementwise", "vectorized", "pointwise"), 1 },
 };
 
-int ka_class_of_kernel_name(const char *name)
+int ka_kernel_name_class(const char *name, int *strength)
 {
+    *strength = KA_NAME_UNKNOWN;
     if (!name)
         return KA_CLASS_OTHER;
     for (size_t f = 0; f < sizeof kernel_families / sizeof kernel_families[0]; f++) {
         const struct family *fam = &kernel_families[f];
-        for (const char *const *t = fam->tokens; t && *t; t++)
-            if (token_in(name, *t, 0))
-                return fam->cls;
-        for (const char *const *t = fam->prefixes; t && *t; t++)
-            if (token_in(name, *t, 1))
-                return fam->cls;
+        int hit = 0;
+        for (const char *const *t = fam->tokens; !hit && t && *t; t++)
+            hit = token_in(name, *t, 0);
+        for (const char *const *t = fam->prefixes; !hit && t && *t; t++)
+            hit = token_in(name, *t, 1);
+        if (hit) {
+            *strength = fam->generic ? KA_NAME_GENERIC : KA_NAME_SPECIFIC;
+            return fam->cls;
+        }
     }
     return KA_CLASS_OTHER;
+}
+
+int ka_class_of_kernel_name(const char *name)
+{
+    int strength;
+    return ka_kernel_name_class(name, &strength);
+}
+
+/* ---- ATen operators: what the framework ran ---------------------------------- */
+
+/*
+ * The operator a framework kernel was launched by is better evidence of its
+ * work than its name (PyTorch's NVTX mode names it: "aten::topk, seq = 3,
+ * op_id = 7, sizes = [[4096, 8192], [], [], [], []]"; docs/analysis.md,
+ * "Operators").  Operators are matched by their name without "aten::", an
+ * overload (".Tensor") or an in-place '_' (add_ is add); exact names first
+ * in every family, then prefixes, so "max" is a reduction and "max_pool3d"
+ * pooling.
+ */
+struct operator_family {
+    int cls;                        /* enum ka_class */
+    const char *const *names;       /* exact operator names (NULL-ended) */
+    const char *const *prefixes;    /* operator names starting so (NULL-ended) */
+};
+
+static const struct operator_family operator_families[] = {
+    { KA_CLASS_GEMM,
+      WORDS("mm", "bmm", "addmm", "addbmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "vdot", "einsum",
+            "bilinear", "tensordot", "_addmm_activation", "_scaled_mm", "_int_mm", "chain_matmul", "linalg_matmul",
+            "inner", "outer", "ger", "addr", "_mm_plus_mm"),
+      NULL },
+    { KA_CLASS_CONV,
+      WORDS("convolution", "_convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+            "conv_transpose3d", "convolution_overrideable", "_conv_depthwise2d", "thnn_conv2d", "conv_tbc"),
+      WORDS("cudnn_convolution", "slow_conv", "_slow_conv", "miopen_convolution", "mkldnn_convolution",
+            "conv_depthwise") },
+    { KA_CLASS_ATTENTION,
+      WORDS("scaled_dot_product_attention", "_native_multi_head_attention"),
+      WORDS("_scaled_dot_product_", "_fused_sdp", "_flash_attention", "_efficient_attention", "_cudnn_attention") },
+    { KA_CLASS_NORMALIZATION,
+      WORDS("batch_norm", "layer_norm", "group_norm", "instance_norm", "rms_norm", "_fused_rms_norm",
+            "local_response_norm", "native_layer_norm", "native_group_norm"),
+      WORDS("native_batch_norm", "_batch_norm", "cudnn_batch_norm", "miopen_batch_norm", "_native_batch_norm") },
+    { KA_CLASS_SOFTMAX,
+      WORDS("softmax", "_softmax", "log_softmax", "_log_softmax", "_safe_softmax", "_masked_softmax"), NULL },
+    { KA_CLASS_POOLING, NULL,
+      WORDS("max_pool", "avg_pool", "adaptive_max_pool", "adaptive_avg_pool", "_adaptive_avg_pool",
+            "fractional_max_pool", "lp_pool", "max_unpool", "_max_pool", "mkldnn_max_pool", "quantized_max_pool") },
+    { KA_CLASS_REDUCTION,   /* reductions, scans and selections */
+      WORDS("sum", "mean", "prod", "amax", "amin", "max", "min", "aminmax", "argmax", "argmin", "cumsum", "cumprod",
+            "cummax", "cummin", "logcumsumexp", "logsumexp", "norm", "linalg_vector_norm", "linalg_norm",
+            "frobenius_norm", "var", "std", "var_mean", "std_mean", "topk", "sort", "argsort", "msort", "kthvalue",
+            "median", "nanmedian", "mode", "all", "any", "count_nonzero", "nansum", "nanmean", "trace", "dist",
+            "_cdist_forward", "cdist", "histc", "bincount", "nll_loss", "nll_loss_forward", "nll_loss2d_forward",
+            "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+            "cross_entropy_loss", "_unique2", "unique_dim"),
+      NULL },
+    { KA_CLASS_ELEMENTWISE,
+      WORDS("add", "sub", "rsub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "exp",
+            "exp2", "expm1", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "sigmoid", "tanh", "relu", "relu6",
+            "gelu", "silu", "mish", "hardtanh", "hardswish", "hardsigmoid", "leaky_relu", "elu", "selu", "celu",
+            "softplus", "softsign", "threshold", "clamp", "clamp_min", "clamp_max", "clip", "abs", "neg",
+            "reciprocal", "sign", "sgn", "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh",
+            "erf", "erfc", "erfinv", "where", "maximum", "minimum", "fmax", "fmin", "addcmul", "addcdiv", "lerp",
+            "square", "floor", "ceil", "round", "trunc", "frac", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
+            "isinf", "nan_to_num", "hypot", "logit", "xlogy", "glu", "prelu", "_prelu_kernel", "dropout",
+            "native_dropout", "sigmoid_backward", "tanh_backward", "threshold_backward"),
+      WORDS("_foreach_", "bitwise_", "logical_", "special_") },
+    { KA_CLASS_GLUE,
+      WORDS("copy", "_copy_from", "_copy_from_and_resize", "_to_copy", "to", "clone", "contiguous", "fill", "zero",
+            "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "empty", "empty_like", "empty_strided",
+            "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full", "cat", "stack", "hstack",
+            "vstack", "concat", "concatenate", "index", "index_select", "index_put", "_index_put_impl", "gather",
+            "scatter", "scatter_add", "scatter_reduce", "take", "masked_fill", "masked_scatter", "masked_select",
+            "nonzero", "view", "reshape", "_reshape_alias", "expand", "expand_as", "permute", "transpose", "t",
+            "squeeze", "unsqueeze", "flatten", "unflatten", "slice", "select", "narrow", "split",
+            "split_with_sizes", "chunk", "unbind", "as_strided", "alias", "detach", "pad", "constant_pad_nd",
+            "flip", "roll", "repeat", "repeat_interleave", "tile", "tril", "triu", "arange", "linspace",
+            "lift_fresh", "_unsafe_view", "resize", "set", "item", "_local_scalar_dense", "embedding", "one_hot",
+            "normal", "uniform", "bernoulli", "random", "rand", "randn", "randint", "rand_like", "randn_like",
+            "record_stream", "_has_compatible_shallow_copy_type", "result_type"),
+      WORDS("reflection_pad", "replication_pad", "_unsafe_", "upsample_nearest") },
+};
+
+/* The operator name of an NVTX operator range's message, without "aten::",
+ * overload or in-place '_': its length, 0 when the message is no operator's. */
+static size_t operator_base(const char *message, const char **base)
+{
+    static const char aten[] = "aten::";
+    if (!message || strncmp(message, aten, sizeof aten - 1))
+        return 0;
+    const char *s = message + sizeof aten - 1;
+    size_t n = strcspn(s, ",. ");
+    if (n > 1 && s[n - 1] == '_' && s[n - 2] != '_')
+        n--;            /* in place: add_ -> add, _index_put_impl_ -> _index_put_impl */
+    *base = s;
+    return n;
+}
+
+int ka_class_of_operator(const char *message)
+{
+    const char *base;
+    size_t n = operator_base(message, &base);
+    if (!n)
+        return -1;
+    for (size_t f = 0; f < sizeof operator_families / sizeof operator_families[0]; f++)
+        for (const char *const *w = operator_families[f].names; w && *w; w++)
+            if (strlen(*w) == n && !strncmp(base, *w, n))
+                return operator_families[f].cls;
+    for (size_t f = 0; f < sizeof operator_families / sizeof operator_families[0]; f++)
+        for (const char *const *w = operator_families[f].prefixes; w && *w; w++)
+            if (strlen(*w) <= n && !strncmp(base, *w, strlen(*w)))
+                return operator_families[f].cls;
+    return -1;
+}
+
+int ka_is_operator_message(const char *message)
+{
+    const char *base;
+    return operator_base(message, &base) != 0;
+}
+
+/*
+ * The class a framework kernel counts in, from its name and the operator that
+ * launched it (op_cls, -1: none known).  The candidate can write NVTX ranges
+ * but not the names CUPTI reports, so an operator never overrides a name of
+ * a specific compute family, and never makes a kernel glue: it names the
+ * work of a kernel whose name says nothing (other), only that it is one of
+ * the generic launchers, or glue (gatherTopK is topk's).
+ */
+int ka_refine_class(int name_cls, int name_strength, int op_cls)
+{
+    if (op_cls < 0 || op_cls == KA_CLASS_GLUE || op_cls == name_cls)
+        return name_cls;
+    if (name_strength == KA_NAME_SPECIFIC && name_cls != KA_CLASS_GLUE)
+        return name_cls;
+    return op_cls;
+}
+
+/*
+ * The shapes of an operator range's message ("sizes = [[64, 512], [512]]"),
+ * at most KA_OP_TENSORS tensors of KA_OP_DIMS dimensions; a scalar argument is
+ * [].  Returns the number of tensors, -1 when there are no sizes.
+ */
+#define KA_OP_TENSORS 8
+#define KA_OP_DIMS 8
+struct op_shape {
+    int dims;
+    double size[KA_OP_DIMS];
+};
+
+static int operator_shapes(const char *message, struct op_shape *out)
+{
+    const char *s = strstr(message, "sizes = [");
+    if (!s)
+        return -1;
+    s += strlen("sizes = [");
+    int n = 0;
+    while (*s && *s != ']') {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (*s != '[')
+            break;
+        s++;
+        struct op_shape sh = { 0 };
+        while (*s && *s != ']') {
+            while (*s == ' ' || *s == ',')
+                s++;
+            if (*s == '[') {            /* a list of tensors: not one shape */
+                sh.dims = -1;
+                const char *close = strchr(s, ']');
+                s = close ? close + 1 : s + strlen(s);
+                continue;
+            }
+            char *end;
+            double v = strtod(s, &end);
+            if (end == s)
+                break;
+            if (sh.dims >= 0 && sh.dims < KA_OP_DIMS)
+                sh.size[sh.dims++] = v;
+            else
+                sh.dims = -1;           /* more dimensions than kept: not used */
+            s = end;
+        }
+        if (*s == ']')
+            s++;
+        if (n < KA_OP_TENSORS)
+            out[n++] = sh;
+    }
+    return n;
+}
+
+static double numel(const struct op_shape *sh)
+{
+    if (sh->dims <= 0)
+        return 0;
+    double e = 1;
+    for (int i = 0; i < sh->dims; i++)
+        e *= sh->size[i] > 0 ? sh->size[i] : 0;
+    return e;
+}
+
+double ka_operator_work(const char *message, int cls, const char **unit)
+{
+    struct op_shape sh[KA_OP_TENSORS];
+    int n = message ? operator_shapes(message, sh) : -1;
+    *unit = cls == KA_CLASS_GEMM ? "flop" : "element";
+    if (n <= 0)
+        return 0;
+    if (cls == KA_CLASS_GEMM) {
+        /* 2 * numel(a) * N for a = [..., M, K] times b = [..., K, N] (linear: b = [N, K]);
+           addmm, addmv, baddbmm, addbmm: the operands follow the added tensor */
+        const char *base;
+        size_t len = operator_base(message, &base);
+        int first = (len > 3 && !strncmp(base, "add", 3)) || (len == 7 && !strncmp(base, "baddbmm", 7)) ? 1 : 0;
+        if (first + 1 >= n || sh[first].dims < 1 || sh[first + 1].dims < 1)
+            return 0;
+        const struct op_shape *b = &sh[first + 1];
+        int linear = len == 6 && !strncmp(base, "linear", 6);
+        double cols = b->dims == 1 ? 1 : linear ? b->size[0] : b->size[b->dims - 1];
+        return 2.0 * numel(&sh[first]) * (cols > 0 ? cols : 0);
+    }
+    if (cls == KA_CLASS_CONV || cls == KA_CLASS_ATTENTION)
+        return 0;       /* needs strides, padding, heads: not in the sizes */
+    double most = 0;
+    for (int i = 0; i < n; i++)
+        if (numel(&sh[i]) > most)
+            most = numel(&sh[i]);
+    return most;
 }
 
 /* PyTorch's own kernels: at:: and c10:: code, mangled or not. */

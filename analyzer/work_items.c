@@ -119,11 +119,14 @@ void ka_tally_items(struct ka_work_tally *w)
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (w->fw_count[cls]) {
             struct ka_work_item *it = add_item(w, cls, w->fw_work[cls], KA_ITEM_FRAMEWORK_KERNELS, w->fw_process[cls], 0,
-                     "%llu framework kernel%s of class %s in the candidate phase (e.g. '%.120s'): %.4g elements by "
-                     "the threads-launched proxy",
+                     "%llu framework kernel%s of class %s in the candidate phase (e.g. '%.120s'%s%.160s): %.4g "
+                     "elements by the threads-launched proxy",
                      (unsigned long long)w->fw_count[cls], w->fw_count[cls] == 1 ? "" : "s", ka_class_name(cls),
-                     w->fw_example[cls], w->fw_work[cls]);
+                     w->fw_example[cls], w->fw_operator[cls] ? ", launched by " : "",
+                     w->fw_operator[cls] ? w->fw_operator[cls] : "", w->fw_work[cls]);
             kernel_fields(it, w->fw_count[cls], w->fw_example[cls]);
+            if (it && w->fw_operator[cls])
+                it->op = strdup(w->fw_operator[cls]);
         }
 
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
@@ -157,11 +160,13 @@ void ka_work_tally_free(struct ka_work_tally *w)
         free(w->items[i].api);
         free(w->items[i].caller);
         free(w->items[i].example);
+        free(w->items[i].op);
     }
     free(w->items);
     for (int i = 0; i < KA_CLASS_COUNT; i++) {
         free(w->fw_example[i]);
         free(w->fw_process[i]);
+        free(w->fw_operator[i]);
         free(w->nm_example[i]);
         free(w->nm_process[i]);
     }

@@ -397,6 +397,115 @@ Test(implementation, framework_pooling_of_the_dominant_class_fails)
     done(&s, a);
 }
 
+/*
+ * Issue 13, item 1: the operator that launched a framework kernel names its
+ * work where the name does not.  torch.topk for a top-k task: its sort kernel's
+ * name is in no family (other) and gatherTopK reads as glue ("gather"); PyTorch's
+ * NVTX mode says both are aten::topk's, a selection (class reduction), the
+ * reference's dominant class.
+ */
+static const char topk_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/topk\","
+    " \"implementation\": {\"self_implemented\": true},"
+    " \"reference_work\": {\"dominant_class\": \"reduction\", \"amount\": 1048576},"
+    " \"timing\": {\"dtype\": \"float32\"}}";
+
+#define SORT_KERNEL "_ZN2at6native6bitonicSortKVInPlaceILi2ELin1ELi16ELi16EflNS0_4GTOpIfLb1EEEjEEvNS_4cuda6detail10TensorInfoIT3_T6_EES8_S8_S8_S8_NS6_IT4_S8_EES8_T5_"
+#define GATHER_KERNEL "_ZN2at6native6sbtopk10gatherTopKIfjLi2ELb0EEEvNS_4cuda6detail10TensorInfoIKT_T0_EES8_S8_bS8_S8_NS5_IS6_S8_EES8_NS5_IlS8_EES8_PS6_"
+
+/* A kernel record under a name string already defined (a trace defines each name once). */
+static void kernel_named(struct scene *s, uint32_t corr, uint32_t name_id, uint64_t start, uint64_t end)
+{
+    struct kat_kernel_rec k = { .start_ns = start, .end_ns = end, .stream_id = 7, .correlation_id = corr,
+                                .grid = { 4096, 1, 1 }, .block = { 1024, 1, 1 }, .name_string = name_id };
+    tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
+}
+
+/* One torch.topk call of the candidate at t: two framework kernels, inside an operator range when sampled. */
+static void topk_call(struct scene *s, uint64_t t, int sampled)
+{
+    static uint32_t sort_id, gather_id;
+    if (t == T0 + 10 * MS) {            /* the first call of a scene defines the names */
+        sort_id = tb_string(&s->b, SORT_KERNEL);
+        gather_id = tb_string(&s->b, GATHER_KERNEL);
+    }
+    nvtx(s, KAT_NVTX_PUSH, PID, "kaudit:candidate", t);
+    if (sampled)
+        nvtx(s, KAT_NVTX_PUSH, PID, "aten::topk, seq = 3, op_id = 7, sizes = [[4096, 8192], [], [], [], []]", t + 10);
+    uint32_t c1 = launch(s, PID, t + 100);
+    uint32_t c2 = launch(s, PID, t + 200);
+    if (sampled)
+        nvtx(s, KAT_NVTX_POP, PID, NULL, t + 300);
+    nvtx(s, KAT_NVTX_POP, PID, NULL, t + 400);
+    kernel_named(s, c1, sort_id, t + 1000, t + 2000);
+    kernel_named(s, c2, gather_id, t + 2000, t + 3000);
+}
+
+static const struct ka_finding *finding(const struct ka_analysis *a, const char *code)
+{
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, code))
+            return &a->findings[i];
+    return NULL;
+}
+
+Test(implementation, operator_names_the_work_of_a_kernel_whose_name_does_not)
+{
+    struct scene s;
+    scene_init(&s);
+    topk_call(&s, T0 + 10 * MS, 1);
+    topk_call(&s, T0 + 20 * MS, 0);     /* a call the Python side did not sample: the names' operator */
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, topk_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    const struct ka_finding *x = finding(a, "forbidden-framework-work");
+    cr_assert(x);
+    cr_expect(strstr(x->text, "4 framework kernels of class reduction"), "%s", x->text);
+    cr_expect(strstr(x->text, "launched by aten::topk"), "%s", x->text);
+    int has_operator = 0;
+    for (size_t i = 0; i < x->n_fields; i++)
+        has_operator |= !strcmp(x->fields[i].key, "operator");
+    cr_expect(has_operator);
+    cr_expect(has_finding(a, "operator-class"));
+    done(&s, a);
+}
+
+/* The same calls without operator ranges: the names alone select nothing (other and glue). */
+Test(implementation, without_operators_the_names_decide)
+{
+    struct scene s;
+    scene_init(&s);
+    topk_call(&s, T0 + 10 * MS, 0);
+    topk_call(&s, T0 + 20 * MS, 0);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, topk_contract, NULL);
+    cr_expect(!has_finding(a, "forbidden-framework-work"));
+    cr_expect(!has_finding(a, "operator-class"));
+    done(&s, a);
+}
+
+/* A range the candidate writes cannot relabel work its name names: a sum under "aten::fill_" stays a reduction. */
+Test(implementation, operator_range_cannot_hide_work_a_name_names)
+{
+    struct scene s;
+    scene_init(&s);
+    nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:candidate", T0 + 10 * MS);
+    nvtx(&s, KAT_NVTX_PUSH, PID, "aten::fill_, op_id = 1, sizes = [[4096, 8192], []]", T0 + 10 * MS + 10);
+    uint32_t c = launch(&s, PID, T0 + 10 * MS + 100);
+    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 10 * MS + 300);
+    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 10 * MS + 400);
+    kernel(&s, c,
+           "_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7func_wrapper_tIfZNS0_11sum_functorIfffEclERNS_"
+           "18TensorIteratorEEUlffE_EEjfLi4ELi4EEEEEvT1_",
+           7, T0 + 11 * MS, T0 + 12 * MS, 4096, 1024);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, topk_contract, NULL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "operator-class-disagrees"));
+    done(&s, a);
+}
+
 /* The same kernel under a contract whose dominant class is another is not convicted for it. */
 Test(implementation, pooling_outside_the_dominant_class_is_allowed_when_unlisted)
 {

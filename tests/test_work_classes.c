@@ -202,3 +202,119 @@ Test(work_classes, forbidding_reductions_forbids_normalization_and_softmax)
     cr_expect_eq(c->dominant_class, KA_CLASS_POOLING);
     ka_contract_free(c);
 }
+
+/* ---- ATen operators (ka_class_of_operator): the messages PyTorch's NVTX mode writes ---- */
+
+static void expect_operator(const char *const *messages, int want)
+{
+    for (const char *const *m = messages; *m; m++) {
+        int got = ka_class_of_operator(*m);
+        cr_expect_eq(got, want, "'%s' is %s, not %s", *m, got < 0 ? "none" : ka_class_name(got),
+                     want < 0 ? "none" : ka_class_name(want));
+    }
+}
+
+Test(operators, one_family_at_a_time)
+{
+    expect_operator(NAMES("aten::mm, seq = 2, op_id = 4, sizes = [[64, 512], [512, 512]]",
+                          "aten::addmm, op_id = 3, sizes = [[512], [64, 512], [512, 512], [], []]", "aten::bmm",
+                          "aten::linear, op_id = 1, sizes = [[64, 512], [512, 512], [512]]", "aten::_scaled_mm"),
+                    KA_CLASS_GEMM);
+    expect_operator(NAMES("aten::cudnn_convolution, op_id = 9", "aten::_convolution", "aten::conv2d",
+                          "aten::slow_conv3d_forward"),
+                    KA_CLASS_CONV);
+    expect_operator(NAMES("aten::_scaled_dot_product_flash_attention, op_id = 2", "aten::scaled_dot_product_attention",
+                          "aten::_efficient_attention_forward"),
+                    KA_CLASS_ATTENTION);
+    expect_operator(NAMES("aten::native_layer_norm", "aten::cudnn_batch_norm", "aten::_batch_norm_impl_index",
+                          "aten::native_group_norm", "aten::rms_norm"),
+                    KA_CLASS_NORMALIZATION);
+    expect_operator(NAMES("aten::_softmax", "aten::log_softmax", "aten::_log_softmax"), KA_CLASS_SOFTMAX);
+    expect_operator(NAMES("aten::max_pool3d_with_indices, op_id = 5, sizes = [[16, 32, 64, 64, 64], [], [], [], [], []]",
+                          "aten::avg_pool2d", "aten::adaptive_avg_pool2d", "aten::_adaptive_avg_pool2d"),
+                    KA_CLASS_POOLING);
+    expect_operator(NAMES("aten::topk, op_id = 7, sizes = [[4096, 8192], [], [], [], []]", "aten::sort", "aten::prod",
+                          "aten::sum", "aten::max", "aten::argmax", "aten::cumsum", "aten::logsumexp",
+                          "aten::linalg_vector_norm"),
+                    KA_CLASS_REDUCTION);
+    expect_operator(NAMES("aten::mul, seq = 0, op_id = 2, sizes = [[4096, 4096], []]", "aten::add_", "aten::relu_",
+                          "aten::gelu", "aten::where", "aten::maximum", "aten::bitwise_and", "aten::_foreach_add_"),
+                    KA_CLASS_ELEMENTWISE);
+    expect_operator(NAMES("aten::copy_", "aten::fill_", "aten::zero_", "aten::cat", "aten::index_select",
+                          "aten::_index_put_impl_", "aten::contiguous", "aten::_to_copy", "aten::empty_strided",
+                          "aten::constant_pad_nd", "aten::reflection_pad2d"),
+                    KA_CLASS_GLUE);
+}
+
+Test(operators, only_aten_ranges_are_operators)
+{
+    expect_operator(NAMES("candidate", "ModelNew.forward (<string>)", "aten", "aten::", "aten::no_such_operator",
+                          "prim::PythonOp", "Aten::mm"),
+                    -1);
+    cr_expect(ka_is_operator_message("aten::mm, op_id = 1"));
+    cr_expect(!ka_is_operator_message("candidate"));
+    cr_expect(!ka_is_operator_message(NULL));
+}
+
+Test(operators, never_override_a_specific_compute_name_nor_make_glue)
+{
+    /* a name that says nothing, or only a generic launcher: the operator names the work */
+    cr_expect_eq(ka_refine_class(KA_CLASS_OTHER, KA_NAME_UNKNOWN, KA_CLASS_REDUCTION), KA_CLASS_REDUCTION);
+    cr_expect_eq(ka_refine_class(KA_CLASS_ELEMENTWISE, KA_NAME_GENERIC, KA_CLASS_POOLING), KA_CLASS_POOLING);
+    /* glue by name, compute by operator (gatherTopK is topk's): the operator */
+    cr_expect_eq(ka_refine_class(KA_CLASS_GLUE, KA_NAME_SPECIFIC, KA_CLASS_REDUCTION), KA_CLASS_REDUCTION);
+    /* a specific compute name keeps its class whatever range is around it (a range the candidate wrote) */
+    cr_expect_eq(ka_refine_class(KA_CLASS_REDUCTION, KA_NAME_SPECIFIC, KA_CLASS_ELEMENTWISE), KA_CLASS_REDUCTION);
+    cr_expect_eq(ka_refine_class(KA_CLASS_GEMM, KA_NAME_SPECIFIC, KA_CLASS_SOFTMAX), KA_CLASS_GEMM);
+    /* an operator never makes a kernel glue */
+    cr_expect_eq(ka_refine_class(KA_CLASS_OTHER, KA_NAME_UNKNOWN, KA_CLASS_GLUE), KA_CLASS_OTHER);
+    cr_expect_eq(ka_refine_class(KA_CLASS_ELEMENTWISE, KA_NAME_GENERIC, KA_CLASS_GLUE), KA_CLASS_ELEMENTWISE);
+    cr_expect_eq(ka_refine_class(KA_CLASS_OTHER, KA_NAME_UNKNOWN, -1), KA_CLASS_OTHER);
+}
+
+Test(operators, name_strength)
+{
+    int strength;
+    cr_expect_eq(ka_kernel_name_class("_ZN2at6native29vectorized_elementwise_kernelILi4EZNS0_23gpu_kernel_impl_"
+                                      "nocastIZZZNS0_12_GLOBAL__N_116sort_kernelEvE_clEvEUlfE_EEvRNS_18TensorIteratorBaseERKT_EUliE_EEviT0_T1_",
+                                      &strength),
+                 KA_CLASS_ELEMENTWISE);
+    cr_expect_eq(strength, KA_NAME_GENERIC);
+    cr_expect_eq(ka_kernel_name_class("_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7func_wrapper_tI"
+                                      "fZNS0_11sum_functorIfffEclERNS_18TensorIteratorEEUlffE_EEjfLi4ELi4EEEEEvT1_",
+                                      &strength),
+                 KA_CLASS_REDUCTION);
+    cr_expect_eq(strength, KA_NAME_SPECIFIC);
+    cr_expect_eq(ka_kernel_name_class("_ZN2at6native6bitonicSortKVInPlaceILi2ELin1ELi16ELi16EffNS0_10GTOp", &strength),
+                 KA_CLASS_OTHER);
+    cr_expect_eq(strength, KA_NAME_UNKNOWN);
+}
+
+Test(operators, work_from_sizes)
+{
+    const char *unit;
+    cr_expect_float_eq(ka_operator_work("aten::mm, op_id = 4, sizes = [[64, 512], [512, 256]]", KA_CLASS_GEMM, &unit),
+                       2.0 * 64 * 512 * 256, 1e-9);
+    cr_expect_str_eq(unit, "flop");
+    cr_expect_float_eq(ka_operator_work("aten::addmm, sizes = [[256], [64, 512], [512, 256], [], []]", KA_CLASS_GEMM,
+                                        &unit),
+                       2.0 * 64 * 512 * 256, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::bmm, sizes = [[8, 64, 512], [8, 512, 32]]", KA_CLASS_GEMM, &unit),
+                       2.0 * 8 * 64 * 512 * 32, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::linear, op_id = 1, sizes = [[64, 512], [128, 512], [128]]",
+                                        KA_CLASS_GEMM, &unit),
+                       2.0 * 64 * 512 * 128, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::topk, op_id = 7, sizes = [[4096, 8192], [], [], [], []]",
+                                        KA_CLASS_REDUCTION, &unit),
+                       4096.0 * 8192, 1e-9);
+    cr_expect_str_eq(unit, "element");
+    /* a list of tensors is no shape; no sizes, no estimate; convolutions need strides */
+    cr_expect_float_eq(ka_operator_work("aten::cat, sizes = [[[4, 4], [4, 4]], []]", KA_CLASS_GLUE, &unit), 0, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::mm, op_id = 4", KA_CLASS_GEMM, &unit), 0, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::conv2d, sizes = [[1, 3, 8, 8], [4, 3, 3, 3]]", KA_CLASS_CONV, &unit), 0,
+                       1e-9);
+    /* malformed sizes end the parse, never run past the text */
+    cr_expect_float_eq(ka_operator_work("aten::mul, sizes = [[4096, 40", KA_CLASS_ELEMENTWISE, &unit), 4096.0 * 40,
+                       1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::mul, sizes = [[x]]", KA_CLASS_ELEMENTWISE, &unit), 0, 1e-9);
+}
