@@ -156,6 +156,7 @@ struct ka_proc {
     uint32_t *operator_order;           /* indices into operators, sorted by (tid, start) */
     int phase_marks;                    /* phase ranges seen */
     char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
+    char *python_operators;             /* its operator sampler's last word ("on: ...", "off: ..."), or NULL */
     struct ka_module *modules;          /* sorted by time */
     size_t n_modules, cap_modules;
     struct ka_window *windows;          /* sorted by host_start */

@@ -61,8 +61,16 @@ static int32_t open_phase(struct ka_proc *p, uint32_t tid, enum ka_party party, 
 
 static void note_mark(struct ka_proc *p, const char *msg, int python)
 {
+    static const char operators[] = "operators ";
+    if (python && !strncmp(msg, operators, sizeof operators - 1)) {
+        /* the operator sampler's state (not the provenance status: python_status stays) */
+        free(p->python_operators);
+        p->python_operators = strdup(msg + sizeof operators - 1);
+        return;
+    }
     if (python) {
         free(p->python_status);
+    free(p->python_operators);
         p->python_status = strdup(msg);
         return;
     }

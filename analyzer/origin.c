@@ -535,5 +535,7 @@ void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts
                             "Python-side provenance in process %u: %s", p->pid, p->python_status);
     ka_field_u64(x, "pid", p->pid);
     ka_field_str(x, "status", p->python_status);
+    if (p->python_operators)
+        ka_field_str(x, "operators", p->python_operators);
 }
 

@@ -157,6 +157,109 @@ def _kaudit_timing_watch(say):
     return check
 
 
+def _kaudit_operator_sampler(say):
+    """Return (enter, leave) for the outermost watched frame of a thread, or
+    None.  In sampled calls of each watched function (1, 2, then 4, 16, 64 ...:
+    every call early, ever fewer later) enter() switches on PyTorch's NVTX
+    operator ranges with input shapes ("aten::topk, ..., sizes = [[...]]") for
+    this thread and leave() switches them off, so the analyzer knows which
+    operator launched each framework kernel (docs/python-provenance.md,
+    "Operators").  Unsampled calls cost a counter.  The profiler is driven
+    below torch.autograd.profiler.emit_nvtx, which synchronizes the device on
+    entry and exit: that would change the program's timing.  Never when a
+    profiler is already on for the thread (the program's own)."""
+    import os
+    import sys
+    from _thread import get_ident
+
+    mode = os.environ.get("KAUDIT_PYTHON_OPERATORS", "sample")
+    if mode == "off":
+        say("operators off: KAUDIT_PYTHON_OPERATORS=off")
+        return None
+    every = mode == "all"
+    modules = sys.modules
+    threads = {}        # thread id -> [watched depth, profiler switched on by us]
+    calls = {}          # watched function -> calls so far
+    api = []            # [enable, disable, enabled] once resolved; [] until then, [None] if unusable
+    spoken = set()
+
+    def tell(key, text):
+        if key not in spoken:
+            spoken.add(key)
+            say(text)
+
+    def sampled(n):
+        # 1, 2, then powers of 4
+        return n <= 2 or (n & (n - 1) == 0 and (n.bit_length() - 1) % 2 == 0)
+
+    def resolve(torch):
+        c = torch._C
+        autograd = c._autograd
+        prof = getattr(c, "_profiler", autograd)
+        config_type = getattr(prof, "ProfilerConfig", None) or autograd.ProfilerConfig
+        state = (getattr(prof, "ProfilerState", None) or autograd.ProfilerState).NVTX
+        experimental = getattr(prof, "_ExperimentalConfig", None) or autograd._ExperimentalConfig
+        config = None
+        error = None
+        for extra in ((), ("",)):
+            try:
+                config = config_type(state, True, False, False, False, False, experimental(), *extra)
+                break
+            except TypeError as exc:
+                error = exc
+        if config is None:
+            raise error
+        enable = autograd._enable_profiler
+        disable = autograd._disable_profiler
+        enabled = autograd._profiler_enabled
+        return [lambda: enable(config, set()), disable, enabled]
+
+    def enter(key):
+        tid = get_ident()
+        st = threads.get(tid)
+        if st is None:
+            st = threads[tid] = [0, False]
+        st[0] += 1
+        if st[0] != 1:
+            return
+        n = calls.get(key, 0) + 1
+        calls[key] = n
+        if not (every or sampled(n)):
+            return
+        torch = modules.get("torch")
+        if torch is None:
+            return
+        try:
+            if not api:
+                api.extend(resolve(torch))
+            if api[0] is None or api[2]():
+                return
+            api[0]()
+            st[1] = True
+            tell("on", "operators on: NVTX operator ranges with shapes, %s" % (
+                "every call" if every else "in calls 1, 2, 4, 16, 64, ... of each watched function"))
+        except Exception as exc:
+            if not api:
+                api.append(None)
+            tell("off", "operators off: %s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:200]
+                                                    if str(exc) else ""))
+
+    def leave(key):
+        st = threads.get(get_ident())
+        if st is None or st[0] <= 0:
+            return
+        st[0] -= 1
+        if st[0] == 0 and st[1]:
+            st[1] = False
+            try:
+                api[1]()
+            except Exception as exc:  # the program switched it off itself, or a profiler of its own is on
+                tell("lost", "operators lost: %s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:200]
+                                                          if str(exc) else ""))
+
+    return enter, leave
+
+
 def _kaudit_install():
     import os
     import sys
@@ -227,6 +330,19 @@ def _kaudit_install():
         except Exception:
             pass
 
+    try:
+        sampler = _kaudit_operator_sampler(say)
+    except Exception as exc:
+        say("operators off: %s" % exc)
+        sampler = None
+    if sampler is None:
+        def op_enter(key):
+            pass
+
+        op_leave = op_enter
+    else:
+        op_enter, op_leave = sampler
+
     if sys.version_info >= (3, 12) and hasattr(sys, "monitoring"):
         mon = sys.monitoring
         tool = None
@@ -252,12 +368,14 @@ def _kaudit_install():
                 name = names[code] = label(code.co_qualname, code.co_filename)
             check("push")
             push(name)
+            op_enter(code)
             return None
 
         def on_return(code, offset, value):
             name = names.get(code)
             if name is None:
                 return DISABLE
+            op_leave(code)
             check("pop")
             pop(name)
             return None
@@ -265,6 +383,7 @@ def _kaudit_install():
         def on_unwind(code, offset, exc):
             name = names.get(code)
             if name is not None:
+                op_leave(code)
                 check("pop")
                 pop(name)
 
@@ -290,9 +409,11 @@ def _kaudit_install():
             def kaudit_party_frame(*args, **kwargs):
                 check("push")
                 push(name)
+                op_enter(fn)
                 try:
                     return fn(*args, **kwargs)
                 finally:
+                    op_leave(fn)
                     check("pop")
                     pop(name)
 

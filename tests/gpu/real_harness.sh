@@ -55,6 +55,9 @@ kb_zero_out kb $L1/1_Square_matrix_multiplication_.py $FIX/zero_out_kernel.py cu
 kb_non_default_stream kb $L1/1_Square_matrix_multiplication_.py $FIX/non_default_stream_kernel.py cuda
 kb_result_reuse kb $L1/1_Square_matrix_multiplication_.py $FIX/result_reuse_kernel.py cuda
 cl1_mul_inline cl1 $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/cl1_mul_inline.py -
+kb_topk_torch kb $REAL/tasks/topk_values.py $REAL/candidates/kb_topk_torch.py cuda
+kb_sort_torch kb $REAL/tasks/topk_values.py $REAL/candidates/kb_sort_torch.py cuda
+kb_topk_triton kb $REAL/tasks/topk_values.py $REAL/candidates/kb_topk_triton.py triton
 "
 echo "$cases" | while read -r name harness ref cand backend; do
     [ -n "$name" ] || continue
