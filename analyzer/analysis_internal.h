@@ -325,6 +325,8 @@ int ka_kernel_name_class(const char *name, int *strength);
 /* The class of an NVTX operator range ("aten::topk, ..."), -1 for no family or no operator. */
 int ka_class_of_operator(const char *message);
 int ka_is_operator_message(const char *message);
+/* An operator range's message for people: its name and sizes, without ids. */
+void ka_operator_label(const char *message, char *buf, size_t n);
 /* The class a framework kernel counts in, from its name's class and strength and its operator's class. */
 int ka_refine_class(int name_cls, int name_strength, int op_cls);
 /* The work of an operator from its sizes (FLOPs for gemm, elements else; *unit says), 0 when not estimable. */

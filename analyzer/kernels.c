@@ -70,8 +70,11 @@ static void tally_framework(struct ka_run *run, int bucket, int cls, double thre
             w->fw_example[cls] = strdup(name);
             w->fw_process[cls] = strdup(file);
         }
-        if (op && !w->fw_operator[cls])
-            w->fw_operator[cls] = strdup(op);
+        if (op && !w->fw_operator[cls]) {
+            char label[512];
+            ka_operator_label(op, label, sizeof label);
+            w->fw_operator[cls] = strdup(label);
+        }
     } else if (bucket == FW_UNKNOWN) {
         w->unk_fw_work[cls] += threads;
         w->unk_fw_count[cls] += count;
@@ -92,10 +95,12 @@ static void report_operator(struct ka_run *run, const struct ka_proc *p, struct 
     if (ni->op_reported || ni->op_cls < 0 || ni->op_cls == ni->cls)
         return;
     ni->op_reported = 1;
-    const char *op = kat_trace_string(t, ni->op_message);
+    const char *message = kat_trace_string(t, ni->op_message);
+    char op[512];
+    ka_operator_label(message, op, sizeof op);
     int counted = ka_refine_class(ni->cls, ni->strength, ni->op_cls);
     const char *unit;
-    double work = ka_operator_work(op, ni->op_cls, &unit);
+    double work = ka_operator_work(message, ni->op_cls, &unit);
     struct ka_finding *x;
     if (counted != ni->cls)
         x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-class", p->file,

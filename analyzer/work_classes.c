@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -265,6 +266,25 @@ int ka_class_of_operator(const char *message)
     return -1;
 }
 
+void ka_operator_label(const char *message, char *buf, size_t n)
+{
+    /* "aten::topk, seq = 3, op_id = 7, sizes = [[...]], input_op_ids = [...]" -> "aten::topk, sizes = [[...]]" */
+    size_t name = strcspn(message, ",");
+    const char *sizes = strstr(message, "sizes = [");
+    size_t len = 0;
+    if (sizes) {
+        int depth = 0;
+        for (const char *c = sizes + strlen("sizes = "); *c; c++) {
+            depth += *c == '[' ? 1 : *c == ']' ? -1 : 0;
+            if (depth == 0) {
+                len = (size_t)(c + 1 - sizes);
+                break;
+            }
+        }
+    }
+    snprintf(buf, n, "%.*s%s%.*s", (int)name, message, len ? ", " : "", (int)len, len ? sizes : "");
+}
+
 int ka_is_operator_message(const char *message)
 {
     const char *base;
@@ -387,6 +407,8 @@ static const struct {
 } framework_kernel_names[] = {
     { "_ZN2at", 1 }, { "_ZN3c10", 1 }, { "void at::", 1 },
     { "at::native::", 0 }, { "at::cuda::", 0 }, { "_ZN2at6native", 0 }, { "_ZN2at4cuda", 0 },
+    /* PyTorch's own copy of CUB and Thrust lives in namespace at_cuda_detail (sort, unique, scan by key) */
+    { "_ZN14at_cuda_detail", 1 }, { "at_cuda_detail::", 0 },
 };
 
 int ka_is_framework_kernel_name(const char *name)

@@ -318,3 +318,11 @@ Test(operators, work_from_sizes)
                        1e-9);
     cr_expect_float_eq(ka_operator_work("aten::mul, sizes = [[x]]", KA_CLASS_ELEMENTWISE, &unit), 0, 1e-9);
 }
+
+Test(work_classes, pytorchs_cub_is_framework_code)
+{
+    /* recorded on the H200 under torch.topk: PyTorch's own copy of CUB (namespace at_cuda_detail) */
+    cr_expect(ka_is_framework_kernel_name("_ZN14at_cuda_detail3cub6detail11scan_by_key21DeviceScanByKeyKernelINS2_"
+                                          "10policy_hubIN6thrust45THRUST_300001_SM_750_800_860_900_1000_1200_NS18"));
+    cr_expect(!ka_is_framework_kernel_name("_ZN3cub6detail11scan_by_key21DeviceScanByKeyKernel"));
+}
