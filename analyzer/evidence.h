@@ -174,7 +174,12 @@ struct ka_proc {
     /* The Python side's timing-primitive snapshot (docs/python-provenance.md,
      * "Timing primitives"): each "timing-replaced" status mark, after the
      * prefix, and whether a candidate phase was open on its thread then. */
-    struct ka_py_timing { char *text; uint64_t time_ns; int candidate; } *py_timing;
+    struct ka_py_timing {
+        char *text;
+        uint64_t time_ns;
+        int candidate;              /* a candidate frame was open on the reporting thread */
+        int beside_candidate;       /* the new object was defined beside the candidate's classes */
+    } *py_timing;
     size_t n_py_timing, cap_py_timing;
     struct { char *soname; uint64_t lo, hi; } *libs;
     size_t n_libs, cap_libs;

@@ -351,8 +351,26 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                     char *text = strdup(msg + sizeof replaced - 1);
                     if (!text)
                         break;
-                    p->py_timing[p->n_py_timing++] =
-                        (struct ka_py_timing){ .text = text, .time_ns = nv->time_ns, .candidate = cand };
+                    /* " | beside CLASSES": the new object is a function defined beside these
+                     * watched classes (same namespace, same file): the candidate's when one
+                     * is a candidate symbol and none the reference's */
+                    int beside = 0;
+                    char *by = strstr(text, " | beside ");
+                    if (by) {
+                        *by = '\0';
+                        int cand_class = 0, ref_class = 0;
+                        for (char *name = by + strlen(" | beside "), *next; name && *name; name = next) {
+                            next = strchr(name, ',');
+                            if (next)
+                                *next++ = '\0';
+                            enum ka_party party = ka_phase_party(c, name, 1);
+                            cand_class |= party == KA_PARTY_CANDIDATE;
+                            ref_class |= party == KA_PARTY_REFERENCE;
+                        }
+                        beside = cand_class && !ref_class;
+                    }
+                    p->py_timing[p->n_py_timing++] = (struct ka_py_timing){
+                        .text = text, .time_ns = nv->time_ns, .candidate = cand, .beside_candidate = beside };
                     break;
                 }
                 note_mark(p, msg, python);

@@ -365,6 +365,14 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
                                "%.*s was replaced while the candidate's code ran (%.600s): the harness's timer can "
                                "hand back a made-up time",
                                n, what, change);
+        } else if (pt->beside_candidate) {
+            tf->guard_changes++;
+            x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_CONVICTS, "timing-primitive-replaced", p->file,
+                               pt->time_ns,
+                               "%.*s was replaced by a function of the candidate's module, defined beside its "
+                               "classes (%.600s; seen at %.*s): the harness's timer can hand back a made-up time",
+                               n, what, change, when_len, pt->text);
+            ka_field_str(x, "by", "candidate-module");
         } else {
             x = ka_add_finding(f, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "timing-primitive-replaced-unattributed",
                                p->file, pt->time_ns,

@@ -292,3 +292,29 @@ Test(provenance, candidate_replacing_event_elapsed_time_fails_measurement, .time
     cr_expect(strstr(o.text, "torch.cuda.Event.elapsed_time") != NULL, "text: '%s'", o.text);
     cr_expect_eq(o.measurement, KA_FAIL, "%s", ka_verdict_name(o.measurement));
 }
+
+/*
+ * Issue 13, item 5: a replacement made by the candidate module's top-level
+ * code runs in no watched frame (the harness exec's the source), but the new
+ * function's code comes from the source that defined ModelNew: convicted.
+ * The same replacement from the reference's source is not the candidate's.
+ */
+Test(provenance, candidate_module_top_level_replacement_fails_measurement, .timeout = 120)
+{
+    struct timing_outcome o;
+    run_timing_case("toplevel", &o);
+    cr_expect_eq(o.replaced, 1, "%u timing-primitive-replaced findings ('%s')", o.replaced, o.text);
+    cr_expect_eq(o.unattributed, 0, "'%s'", o.text);
+    cr_expect(strstr(o.text, "a function of the candidate's module") && strstr(o.text, "_fake_perf_counter"),
+              "text: '%s'", o.text);
+    cr_expect_eq(o.measurement, KA_FAIL, "%s", ka_verdict_name(o.measurement));
+}
+
+Test(provenance, reference_module_top_level_replacement_is_not_the_candidates, .timeout = 120)
+{
+    struct timing_outcome o;
+    run_timing_case("reftoplevel", &o);
+    cr_expect_eq(o.replaced, 0, "the reference's replacement convicted the candidate: '%s'", o.text);
+    cr_expect_eq(o.unattributed, 1, "%u unattributed findings", o.unattributed);
+    cr_expect_neq(o.measurement, KA_FAIL);
+}

@@ -46,11 +46,43 @@ _KAUDIT_TIMING = (
 )
 
 
-def _kaudit_timing_watch(say):
+class _KauditDefiners:
+    """Which watched classes each code object's source defined: when a watched
+    class (ModelNew, Model) is created, the code that ran its class statement
+    (a module's top-level code, exec'd from a string by KernelBench) and every
+    code object nested in it are noted with the class's name.  A function is
+    then known to come from the candidate's source when its code is among
+    them, even when the harness exec's reference and candidate into one
+    namespace and the same file name ('<string>')."""
+
+    def __init__(self):
+        self.nested = {}    # code object -> set of watched class names its source defines
+
+    def note(self, definer, class_name):
+        import types
+
+        stack, seen = [definer], set()
+        while stack:
+            co = stack.pop()
+            if id(co) in seen:
+                continue
+            seen.add(id(co))
+            self.nested.setdefault(co, set()).add(class_name)
+            stack.extend(c for c in co.co_consts if type(c) is types.CodeType)
+
+    def of(self, code):
+        return self.nested.get(code, ())
+
+
+def _kaudit_timing_watch(say, definers=None):
     """Return check(when): compares each timing primitive with the object it
     was when last seen and reports every change as a status mark
-    'timing-replaced WHEN NAME OLD -> NEW'.  The analyzer attributes the mark
-    by the watched frames open on the reporting thread at that point."""
+    'timing-replaced WHEN NAME OLD -> NEW', with ' | beside CLASSES' when the
+    new object is a function from the source that defined these watched
+    classes (_KauditDefiners).  The analyzer attributes the mark by the
+    watched frames open on the reporting thread at that point, or by the
+    classes it was defined beside."""
+    import functools
     import sys
     import types
 
@@ -99,6 +131,26 @@ def _kaudit_timing_watch(say):
                 return "".join(c if c.isprintable() and not c.isspace() else "_" for c in text)[:240]
         return "<%s-object>" % "".join(c if c.isprintable() and not c.isspace() else "_"
                                        for c in type_qualname(t))[:200]
+
+    def beside(obj):
+        # The watched classes defined by the source the new object's code comes
+        # from: a replacement made by a candidate module's top-level code, which
+        # runs in no watched frame (a harness exec's it), is a function of that
+        # source.  Raw lookups only: no code of the program's runs.
+        if definers is None:
+            return ""
+        fn = obj
+        for _ in range(4):
+            t = type(fn)
+            if t is types.MethodType or t is staticmethod or t is classmethod:
+                fn = fn.__func__
+            elif t is functools.partial:
+                fn = fn.func
+            else:
+                break
+        if type(fn) is not types.FunctionType:
+            return ""
+        return ",".join(sorted(definers.of(fn.__code__)))
 
     import operator
 
@@ -149,7 +201,9 @@ def _kaudit_timing_watch(say):
                     continue
                 seen[name] = now
                 if old is not missing:
-                    say("timing-replaced %s %s %s -> %s" % (when, name, describe(old), describe(now)))
+                    by = beside(now)
+                    say("timing-replaced %s %s %s -> %s%s" % (when, name, describe(old), describe(now),
+                                                              " | beside " + by if by else ""))
             except Exception:
                 pass
 
@@ -316,10 +370,12 @@ def _kaudit_install():
         subinterp_note = ""
 
     try:
-        check = _kaudit_timing_watch(say)
+        definers = _KauditDefiners()
+        check = _kaudit_timing_watch(say, definers)
         subinterp_note = "; timing primitives watched" + subinterp_note
     except Exception as exc:
         say("error: timing primitives are not watched: %s" % exc)
+        definers = None
 
         def check(when):
             pass
@@ -366,6 +422,17 @@ def _kaudit_install():
                 if not watched(code.co_qualname, code.co_filename):
                     return DISABLE
                 name = names[code] = label(code.co_qualname, code.co_filename)
+                if definers is not None and not code.co_flags & 3 and code.co_name in watch:
+                    # a class body (neither optimized nor new locals): the frame below
+                    # it ran the class statement
+                    try:
+                        f = sys._getframe(1)
+                        while f is not None and f.f_code is not code:
+                            f = f.f_back
+                        if f is not None and f.f_back is not None:
+                            definers.note(f.f_back.f_code, code.co_name)
+                    except Exception:
+                        pass
             check("push")
             push(name)
             op_enter(code)
@@ -424,6 +491,8 @@ def _kaudit_install():
             try:
                 body_file = func.__code__.co_filename if hasattr(func, "__code__") else ""
                 if isinstance(cls, type) and watched(getattr(cls, "__qualname__", name), body_file):
+                    if definers is not None and name in watch:
+                        definers.note(sys._getframe(1).f_code, name)  # the code of the class statement
                     for attr, value in list(vars(cls).items()):
                         if type(value).__name__ == "function":
                             setattr(cls, attr, wrap(value))

@@ -13,6 +13,11 @@ CASE:
               ran and times with torch.cuda.Event; ModelNew.forward replaces
               torch.cuda.Event.elapsed_time
   none        nobody replaces anything
+  toplevel    the candidate's module replaces time.perf_counter in its
+              top-level code, which the harness exec's outside any watched
+              frame, into the namespace it exec'd the reference into
+              (KernelBench shares one context dict)
+  reftoplevel the reference's module does the same (not the candidate's doing)
 """
 import sys
 
@@ -47,6 +52,32 @@ class ModelNew:
 ''',
 }
 CANDIDATES["none"] = CANDIDATES["harness"]
+CANDIDATES["reftoplevel"] = CANDIDATES["harness"]
+CANDIDATES["toplevel"] = '''
+import time
+
+def _fake_perf_counter(_clock=[0.0]):
+    _clock[0] += 1e-6
+    return _clock[0]
+
+time.perf_counter = _fake_perf_counter
+
+class ModelNew:
+    def forward(self, cuda):
+        return cuda.sgemm(16, 16, 16)
+'''
+REFERENCE_TOPLEVEL = '''
+import time
+
+def _reference_perf_counter(_real=time.perf_counter):
+    return _real()
+
+time.perf_counter = _reference_perf_counter
+
+class Model:
+    def forward(self, cuda):
+        return cuda.sgemm(16, 16, 16)
+'''
 CANDIDATES["event"] = '''
 import torch
 
@@ -71,7 +102,7 @@ if case == "harness":
 
     time.perf_counter = harness_perf_counter
 namespace = {}
-exec(compile(REFERENCE, "<string>", "exec"), namespace)
+exec(compile(REFERENCE_TOPLEVEL if case == "reftoplevel" else REFERENCE, "<string>", "exec"), namespace)
 reference = namespace["Model"]().forward(cuda)
 exec(compile(CANDIDATES[case], "<string>", "exec"), namespace)
 model = namespace["ModelNew"]()
