@@ -189,7 +189,18 @@ struct ka_work_tally {
     uint64_t fw_count[KA_CLASS_COUNT];
     char *fw_example[KA_CLASS_COUNT];
     char *fw_process[KA_CLASS_COUNT];
-    char *fw_operator[KA_CLASS_COUNT];  /* an operator that launched them (its NVTX message), or NULL */
+    char *fw_operator[KA_CLASS_COUNT];  /* an operator that launched them (name and sizes), or NULL */
+    /* framework work of the candidate and unknown parties whose class depends on
+       what is forbidden (operators.c): resolved by ka_tally_items */
+    struct ka_fw_pending {
+        int bucket;             /* KA_FW_CANDIDATE or KA_FW_UNKNOWN */
+        unsigned mask;          /* the classes its evidence allows */
+        int fallback;           /* its class when none of them is forbidden */
+        double work;
+        uint64_t count;
+        char *example, *process, *op;
+    } *pending;
+    size_t n_pending, cap_pending;
     double unk_fw_work[KA_CLASS_COUNT];
     uint64_t unk_fw_count[KA_CLASS_COUNT];
     /* vendor kernels the candidate launched outside any library call, per class */
@@ -202,8 +213,12 @@ struct ka_work_tally {
 /* Vendor calls become work items (outermost calls only). */
 void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const struct ka_contract *c,
                           const struct kinv_inventory *inv, const struct ka_proc *p);
-/* After all traces: the per-class sums become one item per class. */
-void ka_tally_items(struct ka_work_tally *w);
+/* Framework work of the candidate or unknown party with the classes its evidence allows (kernels.c). */
+void ka_tally_pending(struct ka_work_tally *w, int bucket, unsigned mask, int fallback, double work, uint64_t count,
+                      const char *example, const char *process, const char *op);
+/* After all traces: the pending work takes its class (forbidden: bit set of enum
+ * ka_class; dominant, -1 none) and the per-class sums become one item per class. */
+void ka_tally_items(struct ka_work_tally *w, unsigned forbidden, int dominant);
 void ka_work_tally_free(struct ka_work_tally *w);
 
 /* ---- measurement evidence (kernels.c, verdict_measurement.c) ------------ */
@@ -309,12 +324,29 @@ void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts
 
 /* ---- which operator launched it (operators.c) ---------------------------- */
 
-/* Keep an operator range opened at t on tid; its index, -1 when out of memory. */
-int32_t ka_operator_open(struct ka_proc *p, uint32_t tid, uint32_t message, int cls, int32_t parent, uint64_t t);
+/* Keep an operator range opened at t on tid in party's phase; its index, -1 when out of memory. */
+int32_t ka_operator_open(struct ka_proc *p, uint32_t tid, uint32_t message, int cls, enum ka_party party,
+                         int32_t parent, uint64_t t);
 /* After pass 1: order the operators for ka_operator_at. */
 void ka_operators_finish(struct ka_proc *p);
 /* The innermost operator open on tid at t, NULL if none. */
 const struct ka_operator *ka_operator_at(const struct ka_proc *p, uint32_t tid, uint64_t t);
+
+/* Framework work by party: the candidate's items, the unknown party's, the reference's R. */
+enum { KA_FW_CANDIDATE = 0, KA_FW_UNKNOWN = 1, KA_FW_REFERENCE = 2, KA_FW_BUCKETS = 3 };
+/* The operator classes seen for one kernel name, by the party whose phase the range opened in. */
+struct ka_operator_evidence {
+    uint16_t learned[KA_FW_BUCKETS];    /* bit set of enum ka_class */
+    uint32_t message[KA_FW_BUCKETS];    /* a range's message (trace string id), 0 none */
+};
+void ka_operator_learn(struct ka_operator_evidence *e, int bucket, const struct ka_operator *op);
+/* The class the reference's launches of a name count in. */
+int ka_operator_reference_class(const struct ka_operator_evidence *e, int name_cls, int strength);
+/* The classes the evidence allows a candidate or unknown launch (bit set); *fallback the one without a forbidden one. */
+unsigned ka_operator_classes(const struct ka_operator_evidence *e, int bucket, int name_cls, int strength,
+                             int *fallback);
+/* The class counted: the dominant class if allowed, else a forbidden one, else the fallback. */
+int ka_choose_class(unsigned mask, int fallback, unsigned forbidden, int dominant);
 
 /* ---- what kind of work (work_classes.c) ---------------------------------- */
 

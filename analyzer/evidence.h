@@ -53,6 +53,7 @@ struct ka_operator {
     int32_t parent;             /* the enclosing operator of the same thread, -1 if none */
     uint32_t message;           /* trace string id: "aten::NAME, ..., sizes = [...]" */
     int8_t cls;                 /* ka_class_of_operator, -1 for none */
+    uint8_t party;              /* enum ka_party of the phase open on its thread when it opened */
     uint64_t start_ns, end_ns;  /* end UINT64_MAX: still open at the end of the trace */
 };
 

@@ -70,7 +70,6 @@ static void note_mark(struct ka_proc *p, const char *msg, int python)
     }
     if (python) {
         free(p->python_status);
-    free(p->python_operators);
         p->python_status = strdup(msg);
         return;
     }
@@ -303,7 +302,15 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                                 outer = open[i].op;
                                 break;
                             }
-                        op = ka_operator_open(p, tid, nv->message_string, ka_class_of_operator(msg), outer,
+                        /* whose phase it opened in: a candidate phase anywhere on the stack wins (origin.c) */
+                        int cand = 0, ref = 0;
+                        for (size_t i = 0; i < n_open; i++)
+                            if ((open[i].tid == tid || open[i].tid == 0) && open[i].phase >= 0) {
+                                cand |= p->phases[open[i].phase].party == KA_PARTY_CANDIDATE;
+                                ref |= p->phases[open[i].phase].party == KA_PARTY_REFERENCE;
+                            }
+                        enum ka_party owner = cand ? KA_PARTY_CANDIDATE : ref ? KA_PARTY_REFERENCE : KA_PARTY_UNKNOWN;
+                        op = ka_operator_open(p, tid, nv->message_string, ka_class_of_operator(msg), owner, outer,
                                               nv->time_ns);
                     }
                 }
@@ -575,6 +582,7 @@ void ka_proc_free(struct ka_proc *p)
     free(p->operators);
     free(p->operator_order);
     free(p->python_status);
+    free(p->python_operators);
     for (size_t i = 0; i < p->n_modules; i++)
         free(p->modules[i].loader);
     free(p->modules);

@@ -31,24 +31,21 @@ struct name_info {
     uint8_t module_looked;      /* its first launch was looked at for a module */
     uint8_t unattributed_reported;  /* a candidate launch of it was reported as not the candidate's own */
     int8_t strength;            /* how much the name says of its class (KA_NAME_*) */
-    int8_t op_cls;              /* the class of the operators that launched it: -1 none seen, -2 several */
     uint8_t op_reported;        /* its operator evidence was reported */
     uint32_t name_id;           /* trace string id of the name */
-    uint32_t op_message;        /* an operator that launched it (trace string id), 0 none */
-    /* framework launches outside any operator range, by party (fold_framework): counted
-       at the end of the trace in the class the operators seen by then give the name */
-    double pending_threads[3];
-    uint64_t pending_count[3];
+    /* Framework launches, by party: counted at the end of the trace, when all the
+       operator ranges its launches were in are known (operators.c) */
+    struct ka_operator_evidence ops;
+    double pending_threads[KA_FW_BUCKETS];
+    uint64_t pending_count[KA_FW_BUCKETS];
 };
-
-enum { FW_CANDIDATE = 0, FW_UNKNOWN = 1, FW_REFERENCE = 2, FW_NONE = 3 };
 
 static int fw_bucket(enum ka_party party)
 {
-    return party == KA_PARTY_CANDIDATE ? FW_CANDIDATE
-         : party == KA_PARTY_UNKNOWN   ? FW_UNKNOWN
-         : party == KA_PARTY_REFERENCE ? FW_REFERENCE
-                                       : FW_NONE;
+    return party == KA_PARTY_CANDIDATE ? KA_FW_CANDIDATE
+         : party == KA_PARTY_UNKNOWN   ? KA_FW_UNKNOWN
+         : party == KA_PARTY_REFERENCE ? KA_FW_REFERENCE
+                                       : -1;
 }
 
 /* The element proxy of a framework kernel's work: threads launched (grid x block). */
@@ -58,65 +55,80 @@ static double threads_launched(const struct kat_kernel_rec *k)
     return threads > 0 ? threads : 0;
 }
 
-/* Framework work of one party in a class: the candidate's items, the unknown party's, the reference's R. */
-static void tally_framework(struct ka_run *run, int bucket, int cls, double threads, uint64_t count,
-                            const char *name, const char *file, const char *op)
+/* The first class in a bit set, -1 if none. */
+static int first_class_in(unsigned mask)
 {
-    struct ka_work_tally *w = &run->work;
-    if (bucket == FW_CANDIDATE) {
-        w->fw_work[cls] += threads;
-        w->fw_count[cls] += count;
-        if (!w->fw_example[cls]) {
-            w->fw_example[cls] = strdup(name);
-            w->fw_process[cls] = strdup(file);
-        }
-        if (op && !w->fw_operator[cls]) {
-            char label[512];
-            ka_operator_label(op, label, sizeof label);
-            w->fw_operator[cls] = strdup(label);
-        }
-    } else if (bucket == FW_UNKNOWN) {
-        w->unk_fw_work[cls] += threads;
-        w->unk_fw_count[cls] += count;
-    } else if (bucket == FW_REFERENCE) {
-        run->a->reference_work.amount[cls] += threads;
-        run->a->reference_work.items[cls] += count;
-    }
+    return mask ? __builtin_ctz(mask) : -1;
 }
 
 /*
- * Once per name: what its operator says, when that changes its class
- * (operator-class) or disagrees with a name that keeps its own
- * (operator-class-disagrees: a table to extend, or a range the candidate wrote).
+ * One framework kernel name's launches of one party into the tallies: the
+ * reference's into R in the class its operators agree on; the candidate's and
+ * an unknown party's with every class their evidence allows, decided when the
+ * forbidden classes are known (ka_tally_items).
+ */
+static void tally_name(struct ka_run *run, int bucket, const struct name_info *ni, double threads, uint64_t count,
+                       const char *name, const char *file, const char *message)
+{
+    char label[512];
+    if (message)
+        ka_operator_label(message, label, sizeof label);
+    int cls = ni ? ni->cls : ka_class_of_kernel_name(name);
+    if (bucket == KA_FW_REFERENCE) {
+        if (ni)
+            cls = ka_operator_reference_class(&ni->ops, ni->cls, ni->strength);
+        run->a->reference_work.amount[cls] += threads;
+        run->a->reference_work.items[cls] += count;
+        return;
+    }
+    int fallback = cls;
+    unsigned mask = ni ? ka_operator_classes(&ni->ops, bucket, ni->cls, ni->strength, &fallback) : 1u << cls;
+    ka_tally_pending(&run->work, bucket, mask, fallback, threads, count, name, file, message ? label : NULL);
+}
+
+/*
+ * Once per name: what its operators say when it is not what its name says:
+ * `operator-class` where they may set its class (the name says little),
+ * `operator-class-disagrees` where they may not (a table to extend, or a
+ * range the candidate wrote).
  */
 static void report_operator(struct ka_run *run, const struct ka_proc *p, struct kat_trace *t, struct name_info *ni,
-                            const char *name, uint64_t time_ns)
+                            const char *name)
 {
-    if (ni->op_reported || ni->op_cls < 0 || ni->op_cls == ni->cls)
+    unsigned seen = 0;
+    uint32_t message = 0;
+    for (int b = 0; b < KA_FW_BUCKETS; b++) {
+        seen |= ni->ops.learned[b];
+        if (!message)
+            message = ni->ops.message[b];
+    }
+    seen &= ~(1u << ni->cls);
+    int op_cls = first_class_in(seen);
+    if (ni->op_reported || op_cls < 0 || !message)
         return;
     ni->op_reported = 1;
-    const char *message = kat_trace_string(t, ni->op_message);
+    const char *text = kat_trace_string(t, message);
     char op[512];
-    ka_operator_label(message, op, sizeof op);
-    int counted = ka_refine_class(ni->cls, ni->strength, ni->op_cls);
+    ka_operator_label(text, op, sizeof op);
+    int allowed = ka_refine_class(ni->cls, ni->strength, op_cls) != ni->cls;
     const char *unit;
-    double work = ka_operator_work(message, ni->op_cls, &unit);
+    double work = ka_operator_work(text, op_cls, &unit);
     struct ka_finding *x;
-    if (counted != ni->cls)
-        x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-class", p->file,
-                           time_ns, "framework kernel '%.160s' counted as %s: launched by %.200s (its name says %s)",
-                           name, ka_class_name(counted), op, ka_class_name(ni->cls));
+    if (allowed)
+        x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-class", p->file, 0,
+                           "framework kernel '%.160s' was launched by %.200s, an operator of class %s (its name says "
+                           "%s): it can count as %s",
+                           name, op, ka_class_name(op_cls), ka_class_name(ni->cls), ka_class_name(op_cls));
     else
         x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-class-disagrees",
-                           p->file, time_ns,
+                           p->file, 0,
                            "framework kernel '%.160s' was launched by %.200s, an operator of class %s, but its name "
-                           "says %s, which an operator range does not override: counted as %s",
-                           name, op, ka_class_name(ni->op_cls), ka_class_name(ni->cls), ka_class_name(ni->cls));
+                           "says %s, which an operator range does not override",
+                           name, op, ka_class_name(op_cls), ka_class_name(ni->cls));
     ka_field_str(x, "kernel_name", name);
     ka_field_str(x, "operator", op);
     ka_field_str(x, "name_class", ka_class_name(ni->cls));
-    ka_field_str(x, "operator_class", ka_class_name(ni->op_cls));
-    ka_field_str(x, "class", ka_class_name(counted));
+    ka_field_str(x, "operator_class", ka_class_name(op_cls));
     if (work > 0) {
         ka_field_num(x, "operator_work", work);
         ka_field_str(x, "operator_unit", unit);
@@ -188,10 +200,9 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             int strength;
             ni->cls = (int8_t)ka_kernel_name_class(name, &strength);
             ni->strength = (int8_t)strength;
-            ni->op_cls = -1;
             ni->op_reported = 0;
             ni->name_id = k->name_string;
-            ni->op_message = 0;
+            memset(&ni->ops, 0, sizeof ni->ops);
             memset(ni->pending_threads, 0, sizeof ni->pending_threads);
             memset(ni->pending_count, 0, sizeof ni->pending_count);
             ni->framework = (uint8_t)ka_is_framework_kernel_name(name);
@@ -259,22 +270,16 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
         enum ka_origin origin = at.origin;
         int impersonation = at.impersonation, digest_vendor = at.digest_vendor;
         party = at.party;
-        /* A framework kernel's operator (operators.c): its class where the name says little */
+        /* A framework kernel's operator (operators.c), when a range of its own party's phase */
         const struct ka_operator *op = NULL;
-        if (origin == KA_ORIGIN_FRAMEWORK && !vc && api && p->n_operators)
+        int bucket = fw_bucket(party);
+        if (origin == KA_ORIGIN_FRAMEWORK && !vc && api && p->n_operators && bucket >= 0) {
             op = ka_operator_at(p, api->tid, api->start_ns);
-        if (op && op->cls >= 0) {
-            if (ni) {
-                if (ni->op_cls == -1) {
-                    ni->op_cls = op->cls;
-                    ni->op_message = op->message;
-                } else if (ni->op_cls >= 0 && ni->op_cls != op->cls) {
-                    ni->op_cls = -2;    /* several operators of different classes: the name decides */
-                }
-                report_operator(run, p, t, ni, name, k->start_ns);
-            }
-            cls = ka_refine_class(ni ? ni->cls : cls, ni ? ni->strength : KA_NAME_SPECIFIC, op->cls);
+            if (op && op->party != party)
+                op = NULL;
         }
+        if (op && ni)
+            ka_operator_learn(&ni->ops, bucket, op);
         a->kernels_by[origin][party]++;
         uint64_t dur = k->end_ns > k->start_ns ? k->end_ns - k->start_ns : 0;
         a->gpu_ns_by[origin][party] += dur;
@@ -328,14 +333,13 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
                     p->low_precision_example = strdup(name);
             }
         }
-        if (origin == KA_ORIGIN_FRAMEWORK && fw_bucket(party) != FW_NONE) {
-            int bucket = fw_bucket(party);
-            if (op || !ni)
-                tally_framework(run, bucket, cls, threads_launched(k), 1, name, p->file,
-                                op ? kat_trace_string(t, op->message) : NULL);
-            else {
+        if (origin == KA_ORIGIN_FRAMEWORK && bucket >= 0) {
+            if (ni) {
                 ni->pending_threads[bucket] += threads_launched(k);
                 ni->pending_count[bucket]++;
+            } else {
+                tally_name(run, bucket, NULL, threads_launched(k), 1, name, p->file,
+                           op ? kat_trace_string(t, op->message) : NULL);
             }
         }
 
@@ -363,16 +367,19 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             run->opt->on_kernel(run->opt->sink_arg, p->pid, name, k->stream_id, k->start_ns, k->end_ns, origin, party,
                                 (enum ka_class)cls, vc ? vc->rec.call_id : 0);
     }
-    /* Framework launches outside operator ranges (the calls the Python side did not
-       sample): counted in the class their name's operators gave it */
+    /* Framework launches, sampled by the Python side or not: counted with what the
+       operator ranges of this trace say of their name */
     for (size_t i = 0; i < n_names; i++) {
         struct name_info *ni = &names[i];
-        int cls = ni->op_cls >= 0 ? ka_refine_class(ni->cls, ni->strength, ni->op_cls) : ni->cls;
         const char *name = kat_trace_string(t, ni->name_id);
-        for (int b = 0; b < FW_NONE; b++)
-            if (ni->pending_count[b])
-                tally_framework(run, b, cls, ni->pending_threads[b], ni->pending_count[b], name, p->file,
-                                ni->op_cls >= 0 ? kat_trace_string(t, ni->op_message) : NULL);
+        report_operator(run, p, t, ni, name);
+        for (int b = 0; b < KA_FW_BUCKETS; b++) {
+            if (!ni->pending_count[b])
+                continue;
+            uint32_t message = ni->ops.message[b];     /* a range of its own party's, to name */
+            tally_name(run, b, ni, ni->pending_threads[b], ni->pending_count[b], name, p->file,
+                       message ? kat_trace_string(t, message) : NULL);
+        }
     }
     free(names);
     kat_u64map_free(&name_index);

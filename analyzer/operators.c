@@ -14,12 +14,14 @@
 
 #include "analysis_internal.h"
 
-int32_t ka_operator_open(struct ka_proc *p, uint32_t tid, uint32_t message, int cls, int32_t parent, uint64_t t)
+int32_t ka_operator_open(struct ka_proc *p, uint32_t tid, uint32_t message, int cls, enum ka_party party,
+                         int32_t parent, uint64_t t)
 {
     if (GROW(p->operators, p->n_operators, p->cap_operators))
         return -1;
     p->operators[p->n_operators] = (struct ka_operator){ .tid = tid, .parent = parent, .message = message,
-                                                         .cls = (int8_t)cls, .start_ns = t, .end_ns = UINT64_MAX };
+                                                         .cls = (int8_t)cls, .party = (uint8_t)party,
+                                                         .start_ns = t, .end_ns = UINT64_MAX };
     return (int32_t)p->n_operators++;
 }
 
@@ -73,4 +75,66 @@ const struct ka_operator *ka_operator_at(const struct ka_proc *p, uint32_t tid, 
         op = op->parent >= 0 ? &p->operators[op->parent] : NULL;
     }
     return NULL;
+}
+
+/* ---- what the operators say of one kernel name -------------------------------- */
+
+/*
+ * The candidate can write operator ranges of its own, so what they say is
+ * weighed by whose phase wrote them (docs/analysis.md, "Operators"): a range
+ * counts only for launches of the party whose phase it opened in, so a range
+ * left open or pushed in the candidate's phase never relabels the reference's
+ * work (R) or the harness's.  For the reference, a name takes its operators'
+ * class when they all agree.  For the candidate (and an unknown party), every
+ * class its evidence allows is kept, and the verdict counts the work in a
+ * forbidden one if there is one (ka_choose_class): a range can add a class to
+ * a kernel, never take one away.  The reference's operators speak for the
+ * candidate's launches of the same name too, but only for names that say
+ * little (other, a generic launcher): a glue name (a fill) that some compute
+ * operator launched directly stays glue for a candidate that fills its output.
+ */
+void ka_operator_learn(struct ka_operator_evidence *e, int bucket, const struct ka_operator *op)
+{
+    if (op->cls < 0 || bucket < 0 || bucket >= KA_FW_BUCKETS)
+        return;
+    e->learned[bucket] |= (uint16_t)(1u << op->cls);
+    if (!e->message[bucket])
+        e->message[bucket] = op->message;
+}
+
+static int only_class(unsigned mask)
+{
+    return mask && !(mask & (mask - 1)) ? __builtin_ctz(mask) : -1;
+}
+
+int ka_operator_reference_class(const struct ka_operator_evidence *e, int name_cls, int strength)
+{
+    int one = only_class(e->learned[KA_FW_REFERENCE]);
+    return one >= 0 ? ka_refine_class(name_cls, strength, one) : name_cls;
+}
+
+unsigned ka_operator_classes(const struct ka_operator_evidence *e, int bucket, int name_cls, int strength,
+                             int *fallback)
+{
+    unsigned own = e->learned[bucket], others = 0, mask = 1u << name_cls;
+    for (int b = 0; b < KA_FW_BUCKETS; b++)
+        if (b != bucket)
+            others |= e->learned[b];
+    if (strength == KA_NAME_SPECIFIC)
+        others = 0;
+    for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
+        if ((own | others) & (1u << cls))
+            mask |= 1u << ka_refine_class(name_cls, strength, cls);
+    int one = only_class(own) >= 0 ? only_class(own) : only_class(others);
+    *fallback = one >= 0 ? ka_refine_class(name_cls, strength, one) : name_cls;
+    return mask;
+}
+
+int ka_choose_class(unsigned mask, int fallback, unsigned forbidden, int dominant)
+{
+    if (dominant >= 0 && (mask & (1u << dominant)))
+        return dominant;
+    if (mask & forbidden)
+        return __builtin_ctz(mask & forbidden);
+    return fallback;
 }

@@ -537,5 +537,13 @@ void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts
     ka_field_str(x, "status", p->python_status);
     if (p->python_operators)
         ka_field_str(x, "operators", p->python_operators);
+    if (p->python_operators && !strncmp(p->python_operators, "lost", 4))
+        /* switching the ranges off failed: the program turned the profiler off or on itself
+           while a sampled call ran; the names and the other calls' ranges still decide */
+        ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "operator-ranges-lost", p->file, 0,
+                                    "process %u: PyTorch's operator ranges were switched off or on by the program "
+                                    "itself during a sampled call (%s)",
+                                    p->pid, p->python_operators),
+                     "operators", p->python_operators);
 }
 

@@ -96,8 +96,6 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
 {
     struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
 
-    ka_tally_items(w);
-
     /* R: the reference's work (contract amount, or measured in the reference phase). */
     double R;
     int dom = c->dominant_class;
@@ -117,6 +115,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
     double R_dom = c->measure_reference && dom >= 0 ? a->reference_work.amount[dom] : R;
     a->reference_total = R;
     a->dominant_class = dom;
+    /* The candidate's framework work takes, of the classes its operators allow, a forbidden one
+       (docs/analysis.md, "Operators"); under self-implementation the dominant class is forbidden. */
+    ka_tally_items(w, c->self_implemented ? c->forbidden : 0u, c->self_implemented ? dom : -1);
 
     /* Mediators and epilogues the contract allows. */
     double C_class[KA_CLASS_COUNT] = { 0 };

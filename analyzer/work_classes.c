@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -383,13 +384,20 @@ double ka_operator_work(const char *message, int cls, const char **unit)
            addmm, addmv, baddbmm, addbmm: the operands follow the added tensor */
         const char *base;
         size_t len = operator_base(message, &base);
-        int first = (len > 3 && !strncmp(base, "add", 3)) || (len == 7 && !strncmp(base, "baddbmm", 7)) ? 1 : 0;
+#define IS(word) (len == sizeof word - 1 && !strncmp(base, word, len))
+        int first = (len > 3 && !strncmp(base, "add", 3)) || IS("baddbmm") || IS("_addmm_activation") ? 1 : 0;
         if (first + 1 >= n || sh[first].dims < 1 || sh[first + 1].dims < 1)
             return 0;
-        const struct op_shape *b = &sh[first + 1];
-        int linear = len == 6 && !strncmp(base, "linear", 6);
-        double cols = b->dims == 1 ? 1 : linear ? b->size[0] : b->size[b->dims - 1];
-        return 2.0 * numel(&sh[first]) * (cols > 0 ? cols : 0);
+        const struct op_shape *a = &sh[first], *b = &sh[first + 1];
+        double flops;
+        if (IS("outer") || IS("ger") || IS("addr"))
+            flops = numel(a) * numel(b);        /* one multiply per element of the n x m result */
+        else {
+            double cols = b->dims == 1 ? 1 : IS("linear") ? b->size[0] : b->size[b->dims - 1];
+            flops = 2.0 * numel(a) * (cols > 0 ? cols : 0);
+        }
+#undef IS
+        return isfinite(flops) ? flops : 0;
     }
     if (cls == KA_CLASS_CONV || cls == KA_CLASS_ATTENTION)
         return 0;       /* needs strides, padding, heads: not in the sizes */
@@ -397,7 +405,7 @@ double ka_operator_work(const char *message, int cls, const char **unit)
     for (int i = 0; i < n; i++)
         if (numel(&sh[i]) > most)
             most = numel(&sh[i]);
-    return most;
+    return isfinite(most) ? most : 0;
 }
 
 /* PyTorch's own kernels: at:: and c10:: code, mangled or not. */

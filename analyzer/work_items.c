@@ -112,9 +112,53 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
     }
 }
 
-/* After all traces: the per-class sums of kernels become one item per class. */
-void ka_tally_items(struct ka_work_tally *w)
+void ka_tally_pending(struct ka_work_tally *w, int bucket, unsigned mask, int fallback, double work, uint64_t count,
+                      const char *example, const char *process, const char *op)
 {
+    for (size_t i = 0; i < w->n_pending; i++) {
+        struct ka_fw_pending *e = &w->pending[i];
+        if (e->bucket == bucket && e->mask == mask && e->fallback == fallback) {
+            e->work += work;
+            e->count += count;
+            if (!e->op && op)
+                e->op = strdup(op);
+            return;
+        }
+    }
+    if (GROW(w->pending, w->n_pending, w->cap_pending))
+        return;
+    w->pending[w->n_pending++] = (struct ka_fw_pending){
+        .bucket = bucket, .mask = mask, .fallback = fallback, .work = work, .count = count,
+        .example = example ? strdup(example) : NULL, .process = process ? strdup(process) : NULL,
+        .op = op ? strdup(op) : NULL };
+}
+
+/* The pending framework work, in the class its evidence allows that the verdict weighs most (operators.c). */
+static void resolve_pending(struct ka_work_tally *w, unsigned forbidden, int dominant)
+{
+    for (size_t i = 0; i < w->n_pending; i++) {
+        struct ka_fw_pending *e = &w->pending[i];
+        int cls = ka_choose_class(e->mask, e->fallback, forbidden, dominant);
+        if (e->bucket == KA_FW_UNKNOWN) {
+            w->unk_fw_work[cls] += e->work;
+            w->unk_fw_count[cls] += e->count;
+            continue;
+        }
+        w->fw_work[cls] += e->work;
+        w->fw_count[cls] += e->count;
+        if (!w->fw_example[cls] && e->example) {
+            w->fw_example[cls] = strdup(e->example);
+            w->fw_process[cls] = e->process ? strdup(e->process) : NULL;
+        }
+        if (!w->fw_operator[cls] && e->op)
+            w->fw_operator[cls] = strdup(e->op);
+    }
+}
+
+/* After all traces: the per-class sums of kernels become one item per class. */
+void ka_tally_items(struct ka_work_tally *w, unsigned forbidden, int dominant)
+{
+    resolve_pending(w, forbidden, dominant);
     /* The framework kernels of the candidate become one item per class. */
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++)
         if (w->fw_count[cls]) {
@@ -163,6 +207,12 @@ void ka_work_tally_free(struct ka_work_tally *w)
         free(w->items[i].op);
     }
     free(w->items);
+    for (size_t i = 0; i < w->n_pending; i++) {
+        free(w->pending[i].example);
+        free(w->pending[i].process);
+        free(w->pending[i].op);
+    }
+    free(w->pending);
     for (int i = 0; i < KA_CLASS_COUNT; i++) {
         free(w->fw_example[i]);
         free(w->fw_process[i]);

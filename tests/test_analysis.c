@@ -1616,3 +1616,149 @@ Test(findings, bounded_per_code_with_a_summary)
     ka_findings_free(&fs);
     ka_analysis_free(a);
 }
+
+/*
+ * Operator ranges the candidate writes (docs/analysis.md, "Operators"): a
+ * range can add a class to a kernel, never take one away, and ranges of the
+ * candidate's phase never relabel the reference's work.  The reference's
+ * first call is sampled (aten::topk); the candidate's ten calls are not, and
+ * are wrapped in ranges of its own.
+ */
+static void pymark(struct scene *s, const char *msg, uint64_t t)
+{
+    struct kat_nvtx_rec r = { .kind = KAT_NVTX_MARK, .thread_id = PID, .time_ns = t };
+    r.message_string = tb_string(&s->b, msg);
+    static struct tb *last; static uint32_t dom;
+    if (last != &s->b || !dom) { dom = tb_string(&s->b, "kaudit.python"); last = &s->b; }
+    r.domain_string = dom;
+    tb_record(&s->b, KAT_REC_NVTX, &r, sizeof r, NULL, 0);
+}
+
+/* the sampler's word, then the provenance status: both kept (a use after free once) */
+Test(operators_attack, sampler_word_then_status)
+{
+    struct scene s;
+    scene_init(&s);
+    pymark(&s, "operators off: KAUDIT_PYTHON_OPERATORS=off", T0 + 1 * MS);
+    pymark(&s, "on: sys.monitoring tool 4, Python 3.12.0, watching Model,ModelNew", T0 + 2 * MS);
+    clean_candidate(&s);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, add_contract, NULL);
+    const struct ka_finding *x = finding(a, "python-provenance");
+    cr_assert(x);
+    int operators = 0;
+    for (size_t i = 0; i < x->n_fields; i++)
+        operators |= !strcmp(x->fields[i].key, "operators") && strstr(x->fields[i].s, "KAUDIT_PYTHON_OPERATORS=off");
+    cr_expect(operators);
+    done(&s, a);
+}
+
+/* generic call: wrap = fake range around the candidate's whole call (NULL: none) */
+static uint32_t rsort_id, rgather_id;
+static void call2(struct scene *s, const char *party, uint64_t t, int sampled, const char *wrap)
+{
+    nvtx(s, KAT_NVTX_PUSH, PID, party, t);
+    if (wrap)
+        nvtx(s, KAT_NVTX_PUSH, PID, wrap, t + 5);
+    if (sampled)
+        nvtx(s, KAT_NVTX_PUSH, PID, "aten::topk, seq = 3, op_id = 7, sizes = [[4096, 8192], [], [], [], []]", t + 10);
+    uint32_t c1 = launch(s, PID, t + 100);
+    uint32_t c2 = launch(s, PID, t + 200);
+    if (sampled)
+        nvtx(s, KAT_NVTX_POP, PID, NULL, t + 300);
+    if (wrap)
+        nvtx(s, KAT_NVTX_POP, PID, NULL, t + 350);
+    nvtx(s, KAT_NVTX_POP, PID, NULL, t + 400);
+    int g = wrap && !strcmp(wrap, "aten::add") ? 1 : 4096;
+    struct kat_kernel_rec k = { .start_ns = t + 1000, .end_ns = t + 2000, .stream_id = 7, .correlation_id = c1,
+                                .grid = { g, 1, 1 }, .block = { 32, 1, 1 }, .name_string = rsort_id };
+    if (g == 1) { tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0); k.correlation_id = c2; k.name_string = rgather_id; tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0); return; }
+    kernel_named(s, c1, rsort_id, t + 1000, t + 2000);
+    kernel_named(s, c2, rgather_id, t + 2000, t + 3000);
+}
+
+static int run_attack(const char *wrap_first, const char *wrap_rest, int cand_sampled)
+{
+    struct scene s;
+    scene_init(&s);
+    rsort_id = tb_string(&s.b, SORT_KERNEL);
+    rgather_id = tb_string(&s.b, GATHER_KERNEL);
+    /* the reference, sampled in its first call: teaches aten::topk -> reduction for both names */
+    call2(&s, "kaudit:reference", T0 + 1 * MS, 1, NULL);
+    call2(&s, "kaudit:reference", T0 + 2 * MS, 0, NULL);
+    for (int i = 0; i < 10; i++)
+        call2(&s, "kaudit:candidate", T0 + (10 + i) * MS, cand_sampled, i == 0 ? wrap_first : wrap_rest);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, topk_contract, NULL);
+    int convicted = has_finding(a, "forbidden-framework-work");
+    const struct ka_finding *x = finding(a, "forbidden-framework-work");
+    cr_log_info("wrap_first=%s wrap_rest=%s sampled=%d -> impl %s, %s", wrap_first ? wrap_first : "-",
+                wrap_rest ? wrap_rest : "-", cand_sampled, ka_verdict_name(IMPL(a)), x ? x->text : "(no conviction)");
+    done(&s, a);
+    return convicted;
+}
+
+/* the reference's operators name the candidate's unsampled launches */
+Test(operators_attack, unsampled_candidate_launches_take_the_references_operator)
+{
+    cr_expect(run_attack(NULL, NULL, 0));
+}
+Test(operators_attack, a_range_of_no_family_hides_nothing)
+{
+    cr_expect(run_attack("aten::kaudit_nothing", "aten::kaudit_nothing", 0));
+}
+Test(operators_attack, a_glue_range_hides_nothing)
+{
+    cr_expect(run_attack("aten::fill_", "aten::fill_", 0));
+}
+Test(operators_attack, a_range_of_another_class_hides_nothing)
+{
+    cr_expect(run_attack("aten::add", NULL, 0));
+}
+
+static const char measure_contract[] =
+    "{\"kaudit_contract\": 1, \"task_id\": \"t/topkm\","
+    " \"implementation\": {\"self_implemented\": true},"
+    " \"reference_work\": {\"dominant_class\": \"reduction\", \"measure\": \"reference_phase\"},"
+    " \"timing\": {\"dtype\": \"float32\"}}";
+
+static int run_r_inflation(int attack)
+{
+    struct scene s;
+    scene_init(&s);
+    rsort_id = tb_string(&s.b, SORT_KERNEL);
+    rgather_id = tb_string(&s.b, GATHER_KERNEL);
+    uint32_t copy_id = tb_string(&s.b, "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_23direct_copy_kernel_cudaERNS_18TensorIteratorBaseEEUlvE_EEviT1_");
+    call2(&s, "kaudit:reference", T0 + 1 * MS, 1, NULL);
+    nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:reference", T0 + 3 * MS);
+    for (int i = 0; i < 50; i++) {
+        uint32_t c = launch(&s, PID, T0 + 3 * MS + 100 + i * 10);
+        kernel_named(&s, c, copy_id, T0 + 4 * MS + i * 1000, T0 + 4 * MS + i * 1000 + 500);
+    }
+    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 5 * MS);
+    call2(&s, "kaudit:candidate", T0 + 10 * MS, 1, NULL);
+    if (attack) {
+        nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:candidate", T0 + 20 * MS);
+        nvtx(&s, KAT_NVTX_PUSH, PID, "aten::sum", T0 + 20 * MS + 10);
+        uint32_t c = launch(&s, PID, T0 + 20 * MS + 100);
+        nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 20 * MS + 200);
+        nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 20 * MS + 300);
+        struct kat_kernel_rec k = { .start_ns = T0 + 21 * MS, .end_ns = T0 + 21 * MS + 10, .stream_id = 7,
+                                    .correlation_id = c, .grid = { 1, 1, 1 }, .block = { 32, 1, 1 }, .name_string = copy_id };
+        tb_record(&s.b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
+    }
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, measure_contract, NULL);
+    const struct ka_finding *x = finding(a, "forbidden-framework-work");
+    cr_log_info("attack=%d R_red=%.4g -> impl %s: %s", attack, a->reference_work.amount[KA_CLASS_REDUCTION],
+                ka_verdict_name(IMPL(a)), x ? x->text : "(no conviction)");
+    /* the reference's sampled topk call only (two kernels of 4096 x 1024 threads): its copies stay glue */
+    cr_expect_float_eq(a->reference_work.amount[KA_CLASS_REDUCTION], 2.0 * 4096 * 1024, 1e-6, "R of reduction %.6g",
+                       a->reference_work.amount[KA_CLASS_REDUCTION]);
+    int convicted = x != NULL;
+    done(&s, a);
+    return convicted;
+}
+Test(operators_attack, reference_work_baseline) { cr_expect(run_r_inflation(0)); }
+/* a candidate range around a kernel name of the reference's does not relabel the reference's launches */
+Test(operators_attack, candidate_range_does_not_change_reference_work) { cr_expect(run_r_inflation(1)); }

@@ -313,6 +313,14 @@ Test(operators, work_from_sizes)
     cr_expect_float_eq(ka_operator_work("aten::mm, op_id = 4", KA_CLASS_GEMM, &unit), 0, 1e-9);
     cr_expect_float_eq(ka_operator_work("aten::conv2d, sizes = [[1, 3, 8, 8], [4, 3, 3, 3]]", KA_CLASS_CONV, &unit), 0,
                        1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::_addmm_activation, sizes = [[256], [64, 512], [512, 256], [], [], []]",
+                                        KA_CLASS_GEMM, &unit),
+                       2.0 * 64 * 512 * 256, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::outer, sizes = [[300], [200]]", KA_CLASS_GEMM, &unit), 300.0 * 200, 1e-9);
+    /* sizes that overflow a double give no estimate, never inf */
+    cr_expect_float_eq(ka_operator_work("aten::mul, sizes = [[1e308, 1e308], []]", KA_CLASS_ELEMENTWISE, &unit), 0, 1e-9);
+    cr_expect_float_eq(ka_operator_work("aten::mm, sizes = [[1e308, 1e308], [1e308, 1e308]]", KA_CLASS_GEMM, &unit), 0,
+                       1e-9);
     /* malformed sizes end the parse, never run past the text */
     cr_expect_float_eq(ka_operator_work("aten::mul, sizes = [[4096, 40", KA_CLASS_ELEMENTWISE, &unit), 4096.0 * 40,
                        1e-9);

@@ -68,18 +68,18 @@ def sampler(profiler):
     return enter, leave, said
 
 
-# 1. the schedule: calls 1, 2, 4, 16, 64 of one function, each switched off on leaving
+# 1. the schedule: calls 1, 2, 3, 64, 256 of one function, each switched off on leaving
 p = Profiler()
 enter, leave, said = sampler(p)
 on_calls = []
-for n in range(1, 101):
+for n in range(1, 301):
     before = len(p.events)
     enter("forward")
     if p.on:
         on_calls.append(n)
     leave("forward")
     expect("off after call %d" % n, not p.on)
-expect("sampled calls 1, 2, 4, 16, 64 (got %s)" % on_calls, on_calls == [1, 2, 4, 16, 64])
+expect("sampled calls 1, 2, 3, 64, 256 (got %s)" % on_calls, on_calls == [1, 2, 3, 64, 256])
 expect("said on once (%s)" % said, said.count(said[0]) == 1 and said[0].startswith("operators on:"))
 
 # 2. a second function has its own count
@@ -124,7 +124,30 @@ for _ in range(3):
     leave("forward")
 expect("failure said once (%s)" % said, len(said) == 1 and said[0].startswith("operators off: RuntimeError: Can't use"))
 
-# 7. off by the environment
+# 7. an exception inside PyTorch's entry points (even one whose str() raises) never reaches the program
+class Nasty(Exception):
+    def __str__(self):
+        raise RuntimeError("str failed")
+
+
+p = Profiler()
+enter, leave, said = sampler(p)
+
+
+def nasty_enable(config, activities):
+    raise Nasty()
+
+
+p.torch._C._autograd._enable_profiler = nasty_enable
+try:
+    enter("forward")
+    leave("forward")
+    ok = True
+except BaseException as exc:  # noqa: B902
+    ok = False
+expect("an exception from PyTorch stays inside the sampler", ok)
+
+# 8. off by the environment
 import os
 os.environ["KAUDIT_PYTHON_OPERATORS"] = "off"
 said = []
