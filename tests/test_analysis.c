@@ -421,24 +421,51 @@ static void kernel_named(struct scene *s, uint32_t corr, uint32_t name_id, uint6
     tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
 }
 
-/* One torch.topk call of the candidate at t: two framework kernels, inside an operator range when sampled. */
-static void topk_call(struct scene *s, uint64_t t, int sampled)
+/* The topk kernels' names, defined once per scene (a trace defines each name once). */
+static uint32_t rsort_id, rgather_id;
+static void topk_names(struct scene *s)
 {
-    static uint32_t sort_id, gather_id;
-    if (t == T0 + 10 * MS) {            /* the first call of a scene defines the names */
-        sort_id = tb_string(&s->b, SORT_KERNEL);
-        gather_id = tb_string(&s->b, GATHER_KERNEL);
-    }
-    nvtx(s, KAT_NVTX_PUSH, PID, "kaudit:candidate", t);
+    rsort_id = tb_string(&s->b, SORT_KERNEL);
+    rgather_id = tb_string(&s->b, GATHER_KERNEL);
+}
+
+/*
+ * One torch.topk call of a party at t: two framework kernels, inside an
+ * aten::topk range when sampled, and inside a range `wrap` of the party's own
+ * when given (aten::add: the kernels are one block of 32 threads).
+ */
+static void call2(struct scene *s, const char *party, uint64_t t, int sampled, const char *wrap)
+{
+    nvtx(s, KAT_NVTX_PUSH, PID, party, t);
+    if (wrap)
+        nvtx(s, KAT_NVTX_PUSH, PID, wrap, t + 5);
     if (sampled)
         nvtx(s, KAT_NVTX_PUSH, PID, "aten::topk, seq = 3, op_id = 7, sizes = [[4096, 8192], [], [], [], []]", t + 10);
     uint32_t c1 = launch(s, PID, t + 100);
     uint32_t c2 = launch(s, PID, t + 200);
     if (sampled)
         nvtx(s, KAT_NVTX_POP, PID, NULL, t + 300);
+    if (wrap)
+        nvtx(s, KAT_NVTX_POP, PID, NULL, t + 350);
     nvtx(s, KAT_NVTX_POP, PID, NULL, t + 400);
-    kernel_named(s, c1, sort_id, t + 1000, t + 2000);
-    kernel_named(s, c2, gather_id, t + 2000, t + 3000);
+    int g = wrap && !strcmp(wrap, "aten::add") ? 1 : 4096;
+    struct kat_kernel_rec k = { .start_ns = t + 1000, .end_ns = t + 2000, .stream_id = 7, .correlation_id = c1,
+                                .grid = { g, 1, 1 }, .block = { 32, 1, 1 }, .name_string = rsort_id };
+    if (g == 1) {
+        tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
+        k.correlation_id = c2;
+        k.name_string = rgather_id;
+        tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
+        return;
+    }
+    kernel_named(s, c1, rsort_id, t + 1000, t + 2000);
+    kernel_named(s, c2, rgather_id, t + 2000, t + 3000);
+}
+
+/* One torch.topk call of the candidate at t. */
+static void topk_call(struct scene *s, uint64_t t, int sampled)
+{
+    call2(s, "kaudit:candidate", t, sampled, NULL);
 }
 
 static const struct ka_finding *finding(const struct ka_analysis *a, const char *code)
@@ -453,6 +480,7 @@ Test(implementation, operator_names_the_work_of_a_kernel_whose_name_does_not)
 {
     struct scene s;
     scene_init(&s);
+    topk_names(&s);
     topk_call(&s, T0 + 10 * MS, 1);
     topk_call(&s, T0 + 20 * MS, 0);     /* a call the Python side did not sample: the names' operator */
     finish(&s, 1);
@@ -476,6 +504,7 @@ Test(implementation, without_operators_the_names_decide)
 {
     struct scene s;
     scene_init(&s);
+    topk_names(&s);
     topk_call(&s, T0 + 10 * MS, 0);
     topk_call(&s, T0 + 20 * MS, 0);
     finish(&s, 1);
@@ -1653,36 +1682,11 @@ Test(operators_attack, sampler_word_then_status)
     done(&s, a);
 }
 
-/* generic call: wrap = fake range around the candidate's whole call (NULL: none) */
-static uint32_t rsort_id, rgather_id;
-static void call2(struct scene *s, const char *party, uint64_t t, int sampled, const char *wrap)
-{
-    nvtx(s, KAT_NVTX_PUSH, PID, party, t);
-    if (wrap)
-        nvtx(s, KAT_NVTX_PUSH, PID, wrap, t + 5);
-    if (sampled)
-        nvtx(s, KAT_NVTX_PUSH, PID, "aten::topk, seq = 3, op_id = 7, sizes = [[4096, 8192], [], [], [], []]", t + 10);
-    uint32_t c1 = launch(s, PID, t + 100);
-    uint32_t c2 = launch(s, PID, t + 200);
-    if (sampled)
-        nvtx(s, KAT_NVTX_POP, PID, NULL, t + 300);
-    if (wrap)
-        nvtx(s, KAT_NVTX_POP, PID, NULL, t + 350);
-    nvtx(s, KAT_NVTX_POP, PID, NULL, t + 400);
-    int g = wrap && !strcmp(wrap, "aten::add") ? 1 : 4096;
-    struct kat_kernel_rec k = { .start_ns = t + 1000, .end_ns = t + 2000, .stream_id = 7, .correlation_id = c1,
-                                .grid = { g, 1, 1 }, .block = { 32, 1, 1 }, .name_string = rsort_id };
-    if (g == 1) { tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0); k.correlation_id = c2; k.name_string = rgather_id; tb_record(&s->b, KAT_REC_KERNEL, &k, sizeof k, NULL, 0); return; }
-    kernel_named(s, c1, rsort_id, t + 1000, t + 2000);
-    kernel_named(s, c2, rgather_id, t + 2000, t + 3000);
-}
-
 static int run_attack(const char *wrap_first, const char *wrap_rest, int cand_sampled)
 {
     struct scene s;
     scene_init(&s);
-    rsort_id = tb_string(&s.b, SORT_KERNEL);
-    rgather_id = tb_string(&s.b, GATHER_KERNEL);
+    topk_names(&s);
     /* the reference, sampled in its first call: teaches aten::topk -> reduction for both names */
     call2(&s, "kaudit:reference", T0 + 1 * MS, 1, NULL);
     call2(&s, "kaudit:reference", T0 + 2 * MS, 0, NULL);
@@ -1726,8 +1730,7 @@ static int run_r_inflation(int attack)
 {
     struct scene s;
     scene_init(&s);
-    rsort_id = tb_string(&s.b, SORT_KERNEL);
-    rgather_id = tb_string(&s.b, GATHER_KERNEL);
+    topk_names(&s);
     uint32_t copy_id = tb_string(&s.b, "_ZN2at6native18elementwise_kernelILi128ELi4EZNS0_23direct_copy_kernel_cudaERNS_18TensorIteratorBaseEEUlvE_EEviT1_");
     call2(&s, "kaudit:reference", T0 + 1 * MS, 1, NULL);
     nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:reference", T0 + 3 * MS);
