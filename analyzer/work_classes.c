@@ -382,7 +382,7 @@ double ka_operator_work(const char *message, int cls, const char **unit)
     if (cls == KA_CLASS_GEMM) {
         /* 2 * numel(a) * N for a = [..., M, K] times b = [..., K, N] (linear: b = [N, K]);
            addmm, addmv, baddbmm, addbmm: the operands follow the added tensor */
-        const char *base;
+        const char *base = "";
         size_t len = operator_base(message, &base);
 #define IS(word) (len == sizeof word - 1 && !strncmp(base, word, len))
         int first = (len > 3 && !strncmp(base, "add", 3)) || IS("baddbmm") || IS("_addmm_activation") ? 1 : 0;
