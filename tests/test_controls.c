@@ -107,13 +107,14 @@ static const struct expectation table[] = {
     { "examples/python-exec/clean_tiled_gemm", "controls/matmul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
       { "candidate-work", "python-provenance" }, NULL, NULL },
     /* issue 13: the sitecustomize's timing snapshot, no marks (recorded on the H200, Python 3.12):
-       a replacement made in the candidate's own __init__ convicts; one made by its module's
-       top-level code, exec'd by the harness outside any watched frame, is only reported */
+       a replacement made in the candidate's own __init__ convicts, and so does one made by its
+       module's top-level code, exec'd by the harness outside any watched frame: the new function
+       comes from the source that defined ModelNew (re-recorded with tests/gpu/operators_h200.sh) */
     { "examples/python-exec/timing_monkeypatch_init", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
       { "timing-primitive-replaced" }, "torch.cuda.Event.elapsed_time was replaced while the candidate's code ran",
       NULL },
-    { "examples/python-exec/timing_monkeypatch", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
-      { "timing-primitive-replaced-unattributed" }, "torch.cuda.Event.elapsed_time changed", NULL },
+    { "examples/python-exec/timing_monkeypatch", "controls/add.json", KA_WEAK_ACCEPT, P, F, F, "C3c",
+      { "timing-primitive-replaced" }, "replaced by a function of the candidate's module", NULL },
     /* issue 13: real harnesses, unmodified, recorded on the H200 (tests/gpu/real_harness.sh):
        KernelBench's eval_kernel_against_ref and CUDA-L1's eval_pipeline, no phase marks */
     { "examples/real/kb_mul_torch", "real/kb-l1-5-scalar-mul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",

@@ -22,7 +22,7 @@ esac
 case " ${OPS_PARTS:-real bench} " in *" controls "*)
     # the timing controls without marks, KernelBench's way (docs/controls.md): a replacement
     # by the candidate module's top-level code, one in its __init__, and a clean one
-    KAUDIT_CONTROLS_LIST=$ROOT/tests/gpu/controls/unmarked.txt KAUDIT_CONTROLS_HARNESS_ARGS=--unmarked \
+    KAUDIT_CONTROLS_LIST=tests/gpu/controls/unmarked.txt KAUDIT_CONTROLS_HARNESS_ARGS=--unmarked \
         KAUDIT_CONTROLS_ONLY=${OPS_CONTROLS_ONLY:-"exec_timing_monkeypatch exec_timing_monkeypatch_init exec_clean_add"} \
         KAUDIT_CONTROLS_DEADLINE_S=${OPS_CONTROLS_DEADLINE_S:-240} bash "$ROOT/tests/gpu/controls.sh"
     ;;
