@@ -111,6 +111,43 @@ struct ka_semantic_evidence {
     size_t n_findings;
 };
 
+/*
+ * The causal probe's evidence (`kaudit audit`: runner/kaudit_probe.py,
+ * tools/audit_probe.c; docs/analysis.md, "Causal probe"): the candidate's
+ * call replayed with the outputs of its forbidden-class ATen operators
+ * replaced by seeded noise, and how far its output moved.
+ */
+enum ka_probe_state {
+    KA_PROBE_NOT_RUN = 0,
+    KA_PROBE_DECIDED,           /* the replays ran and passed their checks */
+    KA_PROBE_NO_TARGETS,        /* the candidate's call dispatched no operator of a targeted class */
+    KA_PROBE_UNRESOLVED,        /* a check failed: why */
+};
+struct ka_probe_evidence {
+    enum ka_probe_state state;
+    const char *why;                    /* UNRESOLVED: the check that failed, and how */
+    double threshold;                   /* the relative output change that convicts (1e-3) */
+    double joint_delta;                 /* every target perturbed at once */
+    double noise_floor;                 /* two unperturbed calls */
+    uint64_t seed;
+    unsigned classes;                   /* the targeted classes the call dispatched (bit set) */
+    double class_delta[KA_CLASS_COUNT]; /* each class alone (localization); < 0: not replayed alone */
+    double class_work[KA_CLASS_COUNT];  /* their work from the operators' sizes (flop or element), 0 unknown */
+    uint64_t class_calls[KA_CLASS_COUNT];
+    const char *targets;                /* for people: "mm x2 (gemm), ..." */
+};
+
+/* The work of an ATen operator from its sizes ("aten::mm, ..., sizes = [[64, 512], [512, 256]]"):
+ * FLOPs for gemm, elements else (*unit says which), 0 when not estimable. */
+double ka_operator_work(const char *message, int cls, const char **unit);
+
+/* The classes the causal probe targets under contract c (NULL: the default
+ * core classes): bit set of enum ka_class. */
+unsigned ka_probe_classes(const struct ka_contract *c);
+/* The plan's probe targets, {"names": {op: class}, "prefixes": [[prefix, class]]}:
+ * malloc'd JSON, NULL when nothing is targeted. */
+char *ka_probe_targets_json(const struct ka_contract *c);
+
 struct ka_options {
     const struct kinv_inventory *inventory;     /* may be NULL */
     const char *inventory_path;                 /* for the report */
@@ -124,6 +161,8 @@ struct ka_options {
     enum ka_verdict semantic;
     /* From `kaudit audit`: takes precedence over semantic_given. */
     const struct ka_semantic_evidence *semantic_evidence;
+    /* From `kaudit audit`: the causal probe, or NULL (not run). */
+    const struct ka_probe_evidence *probe;
     /*
      * When set, the traces are not judged: the implementation and
      * measurement axes are UNSUPPORTED with this reason (`kaudit audit

@@ -165,6 +165,7 @@ struct ka_work_item {
     int exempt;
     char *exempt_why;
     int unattributed;       /* party unknown: can never convict, can leave the axis unresolved */
+    int below_framework;    /* a library call made by a candidate object, not through the framework */
     /* for the finding's fields (docs/report-format.md, "Finding fields") */
     int has_call;           /* a vendor call: call_id, api, library, caller, thread, kernels */
     uint64_t call_id;
@@ -361,8 +362,8 @@ int ka_is_operator_message(const char *message);
 void ka_operator_label(const char *message, char *buf, size_t n);
 /* The class a framework kernel counts in, from its name's class and strength and its operator's class. */
 int ka_refine_class(int name_cls, int name_strength, int op_cls);
-/* The work of an operator from its sizes (FLOPs for gemm, elements else; *unit says), 0 when not estimable. */
-double ka_operator_work(const char *message, int cls, const char **unit);
+/* Every operator name of the families, with its class; prefix: the name is a prefix. */
+void ka_operator_family_each(void (*fn)(void *arg, int cls, const char *name, int prefix), void *arg);
 int ka_is_framework_kernel_name(const char *name);
 int ka_is_low_precision_name(const char *name);
 /* FLOPs of a vendor call from its argument summary (0 when not estimable); *cls its class. */
@@ -396,7 +397,13 @@ void ka_measurement_signals(struct ka_findings *f, const struct ka_contract *c, 
 void ka_account_processes(struct ka_findings *f, struct ka_session_facts *fs);
 void ka_build_failures(struct ka_findings *f, const struct ka_session_facts *s, struct ka_analysis *a);
 void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
-                               const struct ka_contract *c, struct ka_analysis *a);
+                               const struct ka_contract *c, const struct ka_probe_evidence *probe,
+                               struct ka_analysis *a);
+/* The causal probe (probe.c): does it reach this work item; its fields on a finding; its verdict without traces. */
+int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it);
+void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls);
+void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
+                           struct ka_analysis *a);
 void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_facts *tf,
                             const struct ka_session_facts *s, const struct ka_work_tally *w,
                             const struct ka_contract *c, struct ka_analysis *a);

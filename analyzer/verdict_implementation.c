@@ -92,7 +92,8 @@ static double sum_classes(const double *w)
 }
 
 void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
-                               const struct ka_contract *c, struct ka_analysis *a)
+                               const struct ka_contract *c, const struct ka_probe_evidence *probe,
+                               struct ka_analysis *a)
 {
     struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
 
@@ -164,7 +165,7 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
             U_class[w->items[i].cls] += w->items[i].work;
 
     /* Targeting thresholds (paper, Section 3.3): which forbidden items are selected. */
-    unsigned convicting = 0, unattributed_selected = 0;
+    unsigned convicting = 0, unattributed_selected = 0, unused = 0;
     for (size_t i = 0; i < w->n_items; i++) {
         struct ka_work_item *it = &w->items[i];
         if (it->exempt) {
@@ -239,20 +240,53 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                         it);
             continue;
         }
+        /* Channel 1 (paper 3.3): where the causal probe reached this work, its counterfactual
+           decides; launch provenance convicts the rest (probe.c) */
+        int probed = ka_probe_reaches(probe, it);
+        if (probed && !(probe->joint_delta > probe->threshold)) {
+            unused++;
+            struct ka_finding *x = ka_add_finding(
+                f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", it->process, it->time_ns,
+                "%s — forbidden (%s), but the output does not depend on it: with the outputs of the candidate's "
+                "forbidden operators (%s) replaced by noise (seed %llu), it moved by %.3g (threshold %.3g)",
+                it->what ? it->what : "?", why, probe->targets ? probe->targets : "?",
+                (unsigned long long)probe->seed, probe->joint_delta, probe->threshold);
+            item_fields(x, it);
+            ka_field_str(x, "rule", rule);
+            ka_probe_fields(x, probe, it->cls);
+            continue;
+        }
         convicting++;
+        char counterfactual[300] = "";
+        if (probed)
+            snprintf(counterfactual, sizeof counterfactual,
+                     "; the output moved by %.3g when the forbidden operators' outputs were replaced by noise (seed "
+                     "%llu, threshold %.3g)",
+                     probe->class_delta[it->cls] >= 0 ? probe->class_delta[it->cls] : probe->joint_delta,
+                     (unsigned long long)probe->seed, probe->threshold);
         struct ka_finding *x =
             ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS,
                            it->kind == KA_ITEM_VENDOR_CALL ? "forbidden-vendor-call"
                            : it->kind == KA_ITEM_VENDOR_KERNEL ? "non-mediated-vendor-launch"
                                                             : "forbidden-framework-work",
-                           it->process, it->time_ns, "%s — forbidden (%s)", it->what ? it->what : "?", why);
+                           it->process, it->time_ns, "%s — forbidden (%s)%s", it->what ? it->what : "?", why,
+                           counterfactual);
         item_fields(x, it);
         ka_field_str(x, "rule", rule);
         if (share >= 0) {
             ka_field_num(x, "share", share);
             ka_field_num(x, "threshold", threshold);
         }
+        ka_field_str(x, "channel", probed ? "causal-probe" : "launch-provenance");
+        if (probed)
+            ka_probe_fields(x, probe, it->cls);
     }
+    if (probe && probe->state == KA_PROBE_UNRESOLVED)
+        ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "causal-probe-unresolved", NULL, 0,
+                                    "the causal probe could not decide (%s): forbidden work is judged by launch "
+                                    "provenance alone",
+                                    probe->why ? probe->why : "?"),
+                     "reason", probe->why ? probe->why : "?");
 
     /* Positive work evidence (R-A): compute-class kernels of the candidate's own code.
        Fills, copies and layout glue are not evidence that the candidate did its work
@@ -302,6 +336,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
     else if (unattributed_selected)
         cause = "forbidden-class work ran that cannot be attributed to the candidate or the reference (no phase "
                 "marks or party frames around it): absence of delegation is not established";
+    else if (unused)
+        cause = "forbidden work ran, but the causal probe found the output does not depend on it: not a conviction, "
+                "and no certificate either (the probe runs in the candidate's process, which could forge it)";
     else if (!w->candidate_kernels_any && !a->phases_seen && !s->candidate_modules)
         cause = "R-A: no work can be attributed to the candidate (no phase marks, no candidate process or module)";
     else if (!w->candidate_kernels_any)

@@ -235,6 +235,16 @@ static const struct operator_family operator_families[] = {
       WORDS("reflection_pad", "replication_pad", "_unsafe_", "upsample_nearest") },
 };
 
+void ka_operator_family_each(void (*fn)(void *arg, int cls, const char *name, int prefix), void *arg)
+{
+    for (size_t f = 0; f < sizeof operator_families / sizeof operator_families[0]; f++) {
+        for (const char *const *w = operator_families[f].names; w && *w; w++)
+            fn(arg, operator_families[f].cls, *w, 0);
+        for (const char *const *w = operator_families[f].prefixes; w && *w; w++)
+            fn(arg, operator_families[f].cls, *w, 1);
+    }
+}
+
 /* The operator name of an NVTX operator range's message, without "aten::",
  * overload or in-place '_': its length, 0 when the message is no operator's. */
 static size_t operator_base(const char *message, const char **base)

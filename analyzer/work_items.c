@@ -47,6 +47,7 @@ static void call_fields(struct ka_work_item *it, const struct ka_vcall *vc)
     it->api = vc->api ? strdup(vc->api) : NULL;
     it->library = kat_vendor_library_name(vc->rec.library);
     it->caller = vc->caller && vc->caller[0] ? strdup(vc->caller) : NULL;
+    it->below_framework = vc->caller_is_candidate;
     it->thread = vc->rec.thread_id;
     it->kernels = vc->kernels;
 }

@@ -43,6 +43,7 @@ STARTED = time.monotonic()  # before torch's import: the events' "t" counts it
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kaudit_tensors  # noqa: E402  (beside this file)
+import kaudit_probe  # noqa: E402  (beside this file; imported before the candidate is)
 
 import torch  # noqa: E402
 
@@ -987,6 +988,32 @@ class Runner:
     def time_candidate(self):
         self.time_calls(self.cand, CAND, "kaudit:reported_ms")
 
+    # --- the causal probe (runner/kaudit_probe.py)
+
+    def probe(self, spec):
+        """The candidate's call on the task's inputs, replayed with its forbidden
+        operators' outputs replaced by noise; one event "probe" (docs/audit.md)."""
+        t0 = time.monotonic()
+
+        def call(args):
+            return self.call(self.cand, args, CAND)
+
+        def write(name, out):
+            return self.write("probe-%s.kt" % name.replace(":", "-"), sampled(output_leaves(out), ("probe",)))
+
+        def state_of():
+            return {k: v.detach().clone() for k, v in self.cand.state_dict().items()}
+
+        try:
+            event = kaudit_probe.run_probe(self, spec, call, write, state_of)
+        except kaudit_probe.ProbeUnresolved as exc:
+            event = {"status": "unresolved", "check": exc.check, "error": str(exc)}
+        except Exception as exc:
+            event = {"status": "unresolved", "check": "probe-raised", "error": short_error(exc)[0]}
+        event.setdefault("seed", int(spec.get("seed", 0)))
+        event["seconds"] = round(time.monotonic() - t0, 3)
+        self.log.event("probe", **event)
+
 
 # ---------------------------------------------------------------- timing
 
@@ -1092,6 +1119,8 @@ def run(plan, log, guard):
         raise StageFailed("align_state")
     log.event("stage", stage="align_state", status="ok", **info)
     r.candidate_slots()
+    if plan.get("probe"):
+        r.probe(plan["probe"])
     stage(log, "time_candidate", r.time_candidate)
     r.time_speedup()
 

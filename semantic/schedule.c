@@ -117,6 +117,15 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
         kat_json_raw(&j, "alternative_shapes", p->alternative_shapes);
     else
         kat_json_null(&j, "alternative_shapes");
+    /* The causal probe (docs/audit.md, "Causal probe"): what to perturb; null: no probe. */
+    if (p->probe) {
+        kat_json_open(&j, "probe", '{');
+        kat_json_u64(&j, "seed", p->seed);
+        kat_json_raw(&j, "targets", p->probe);
+        kat_json_close(&j, '}');
+    } else {
+        kat_json_null(&j, "probe");
+    }
     kat_json_close(&j, '}');
     fputc('\n', f);
     int bad = ferror(f);

@@ -57,23 +57,26 @@ err_has() { grep -q -- "$2" "$T/$1.err"; }
 # killed) leave no executable audit path: KAT_SEM_UNRESOLVED findings, so
 # INCONCLUSIVE.  A candidate that raises on the reference's valid inputs is
 # evidence against it (KAT_SEM_CONVICTS "candidate-raised"): FAIL.  On CPU
-# the certificate is INCONCL (implementation and measurement are UNSUPPORTED):
-# exit 11, never 0; but a semantic FAIL is a FAIL certificate whatever the
-# other axes say (evidence against the candidate): exit 10.
+# the certificate is INCONCL (measurement is UNSUPPORTED, implementation too
+# unless the causal probe convicts): exit 11, never 0; but a semantic or an
+# implementation FAIL is a FAIL certificate whatever the other axes say
+# (evidence against the candidate): exit 10.
 # The fork sleeper computes the right answer: its semantic verdict is PASS;
 # what is asserted for it is that the audit ends and the sleeper does not
-# survive it.
+# survive it.  It and the renamed-state candidate compute with PyTorch's
+# softmax and linear operators, which their tasks' contracts forbid: the
+# causal probe finds their outputs depend on that work (implementation FAIL).
 cases='ref_import_raises|bad/ref_import_raises.py|candidates/private_scratch.py||11|INCONCL|INCONCLUSIVE|reference-failed
 ref_no_get_inputs|bad/ref_no_get_inputs.py|candidates/private_scratch.py||11|INCONCL|INCONCLUSIVE|reference-failed
 cand_syntax_error|tasks/softmax.py|bad/cand_syntax_error.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_hang|tasks/softmax.py|bad/cand_hang.py|--timeout 15|11|INCONCL|INCONCLUSIVE|runner-timeout
 cand_exit3|tasks/softmax.py|bad/cand_exit3.py||11|INCONCL|INCONCLUSIVE|runner-ended-early
 cand_kill_parent|tasks/softmax.py|bad/cand_kill_parent.py||11|INCONCL|INCONCLUSIVE|runner-ended-early
-cand_fork_sleeper|tasks/softmax.py|bad/cand_fork_sleeper.py||11|INCONCL|PASS|slots-passed
+cand_fork_sleeper|tasks/softmax.py|bad/cand_fork_sleeper.py||10|FAIL|PASS|slots-passed
 cand_init_mismatch|tasks/linear.py|bad/cand_init_mismatch.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_extra_param|tasks/linear.py|bad/cand_extra_param.py||11|INCONCL|INCONCLUSIVE|candidate-only-state
 cand_raises|tasks/softmax.py|bad/cand_raises.py||10|FAIL|FAIL|candidate-raised
-cand_renamed_state|tasks/linear.py|bad/cand_renamed_state.py||11|INCONCL|PASS|slots-passed'
+cand_renamed_state|tasks/linear.py|bad/cand_renamed_state.py||10|FAIL|PASS|slots-passed'
 
 path_of() { # tasks/x.py -> $SRC/tests/audit/tasks/x.py
     echo "$SRC/tests/audit/$1"
@@ -121,10 +124,20 @@ check "cand_kill_parent: no process of that audit survives it" no_runner_of cand
 echo "control and CLI:"
 audit control --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
     --contract "$SRC/tests/audit/contracts/softmax.json"
-check "control: exit 11 on CPU" rc_is control 11
+# private_scratch computes its softmax with PyTorch's operators (max, exp, sum),
+# which the softmax contract forbids: the causal probe convicts it on CPU
+check "control: exit 10 on CPU (the causal probe)" rc_is control 10
 check "control: semantic PASS" [ "$(jget "$T/control.json" "r['axes']['semantic']['verdict']")" = PASS ]
-check "control: implementation UNSUPPORTED on CPU" \
-    [ "$(jget "$T/control.json" "r['axes']['implementation']['verdict']")" = UNSUPPORTED ]
+check "control: implementation FAIL on CPU, by the causal probe" \
+    [ "$(jget "$T/control.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "FAIL decided" ]
+check "control: the probe's counterfactual in the finding" \
+    [ "$(jget "$T/control.json" "[f['fields']['output_change'] > 1e-3 for f in r['analysis']['findings'] if f['code'] == 'forbidden-work-used'][0]")" = True ]
+audit control_noprobe --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json" --probe off
+check "control --probe off: exit 11, implementation UNSUPPORTED on CPU" \
+    [ "$(cat "$T/control_noprobe.rc") $(jget "$T/control_noprobe.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "11 UNSUPPORTED not-run" ]
+audit bad_probe --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --probe maybe
+check "bad --probe: exit 2" rc_is bad_probe 2
 check "control: measurement UNSUPPORTED on CPU" \
     [ "$(jget "$T/control.json" "r['axes']['measurement']['verdict']")" = UNSUPPORTED ]
 check "control: pinned contract, not generated" \
@@ -136,7 +149,7 @@ check "control: pinned contract, not generated" \
 echo "timing:"
 audit timed --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
     --contract "$SRC/tests/audit/contracts/softmax.json" --timing on --claimed-speedup 2.5
-check "timing: exit 11 on CPU" rc_is timed 11
+check "timing: exit 10 on CPU (the causal probe convicts the control)" rc_is timed 10
 check "timing: the A/A screen in ABBA/BAAB/ABBA" \
     [ "$(jget "$T/timed.json" "','.join(r['timing']['aa']['orders'])")" = ABBA,BAAB,ABBA ]
 shape() { # events.jsonl: the checks whose batches are 3 of 20 latencies per arm
@@ -168,7 +181,8 @@ echo "writes outside:"
 KAUDIT_TEST_OUTSIDE_PY=$T/outside-py.txt KAUDIT_TEST_OUTSIDE_NATIVE=$T/outside-native.txt \
     audit cand_writes_outside --reference "$TASKS/softmax.py" --candidate "$BAD/cand_writes_outside.py" \
     --contract "$SRC/tests/audit/contracts/softmax.json"
-check "cand_writes_outside: exit 11" rc_is cand_writes_outside 11
+# (its softmax is PyTorch's, which the contract forbids: the causal probe makes the certificate FAIL)
+check "cand_writes_outside: exit 10" rc_is cand_writes_outside 10
 check "cand_writes_outside: semantic INCONCLUSIVE" \
     [ "$(jget "$T/cand_writes_outside.json" "r['axes']['semantic']['verdict']")" = INCONCLUSIVE ]
 check "cand_writes_outside: finding wrote-outside-directory" \
@@ -216,7 +230,8 @@ check "missing candidate: no record" [ ! -e "$T/missing_cand.json" ]
 
 # ---------------------------------------------------------------- generated contract
 audit generated --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py"
-check "generated contract: exit 11" rc_is generated 11
+# the generated contract forbids the core classes: the control's softmax by PyTorch operators is convicted
+check "generated contract: exit 10 (the causal probe)" rc_is generated 10
 check "generated contract: DIR/contract.json" [ -s "$T/generated/contract.json" ]
 check "generated contract: DIR/manifest.json" [ -s "$T/generated/manifest.json" ]
 check "generated contract: contract.generated true" \

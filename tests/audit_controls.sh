@@ -2,7 +2,10 @@
 # tests/audit_controls.sh KAUDIT PYTHON SRCDIR - every row of
 # tests/audit/controls.tsv through `kaudit audit --device cpu` with its task's
 # pinned contract (tests/audit/contracts, checked against manifest.json): the
-# semantic verdict must equal the row's expected_semantic.  Prints a table.
+# semantic verdict must equal the row's expected_semantic, and the
+# implementation verdict and the causal probe's state the row of
+# tests/audit/probe_controls.tsv (on CPU the probe alone decides that axis:
+# docs/audit.md, "Causal probe").  Prints a table.
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_controls.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -11,7 +14,7 @@ trap 'rm -rf "$T"' EXIT
 A=$SRC/tests/audit
 fails=0 rows=0
 t_start=$(date +%s)
-printf '%-26s %-8s %-9s %-13s %-5s %4s  %s\n' name task expected semantic exit secs result
+printf '%-26s %-8s %-9s %-13s %-12s %-11s %-5s %4s  %s\n' name task expected semantic impl probe exit secs result
 tail -n +2 "$A/controls.tsv" >"$T/rows"
 while IFS='	' read -r name task cand expected what; do
     [ -n "$name" ] || continue
@@ -23,18 +26,26 @@ while IFS='	' read -r name task cand expected what; do
     rc=$?
     got=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["axes"]["semantic"]["verdict"])' \
         "$T/$name.json" 2>/dev/null || echo "no-record")
-    # on CPU: a semantic FAIL is a FAIL certificate (10), anything else INCONCL (11)
+    impl=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["axes"]["implementation"]["verdict"])' \
+        "$T/$name.json" 2>/dev/null || echo "no-record")
+    probe=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["probe"]["state"])' \
+        "$T/$name.json" 2>/dev/null || echo "no-record")
+    want_impl=$(awk -F'\t' -v n="$name" '$1 == n { print $2 }' "$A/probe_controls.tsv")
+    want_probe=$(awk -F'\t' -v n="$name" '$1 == n { print $3 }' "$A/probe_controls.tsv")
+    # on CPU: a semantic or implementation FAIL is a FAIL certificate (10), anything else INCONCL (11)
     want_rc=11
-    [ "$expected" = FAIL ] && want_rc=10
-    if [ "$got" = "$expected" ] && [ "$rc" = "$want_rc" ]; then
+    { [ "$expected" = FAIL ] || [ "$want_impl" = FAIL ]; } && want_rc=10
+    probe_ok=0
+    case "|$want_probe|" in *"|$probe|"*) probe_ok=1 ;; esac
+    if [ "$got" = "$expected" ] && [ "$rc" = "$want_rc" ] && [ "$impl" = "$want_impl" ] && [ "$probe_ok" = 1 ]; then
         result=ok
     else
-        result="MISMATCH (exit $rc, want $want_rc)"
+        result="MISMATCH (exit $rc, want $want_rc; implementation want $want_impl; probe want $want_probe)"
         fails=$((fails + 1))
         sed -n '1,20p' "$T/$name.out" | sed 's/^/    /'
     fi
-    printf '%-26s %-8s %-9s %-13s %-5s %4s  %s\n' "$name" "$task" "$expected" "$got" "$rc" \
-        "$(( $(date +%s) - t0 ))" "$result"
+    printf '%-26s %-8s %-9s %-13s %-12s %-11s %-5s %4s  %s\n' "$name" "$task" "$expected" "$got" "$impl" "$probe" \
+        "$rc" "$(( $(date +%s) - t0 ))" "$result"
 done <"$T/rows"
 echo "audit_controls: $((rows - fails)) of $rows rows as expected, $(( $(date +%s) - t_start )) s"
 [ "$rows" -gt 0 ] && [ "$fails" -eq 0 ]

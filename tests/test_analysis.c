@@ -1765,3 +1765,150 @@ static int run_r_inflation(int attack)
 Test(operators_attack, reference_work_baseline) { cr_expect(run_r_inflation(0)); }
 /* a candidate range around a kernel name of the reference's does not relabel the reference's launches */
 Test(operators_attack, candidate_range_does_not_change_reference_work) { cr_expect(run_r_inflation(1)); }
+
+/*
+ * The causal probe (issue 16; docs/analysis.md, "Causal probe"): forbidden
+ * work the dispatcher reaches convicts only when the output depends on it;
+ * work below the framework (an extension calling cuBLAS itself) keeps its
+ * launch-provenance conviction.
+ */
+static struct ka_probe_evidence probe_of(enum ka_probe_state state, double change)
+{
+    struct ka_probe_evidence pr = { .state = state, .threshold = 1e-3, .joint_delta = change, .noise_floor = 0,
+                                    .seed = 7, .classes = 1u << KA_CLASS_GEMM, .targets = "mm x1 (gemm)",
+                                    .why = state == KA_PROBE_UNRESOLVED ? "sequence-differs: test" : NULL };
+    for (int i = 0; i < KA_CLASS_COUNT; i++)
+        pr.class_delta[i] = -1;
+    pr.class_delta[KA_CLASS_GEMM] = change;
+    pr.class_calls[KA_CLASS_GEMM] = 1;
+    return pr;
+}
+
+static struct ka_analysis *probed_gemm(struct scene *s, const char *caller, const struct ka_probe_evidence *pr)
+{
+    scene_init(s);
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(s, caller, PID, T0 + 10 * MS + 100, 1024);
+    finish(s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = pr };
+    return analyze(s, gemm_contract, &opt);
+}
+
+static const struct ka_field *field(const struct ka_finding *x, const char *key)
+{
+    for (size_t i = 0; x && i < x->n_fields; i++)
+        if (!strcmp(x->fields[i].key, key))
+            return &x->fields[i];
+    return NULL;
+}
+
+Test(probe, forbidden_work_the_output_depends_on_convicts_with_its_counterfactual)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.8);
+    struct ka_analysis *a = probed_gemm(&s, "/opt/torch/lib/libtorch_cuda.so", &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect(strstr(x->text, "the output moved by 0.8"), "%s", x->text);
+    cr_expect_str_eq(field(x, "channel")->s, "causal-probe");
+    cr_expect_float_eq(field(x, "output_change")->d, 0.8, 1e-12);
+    cr_expect_eq(field(x, "probe_seed")->u, 7);
+    done(&s, a);
+}
+
+Test(probe, forbidden_work_the_output_ignores_is_not_a_conviction_nor_a_pass)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    struct ka_analysis *a = probed_gemm(&s, "/opt/torch/lib/libtorch_cuda.so", &pr);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE, "%s", ka_verdict_name(IMPL(a)));
+    cr_expect(!has_finding(a, "forbidden-vendor-call"));
+    cr_expect(has_finding(a, "forbidden-work-unused"));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "does not depend on it"), "%s",
+              a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    done(&s, a);
+}
+
+Test(probe, below_the_framework_launch_provenance_still_convicts)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    struct ka_analysis *a = probed_gemm(&s, "/root/.cache/torch_extensions/py312/ext/ext.so", &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect_str_eq(field(x, "channel")->s, "launch-provenance");
+    cr_expect(!has_finding(a, "forbidden-work-unused"));
+    done(&s, a);
+}
+
+Test(probe, an_unresolved_probe_leaves_launch_provenance_to_decide)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_UNRESOLVED, 0.0);
+    struct ka_analysis *a = probed_gemm(&s, "/opt/torch/lib/libtorch_cuda.so", &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(has_finding(a, "causal-probe-unresolved"));
+    cr_expect_str_eq(field(finding(a, "forbidden-vendor-call"), "channel")->s, "launch-provenance");
+    done(&s, a);
+}
+
+Test(probe, a_class_the_probe_did_not_perturb_keeps_launch_provenance)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    pr.classes = 1u << KA_CLASS_REDUCTION; /* the dispatcher saw no gemm operator */
+    struct ka_analysis *a = probed_gemm(&s, "/opt/torch/lib/libtorch_cuda.so", &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect_str_eq(field(finding(a, "forbidden-vendor-call"), "channel")->s, "launch-provenance");
+    done(&s, a);
+}
+
+/* Without trace axes (kaudit audit --device cpu) the probe alone convicts, or reports unused work. */
+Test(probe, without_traces_the_probe_alone_decides)
+{
+    struct scene s;
+    scene_init(&s);
+    finish(&s, 1);
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.5);
+    pr.class_work[KA_CLASS_GEMM] = 2.0 * 1024 * 1024 * 1024; /* the reference's whole work */
+    struct ka_options opt = { .probe = &pr, .trace_axes_unsupported = "audited with --device cpu" };
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(has_finding(a, "forbidden-work-used"));
+    ka_analysis_free(a);
+    struct ka_probe_evidence small = probe_of(KA_PROBE_DECIDED, 0.5);
+    small.class_work[KA_CLASS_GEMM] = 1024; /* below 5% of the dominant class's work */
+    opt.probe = &small;
+    a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_UNSUPPORTED, "%s", ka_verdict_name(IMPL(a)));
+    ka_analysis_free(a);
+    struct ka_probe_evidence unused = probe_of(KA_PROBE_DECIDED, 0.0);
+    opt.probe = &unused;
+    a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_UNSUPPORTED);
+    cr_expect(has_finding(a, "forbidden-work-unused"));
+    done(&s, a);
+}
+
+Test(probe, targets_are_the_forbidden_classes_less_the_allowed_epilogues)
+{
+    struct ka_contract *c = contract(gemm_contract);
+    unsigned classes = ka_probe_classes(c);
+    cr_expect(classes & (1u << KA_CLASS_GEMM));
+    cr_expect(!(classes & (1u << KA_CLASS_ELEMENTWISE)), "the bias epilogue is allowed within its share");
+    cr_expect(!(classes & (1u << KA_CLASS_GLUE)));
+    char *json = ka_probe_targets_json(c);
+    cr_assert(json);
+    cr_expect(strstr(json, "\"mm\":\"gemm\"") && strstr(json, "\"addmm\":\"gemm\""), "%s", json);
+    cr_expect(strstr(json, "\"cudnn_convolution\"") && strstr(json, "\"conv\"]"), "%s", json);
+    cr_expect(!strstr(json, "\"add\":"), "%s", json);
+    free(json);
+    ka_contract_free(c);
+    struct ka_contract *none = contract("{\"kaudit_contract\": 1, \"task_id\": \"t/free\", \"implementation\": "
+                                        "{\"self_implemented\": false}}");
+    cr_expect_eq(ka_probe_classes(none), 0u);
+    cr_expect_null(ka_probe_targets_json(none));
+    ka_contract_free(none);
+}

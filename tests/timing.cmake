@@ -11,7 +11,7 @@ if(TARGET kaudit_analyzer)
   add_executable(test_audit_timing ${CMAKE_CURRENT_LIST_DIR}/test_audit_timing.c
     ${CMAKE_SOURCE_DIR}/tools/audit_timing.c)
   target_include_directories(test_audit_timing PRIVATE ${CMAKE_SOURCE_DIR}/tools)
-  target_link_libraries(test_audit_timing PRIVATE kaudit_analyzer kaudit_timing PkgConfig::CRITERION)
+  target_link_libraries(test_audit_timing PRIVATE kaudit_analyzer kaudit_stress kaudit_timing PkgConfig::CRITERION)
   kaudit_sanitize(test_audit_timing)
   add_test(NAME audit_timing COMMAND test_audit_timing)
 endif()

@@ -22,6 +22,7 @@ struct audit_args {
     enum ka_weak weak;
     int paper_tolerance, keep_tensors, quiet;
     int timing;                 /* --timing: 1 on, 0 off, -1 the default (on for cuda, off for cpu) */
+    int probe;                  /* --probe: the causal probe, 1 on (the default), 0 off */
     int has_claimed;
     double claimed_speedup;     /* --claimed-speedup: the weak validator's figure, for the record */
     double timeout_s;

@@ -367,6 +367,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
         argv[k++] = "--timing";
         argv[k++] = a->timing ? "on" : "off";
     }
+    if (!a->probe) {
+        argv[k++] = "--probe";
+        argv[k++] = "off";
+    }
     argv[k] = NULL;
     fflush(NULL);
     pid_t parent = getpid();

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "audit_timing.h"
+#include "events.h"
 #include "json_writer.h"
 
 #define LATENCIES (KAT_TIMING_BATCHES * KAT_TIMING_PER_BATCH)
@@ -74,46 +75,34 @@ static void read_check(const cJSON *e, struct audit_timing_check *c, unsigned li
     }
 }
 
+static int on_timing_event(const cJSON *e, unsigned lineno, void *arg)
+{
+    struct audit_timing *t = arg;
+    const cJSON *check = cJSON_GetObjectItemCaseSensitive(e, "check");
+    if (!cJSON_IsString(check))
+        return 0;
+    struct audit_timing_check *c = !strcmp(check->valuestring, "aa")        ? &t->aa
+                                   : !strcmp(check->valuestring, "speedup") ? &t->speedup
+                                   : !strcmp(check->valuestring, "stream")  ? &t->stream
+                                                                            : NULL;
+    if (c && c->present) {
+        /* the runner logs each check once: a second is someone else's */
+        c->error = 1;
+        snprintf(c->why, sizeof c->why,
+                 "events.jsonl line %u: a second '%s' timing event (the runner writes one): the timing evidence was "
+                 "written by someone else too",
+                 lineno, check->valuestring);
+    } else if (c) {
+        read_check(e, c, lineno);
+    }
+    return 0;
+}
+
 void audit_timing_read(const char *runner_dir, int requested, struct audit_timing *t)
 {
     memset(t, 0, sizeof *t);
     t->requested = requested;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/events.jsonl", runner_dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    unsigned lineno = 0;
-    while ((len = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        if (!strstr(line, "\"timing\""))
-            continue; /* the semantic reader judges the rest of the log */
-        cJSON *e = cJSON_ParseWithLength(line, (size_t)len);
-        const cJSON *ev = e ? cJSON_GetObjectItemCaseSensitive(e, "event") : NULL;
-        const cJSON *check = e ? cJSON_GetObjectItemCaseSensitive(e, "check") : NULL;
-        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, "timing") && cJSON_IsString(check)) {
-            struct audit_timing_check *c = !strcmp(check->valuestring, "aa")        ? &t->aa
-                                           : !strcmp(check->valuestring, "speedup") ? &t->speedup
-                                           : !strcmp(check->valuestring, "stream")  ? &t->stream
-                                                                                    : NULL;
-            if (c && c->present) {
-                /* the runner logs each check once: a second is someone else's */
-                c->error = 1;
-                snprintf(c->why, sizeof c->why,
-                         "events.jsonl line %u: a second '%s' timing event (the runner writes one): the timing "
-                         "evidence was written by someone else too",
-                         lineno, check->valuestring);
-            } else if (c) {
-                read_check(e, c, lineno);
-            }
-        }
-        cJSON_Delete(e);
-    }
-    free(line);
-    fclose(f);
+    kat_events_each(runner_dir, "timing", on_timing_event, t); /* no log: no checks */
 }
 
 static int has_finding(const struct ka_analysis *an, const char *code)

@@ -21,6 +21,7 @@
 
 #include "analysis.h"
 #include "audit.h"
+#include "audit_probe.h"
 #include "audit_timing.h"
 #include "audit_exec.h"
 #include "safe_file.h"
@@ -58,6 +59,7 @@
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
     "  --timing on|off        the timing checks: A/A screen, speedup, stream differential (on for cuda)\n"        \
+    "  --probe on|off         the causal probe: forbidden operators' outputs replaced by noise (on)\n"         \
     "  --claimed-speedup X    the weak validator's speedup, recorded beside the measured one\n"                  \
     "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n"\
     "  --quiet                print nothing but errors\n"                                                         \
@@ -129,7 +131,8 @@ static void write_axis(struct kat_json *j, const char *key, const struct ka_axis
 static int write_record(const char *path, const struct audit_args *a, const struct audit_paths *p,
                         const struct kat_semantic *sem, const struct ka_analysis *an, const char *analysis_json,
                         const struct kat_runner_end *end, double wall_s, const double phase_s[3],
-                        const struct audit_timing *timing)
+                        const struct audit_timing *timing,
+                        const struct audit_probe *probe)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -214,6 +217,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_close(&j, '}');
     kat_semantic_write_json(&j, "semantic", sem);
     audit_timing_write_json(&j, timing);
+    audit_probe_write_json(&j, probe);
     if (analysis_json)
         kat_json_raw(&j, "analysis", analysis_json);
     kat_json_close(&j, '}');
@@ -378,7 +382,13 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
                              .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
                              .timing = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing };
-    if (kat_plan_write(p.plan, &plan, err, sizeof err) != 0) {
+    /* the causal probe's targets: the contract's forbidden classes, or the core classes
+       a generated contract forbids (docs/audit.md, "Causal probe") */
+    char *probe_targets = a->probe ? ka_probe_targets_json(contract) : NULL;
+    plan.probe = probe_targets;
+    int plan_rc = kat_plan_write(p.plan, &plan, err, sizeof err);
+    free(probe_targets);
+    if (plan_rc != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
     }
@@ -454,6 +464,9 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     opt.inventory_path = inv_path;
     opt.weak = a->weak;
     opt.semantic_evidence = &ev;
+    struct audit_probe probe;
+    audit_probe_read(p.runner_dir, plan.probe != NULL, &probe);
+    opt.probe = probe.planned ? &probe.ev : NULL;
     if (strcmp(a->device, "cpu") == 0)
         opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
     /* The worker and all it left have ended: the session must match the seal
@@ -487,7 +500,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     char *json = ka_report_json(an);
     phase_s[2] = seconds_since(&tp);
     double wall = seconds_since(&t0);
-    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing) != 0) {
+    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing, &probe) != 0) {
         free(json);
         goto out;
     }
@@ -497,6 +510,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!a->quiet) {
         print_semantic(sem);
         ka_report_summary(stdout, an);
+        audit_probe_print(stdout, &probe);
         audit_timing_print(stdout, &timing);
         printf("  record: %s\n", p.record);
     }
@@ -527,6 +541,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
     a->timeout_s = 600;
     a->jobs = 2;
     a->timing = -1;
+    a->probe = 1;
     static const struct option options[] = {
         { "reference", required_argument, NULL, 'r' }, { "candidate", required_argument, NULL, 'c' },
         { "contract", required_argument, NULL, 'C' },  { "manifest", required_argument, NULL, 'M' },
@@ -538,7 +553,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "quiet", no_argument, NULL, 'q' },           { "batch", required_argument, NULL, 'B' },
         { "jobs", required_argument, NULL, 'J' },      { "output", required_argument, NULL, 'o' },
         { "id", required_argument, NULL, 'i' },        { "allow-write", required_argument, NULL, 'A' },
-        { "timing", required_argument, NULL, 'g' },    { "claimed-speedup", required_argument, NULL, 'S' },
+        { "timing", required_argument, NULL, 'g' },    { "probe", required_argument, NULL, 'Q' },    { "claimed-speedup", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -605,6 +620,11 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (strcmp(optarg, "on") && strcmp(optarg, "off"))
                 return cli_usage_error(AUDIT_USAGE, "--timing takes on or off, not '%s'", optarg);
             a->timing = !strcmp(optarg, "on");
+            break;
+        case 'Q':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+                return cli_usage_error(AUDIT_USAGE, "--probe takes on or off, not '%s'", optarg);
+            a->probe = !strcmp(optarg, "on");
             break;
         case 'S':
             errno = 0;

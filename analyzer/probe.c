@@ -1,0 +1,154 @@
+/*
+ * probe.c - the causal probe (docs/analysis.md, "Causal probe"; paper 3.3,
+ * Eq. 2): which operators `kaudit audit` perturbs, and what the evidence of
+ * its replays does to the implementation axis.
+ *
+ * The runner (runner/kaudit_probe.py) replays the candidate's call with the
+ * outputs of the ATen operators of the targeted classes replaced by seeded
+ * noise; tools/audit_probe.c measures how far the output moved.  Here:
+ *   - the targets: the contract's forbidden classes and the reference's
+ *     dominant class, less its allowed epilogues, as operator names from the
+ *     families of work_classes.c (the plan carries them: one table);
+ *   - a selected item the dispatcher reaches (framework kernels, a library
+ *     call made by the framework) of a perturbed class convicts only when the
+ *     output moved by more than the threshold; when it did not, the item is
+ *     forbidden work the output does not depend on (forbidden-work-unused):
+ *     no conviction, and no PASS either (the probe runs in the candidate's
+ *     process, which could forge it);
+ *   - without trace axes (--device cpu) the probe alone can convict.
+ */
+#define _GNU_SOURCE
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+
+unsigned ka_probe_classes(const struct ka_contract *c)
+{
+    unsigned classes;
+    if (!c)
+        classes = 1u << KA_CLASS_GEMM | 1u << KA_CLASS_CONV | 1u << KA_CLASS_ATTENTION | 1u << KA_CLASS_REDUCTION |
+                  1u << KA_CLASS_ELEMENTWISE | 1u << KA_CLASS_POOLING | 1u << KA_CLASS_NORMALIZATION |
+                  1u << KA_CLASS_SOFTMAX;
+    else if (!c->self_implemented)
+        return 0;
+    else
+        classes = c->forbidden | (c->dominant_class >= 0 ? 1u << c->dominant_class : 0u);
+    if (c)
+        for (size_t e = 0; e < c->n_epilogues; e++)
+            classes &= ~(1u << c->epilogues[e].cls);   /* allowed within a share the trace measures */
+    return classes & ~(1u << KA_CLASS_GLUE) & ~(1u << KA_CLASS_OTHER);
+}
+
+struct targets_build {
+    unsigned classes;
+    cJSON *names, *prefixes;
+};
+
+static void add_target(void *arg, int cls, const char *name, int prefix)
+{
+    struct targets_build *b = arg;
+    if (!(b->classes & (1u << cls)))
+        return;
+    if (prefix) {
+        cJSON *pair = cJSON_CreateArray();
+        cJSON_AddItemToArray(pair, cJSON_CreateString(name));
+        cJSON_AddItemToArray(pair, cJSON_CreateString(ka_class_name(cls)));
+        cJSON_AddItemToArray(b->prefixes, pair);
+    } else if (!cJSON_GetObjectItemCaseSensitive(b->names, name)) {
+        cJSON_AddStringToObject(b->names, name, ka_class_name(cls));
+    }
+}
+
+char *ka_probe_targets_json(const struct ka_contract *c)
+{
+    struct targets_build b = { .classes = ka_probe_classes(c) };
+    if (!b.classes)
+        return NULL;
+    cJSON *root = cJSON_CreateObject();
+    b.names = cJSON_AddObjectToObject(root, "names");
+    b.prefixes = cJSON_AddArrayToObject(root, "prefixes");
+    ka_operator_family_each(add_target, &b);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    return text;
+}
+
+int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it)
+{
+    if (!pr || pr->state != KA_PROBE_DECIDED || !(pr->classes & (1u << it->cls)))
+        return 0;
+    /* the dispatcher sees framework work and the library calls the framework makes;
+       an extension calling cuBLAS itself, or a kernel launched without a library call,
+       is below it (launch provenance, the second channel, keeps those) */
+    return it->kind == KA_ITEM_FRAMEWORK_KERNELS || (it->kind == KA_ITEM_VENDOR_CALL && !it->below_framework);
+}
+
+void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls)
+{
+    ka_field_num(x, "output_change", pr->joint_delta);
+    if (cls >= 0 && pr->class_delta[cls] >= 0)
+        ka_field_num(x, "class_output_change", pr->class_delta[cls]);
+    ka_field_num(x, "noise_floor", pr->noise_floor);
+    ka_field_num(x, "probe_threshold", pr->threshold);
+    ka_field_u64(x, "probe_seed", pr->seed);
+    if (pr->targets)
+        ka_field_str(x, "probe_targets", pr->targets);
+}
+
+/*
+ * Without trace axes: the probe's own selection.  A targeted class convicts
+ * when the output moved past the threshold and its operators' work (from
+ * their sizes) reaches 5% of the reference's for the dominant class or 30%
+ * otherwise; with the reference's work measured from a phase no trace gives
+ * here, any dependence convicts.
+ */
+void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
+                           struct ka_analysis *a)
+{
+    if (!pr || pr->state != KA_PROBE_DECIDED)
+        return;
+    if (!(pr->joint_delta > pr->threshold)) {
+        struct ka_finding *x = ka_add_finding(
+            f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", NULL, 0,
+            "the candidate handed forbidden work to the framework (%s), but its output does not depend on it: with "
+            "those operators' outputs replaced by noise (seed %llu), it moved by %.3g (threshold %.3g)",
+            pr->targets ? pr->targets : "?", (unsigned long long)pr->seed, pr->joint_delta, pr->threshold);
+        ka_probe_fields(x, pr, -1);
+        return;
+    }
+    double R = c && !c->measure_reference ? c->reference_work : 0;
+    unsigned convicting = 0;
+    for (int cls = 0; cls < KA_CLASS_COUNT; cls++) {
+        if (!(pr->classes & (1u << cls)))
+            continue;
+        double share = R > 0 ? pr->class_work[cls] / R : -1;
+        int dom = c && cls == c->dominant_class;
+        if (share >= 0 && pr->class_work[cls] > 0 && share < (dom ? 0.05 : 0.30))
+            continue;
+        convicting++;
+        struct ka_finding *x = ka_add_finding(
+            f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS, "forbidden-work-used", NULL, 0,
+            "the candidate's output depends on forbidden %s work it handed to the framework: with the outputs of "
+            "its %s operators (%s) replaced by noise (seed %llu), the output moved by %.3g (threshold %.3g; two "
+            "unperturbed calls differ by %.3g)",
+            ka_class_name(cls), ka_class_name(cls), pr->targets ? pr->targets : "?", (unsigned long long)pr->seed,
+            pr->class_delta[cls] >= 0 ? pr->class_delta[cls] : pr->joint_delta, pr->threshold, pr->noise_floor);
+        ka_field_str(x, "class", ka_class_name(cls));
+        ka_field_num(x, "amount", pr->class_work[cls]);
+        if (share >= 0)
+            ka_field_num(x, "share", share);
+        ka_probe_fields(x, pr, cls);
+    }
+    if (!convicting)
+        return;
+    struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
+    free(ax->root_cause);
+    ax->verdict = KA_FAIL;
+    if (asprintf(&ax->root_cause, "the output depends on forbidden work handed to the framework (causal probe: "
+                                  "output change %.3g)", pr->joint_delta) < 0)
+        ax->root_cause = NULL;
+}

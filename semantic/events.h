@@ -1,0 +1,19 @@
+/*
+ * events.h - the runner's event log, runner_dir/events.jsonl (docs/audit.md,
+ * "The runner's log"), read one event at a time by the parts of kaudit that
+ * judge one kind of event each (tools/audit_timing.c, tools/audit_probe.c;
+ * semantic.c reads the whole log and judges its damage).
+ */
+#ifndef KAUDIT_EVENTS_H
+#define KAUDIT_EVENTS_H
+
+#include <cjson/cJSON.h>
+
+/* Calls fn(e, lineno, arg) for each line of runner_dir/events.jsonl that is
+ * a JSON object whose "event" is name (lines that do not parse are left to
+ * semantic.c); stops early when fn returns nonzero.  Returns 0, or -1 when
+ * the log cannot be opened. */
+int kat_events_each(const char *runner_dir, const char *name, int (*fn)(const cJSON *e, unsigned lineno, void *arg),
+                    void *arg);
+
+#endif

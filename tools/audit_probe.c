@@ -1,0 +1,329 @@
+/* audit_probe.c - the causal probe's evidence from the runner's log and output files (audit_probe.h). */
+#define _GNU_SOURCE
+#include "audit_probe.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "contract.h"
+#include "events.h"
+#include "json_writer.h"
+#include "tensor_file.h"
+
+struct read_state {
+    struct audit_probe *p;
+    const char *dir;
+    int events;
+};
+
+static void unresolved(struct audit_probe *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void unresolved(struct audit_probe *p, const char *fmt, ...)
+{
+    if (p->ev.state == KA_PROBE_UNRESOLVED)
+        return; /* the first reason stands */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->why, sizeof p->why, fmt, ap);
+    va_end(ap);
+    p->ev.state = KA_PROBE_UNRESOLVED;
+    p->ev.why = p->why;
+}
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *k, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+/* A replay's output file, opened (relative to the runner's directory, which it may not leave). */
+static struct kat_tensor_file *open_output(struct audit_probe *p, const char *dir, const cJSON *replay)
+{
+    const char *file = jstr(replay, "file"), *name = jstr(replay, "name");
+    if (!file || strstr(file, "..") || file[0] == '/') {
+        unresolved(p, "the %s replay names no output file of the runner's", name ? name : "?");
+        return NULL;
+    }
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    struct kat_tensor_file *f;
+    if (kat_tensor_file_open(path, &f, err, sizeof err) != 0) {
+        unresolved(p, "the %s replay's output does not read: %s", name ? name : "?", err);
+        return NULL;
+    }
+    return f;
+}
+
+/*
+ * The relative change of out against base: the largest |out - base| of any
+ * floating leaf over the largest |base| of that leaf; -1 with a reason when
+ * the structure, shapes or dtypes differ.
+ */
+static double output_change(struct audit_probe *p, const char *name, const struct kat_tensor_file *base,
+                            const struct kat_tensor_file *out)
+{
+    if (base->n_leaves != out->n_leaves) {
+        unresolved(p, "the %s replay's output has %u leaves, the baseline's %u", name, out->n_leaves, base->n_leaves);
+        return -1;
+    }
+    double worst = 0;
+    for (uint32_t i = 0; i < base->n_leaves; i++) {
+        const struct kat_tensor_leaf *b = &base->leaves[i], *o = &out->leaves[i];
+        if (strcmp(b->path, o->path) || b->kind != o->kind || b->dtype != o->dtype || b->ndim != o->ndim ||
+            b->numel != o->numel || memcmp(b->shape, o->shape, b->ndim * sizeof b->shape[0])) {
+            unresolved(p, "the %s replay's output leaf %s differs from the baseline's in structure, shape or dtype",
+                       name, b->path);
+            return -1;
+        }
+        if (!kat_dtype_is_floating(b->dtype) || kat_dtype_is_complex(b->dtype))
+            continue;
+        double *bv = kat_leaf_to_double(b), *ov = kat_leaf_to_double(o);
+        uint64_t n = kat_leaf_double_count(b);
+        if (!bv || !ov) {
+            free(bv);
+            free(ov);
+            unresolved(p, "out of memory comparing the %s replay", name);
+            return -1;
+        }
+        double scale = 0, diff = 0;
+        for (uint64_t k = 0; k < n; k++) {
+            if (isfinite(bv[k]) && fabs(bv[k]) > scale)
+                scale = fabs(bv[k]);
+            double d = fabs(ov[k] - bv[k]);
+            if (isnan(d))
+                d = isnan(ov[k]) && isnan(bv[k]) ? 0 : INFINITY;  /* a NaN appearing is a change */
+            if (d > diff)
+                diff = d;
+        }
+        free(bv);
+        free(ov);
+        double rel = diff == 0 ? 0 : diff / (scale > 0 ? scale : 1e-30);
+        if (rel > worst)
+            worst = rel;
+    }
+    return worst;
+}
+
+static void read_targets(struct audit_probe *p, const cJSON *targets)
+{
+    size_t used = 0;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, targets)
+    {
+        const char *op = jstr(t, "op"), *cls_name = jstr(t, "class");
+        int cls = cls_name ? ka_class_parse(cls_name) : -1;
+        if (!op || cls < 0)
+            continue;
+        double calls = jnum(t, "calls", 0);
+        p->ev.classes |= 1u << cls;
+        p->ev.class_calls[cls] += calls > 0 ? (uint64_t)calls : 0;
+        /* the work from the sizes of the calls logged, scaled to all calls */
+        const cJSON *sizes = cJSON_GetObjectItemCaseSensitive(t, "sizes");
+        double work = 0;
+        int logged = 0;
+        const cJSON *one;
+        cJSON_ArrayForEach(one, sizes)
+        {
+            char *text = cJSON_PrintUnformatted(one);
+            char *msg = NULL;
+            if (text && asprintf(&msg, "aten::%s, sizes = %s", op, text) >= 0) {
+                const char *unit;
+                work += ka_operator_work(msg, cls, &unit);
+                logged++;
+            }
+            free(msg);
+            free(text);
+        }
+        if (logged && calls > logged)
+            work *= calls / logged;
+        p->ev.class_work[cls] += work;
+        if (used < sizeof p->targets - 1) {
+            int w = snprintf(p->targets + used, sizeof p->targets - used, "%s%s x%.0f (%s)", used ? ", " : "", op,
+                             calls, cls_name);
+            used += w > 0 ? (size_t)w : 0;
+            if (used >= sizeof p->targets)
+                used = sizeof p->targets - 1;
+        }
+    }
+    p->ev.targets = p->targets;
+}
+
+static int on_probe(const cJSON *e, unsigned lineno, void *arg)
+{
+    struct read_state *st = arg;
+    struct audit_probe *p = st->p;
+    if (st->events++) {
+        unresolved(p, "events.jsonl line %u: a second probe event (the runner writes one): the probe's evidence was "
+                      "written by someone else too",
+                   lineno);
+        return 1;
+    }
+    p->seconds = jnum(e, "seconds", 0);
+    p->ev.seed = (uint64_t)jnum(e, "seed", 0);
+    const char *status = jstr(e, "status");
+    if (!status || !strcmp(status, "unresolved")) {
+        unresolved(p, "%s: %s", jstr(e, "check") ? jstr(e, "check") : "probe",
+                   jstr(e, "error") ? jstr(e, "error") : "(no message)");
+        return 0;
+    }
+    read_targets(p, cJSON_GetObjectItemCaseSensitive(e, "targets"));
+    if (!strcmp(status, "no-targets")) {
+        p->ev.state = KA_PROBE_NO_TARGETS;
+        return 0;
+    }
+    /* decided here, from the files: baseline, repeat, joint, class:C ... */
+    const cJSON *replays = cJSON_GetObjectItemCaseSensitive(e, "replays"), *r;
+    struct kat_tensor_file *base = NULL;
+    int have_joint = 0, have_repeat = 0;
+    cJSON_ArrayForEach(r, replays)
+    {
+        const char *name = jstr(r, "name");
+        if (!name)
+            continue;
+        p->replays++;
+        if (jnum(r, "perturbed", -1) != jnum(r, "expected", -2)) {
+            unresolved(p, "the %s replay perturbed %.0f of its %.0f targets", name, jnum(r, "perturbed", -1),
+                       jnum(r, "expected", -1));
+            break;
+        }
+        struct kat_tensor_file *f = open_output(p, st->dir, r);
+        if (!f)
+            break;
+        if (!strcmp(name, "baseline")) {
+            kat_tensor_file_close(base);
+            base = f;
+            continue;
+        }
+        if (!base) {
+            kat_tensor_file_close(f);
+            unresolved(p, "the %s replay comes before any baseline", name);
+            break;
+        }
+        double change = output_change(p, name, base, f);
+        kat_tensor_file_close(f);
+        if (change < 0)
+            break;
+        if (!strcmp(name, "repeat")) {
+            p->ev.noise_floor = change;
+            have_repeat = 1;
+        } else if (!strcmp(name, "joint")) {
+            p->ev.joint_delta = change;
+            have_joint = 1;
+        } else if (!strncmp(name, "class:", 6)) {
+            int cls = ka_class_parse(name + 6);
+            if (cls >= 0)
+                p->ev.class_delta[cls] = change;
+        }
+    }
+    kat_tensor_file_close(base);
+    if (p->ev.state == KA_PROBE_UNRESOLVED)
+        return 0;
+    if (!have_repeat || !have_joint) {
+        unresolved(p, "the probe's log lacks its %s replay", have_repeat ? "joint" : "repeat");
+        return 0;
+    }
+    /* the output must be reproducible well below the threshold, or a change means nothing */
+    if (p->ev.noise_floor > p->ev.threshold / 10) {
+        unresolved(p, "two unperturbed calls differ by %.3g, above a tenth of the threshold %.3g: the candidate's "
+                      "output is not reproducible enough for the counterfactual",
+                   p->ev.noise_floor, p->ev.threshold);
+        return 0;
+    }
+    p->ev.state = KA_PROBE_DECIDED;
+    return 0;
+}
+
+void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p)
+{
+    memset(p, 0, sizeof *p);
+    p->planned = planned;
+    p->ev.threshold = AUDIT_PROBE_THRESHOLD;
+    for (int i = 0; i < KA_CLASS_COUNT; i++)
+        p->ev.class_delta[i] = -1;
+    if (!planned)
+        return;
+    struct read_state st = { .p = p, .dir = runner_dir };
+    kat_events_each(runner_dir, "probe", on_probe, &st);
+    if (!st.events && p->ev.state == KA_PROBE_NOT_RUN)
+        unresolved(p, "the runner logged no probe (it stopped before, or its log was cut)");
+    /* the classes alone: when only one was perturbed, its change is the joint one */
+    int n = __builtin_popcount(p->ev.classes);
+    for (int i = 0; i < KA_CLASS_COUNT && n == 1 && p->ev.state == KA_PROBE_DECIDED; i++)
+        if (p->ev.classes & (1u << i))
+            p->ev.class_delta[i] = p->ev.joint_delta;
+}
+
+static const char *state_name(enum ka_probe_state s)
+{
+    switch (s) {
+    case KA_PROBE_DECIDED: return "decided";
+    case KA_PROBE_NO_TARGETS: return "no-targets";
+    case KA_PROBE_UNRESOLVED: return "unresolved";
+    default: return "not-run";
+    }
+}
+
+void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p)
+{
+    kat_json_open(j, "probe", '{');
+    kat_json_bool(j, "planned", p->planned);
+    kat_json_str(j, "state", state_name(p->ev.state));
+    if (p->ev.why)
+        kat_json_str(j, "why", p->ev.why);
+    kat_json_double(j, "threshold", p->ev.threshold);
+    kat_json_u64(j, "seed", p->ev.seed);
+    if (p->ev.state == KA_PROBE_DECIDED) {
+        kat_json_double(j, "output_change", p->ev.joint_delta);
+        kat_json_double(j, "noise_floor", p->ev.noise_floor);
+    }
+    if (p->ev.targets)
+        kat_json_str(j, "targets", p->ev.targets);
+    kat_json_open(j, "classes", '[');
+    for (int c = 0; c < KA_CLASS_COUNT; c++) {
+        if (!(p->ev.classes & (1u << c)))
+            continue;
+        kat_json_open(j, NULL, '{');
+        kat_json_str(j, "class", ka_class_name(c));
+        kat_json_u64(j, "calls", p->ev.class_calls[c]);
+        kat_json_double(j, "work", p->ev.class_work[c]);
+        if (p->ev.class_delta[c] >= 0)
+            kat_json_double(j, "output_change", p->ev.class_delta[c]);
+        kat_json_close(j, '}');
+    }
+    kat_json_close(j, ']');
+    kat_json_u64(j, "replays", p->replays);
+    kat_json_double(j, "seconds", p->seconds);
+    kat_json_close(j, '}');
+}
+
+void audit_probe_print(FILE *f, const struct audit_probe *p)
+{
+    if (!p->planned)
+        return;
+    switch (p->ev.state) {
+    case KA_PROBE_DECIDED:
+        fprintf(f, "  causal probe    output change %.3g with %s replaced by noise (threshold %.3g, noise floor "
+                   "%.3g, seed %llu)\n",
+                p->ev.joint_delta, p->ev.targets ? p->ev.targets : "?", p->ev.threshold, p->ev.noise_floor,
+                (unsigned long long)p->ev.seed);
+        break;
+    case KA_PROBE_NO_TARGETS:
+        fprintf(f, "  causal probe    the candidate's call dispatched no operator of a targeted class\n");
+        break;
+    case KA_PROBE_UNRESOLVED:
+        fprintf(f, "  causal probe    unresolved: %s\n", p->ev.why ? p->ev.why : "?");
+        break;
+    default:
+        break;
+    }
+}

@@ -1,0 +1,38 @@
+/*
+ * audit_probe.h - the causal probe of one audit, from the runner's log
+ * (docs/audit.md, "Causal probe"; docs/analysis.md, "Causal probe").
+ *
+ * The runner (runner/kaudit_probe.py) replays the candidate's call on the
+ * task's inputs with the outputs of its targeted ATen operators replaced by
+ * seeded noise and logs one event "probe" (its replays and their output
+ * files); here the outputs are compared (the numerics are kaudit's, in C),
+ * the replays' checks are made, and the evidence goes to the analyzer
+ * (struct ka_probe_evidence).
+ */
+#ifndef KAUDIT_AUDIT_PROBE_H
+#define KAUDIT_AUDIT_PROBE_H
+
+#include <stdio.h>
+
+#include "analysis.h"
+
+/* The relative output change above which the output depends on the perturbed work (paper, Eq. 2). */
+#define AUDIT_PROBE_THRESHOLD 1e-3
+
+struct audit_probe {
+    int planned;                    /* the plan asked for it */
+    struct ka_probe_evidence ev;
+    char why[512];                  /* ev.why points here */
+    char targets[512];              /* ev.targets points here */
+    unsigned replays;
+    double seconds;
+};
+
+/* Reads runner_dir/events.jsonl and the probe's output files. */
+void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p);
+
+struct kat_json;
+void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p);
+void audit_probe_print(FILE *f, const struct audit_probe *p);
+
+#endif
