@@ -36,17 +36,17 @@ deleg_unused_kernel matmul
 deleg_failed_build matmul
 deleg_ext_cublas matmul
 deleg_discarded_gemm matmul
-allowed_bias_epilogue gemm_bias
+allowed_bias_epilogue gemm_bias gemm-bias
 clean_tiled_gemm matmul
 "
-echo "$cases" | while read -r name task; do
+echo "$cases" | while read -r name task contract; do
     [ -n "$name" ] || continue
     case " ${PROBE_ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
     if [ $((SECONDS - start)) -ge "$DEADLINE" ]; then echo "CASE $name not run (deadline)" | tee -a "$log"; continue; fi
     t0=$SECONDS
     "$K" audit --reference "$ROOT/tests/gpu/controls/tasks/$task.py" \
         --candidate "$ROOT/tests/gpu/controls/candidates/$name.py" \
-        --contract "$ROOT/contracts/controls/$task.json" --device cuda --timing off --weak ACCEPT --quiet \
+        --contract "$ROOT/contracts/controls/${contract:-$task}.json" --device cuda --timing off --weak ACCEPT --quiet \
         -d "$W/$name" --json "$W/records/$name.json" >>"$log" 2>&1
     rc=$?
     row=$("$KAUDIT_PYTHON" - "$W/records/$name.json" <<'PYEOF'
