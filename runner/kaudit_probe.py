@@ -24,6 +24,7 @@ reach (the vendor-boundary channel is not built yet; launch provenance
 stays the second channel).
 """
 import copy
+import time
 
 import torch
 
@@ -137,6 +138,7 @@ def run_probe(runner, spec, call, write, state_of):
     targets = {"names": dict(spec["targets"].get("names", {})),
                "prefixes": [tuple(p) for p in spec["targets"].get("prefixes", [])]}
     seed = event["seed"]
+    t_start = time.monotonic()
     before = state_of()
     # One set of input buffers for every replay, refilled from a pristine copy: the same
     # values (a candidate that writes into its inputs changes nothing for the next replay)
@@ -147,8 +149,10 @@ def run_probe(runner, spec, call, write, state_of):
                 for a in runner.canonical.make(runner.device)]
     runner.canonical.drop()
     buffers = [a.clone() if isinstance(a, torch.Tensor) else a for a in pristine]
+    event["inputs_s"] = round(time.monotonic() - t_start, 4)
 
     def replay(name, perturb, classes=None):
+        t0 = time.monotonic()
         mode = Dispatch(targets, perturb, seed)
         args = []
         for b, p in zip(buffers, pristine):
@@ -163,8 +167,10 @@ def run_probe(runner, spec, call, write, state_of):
         except Exception as exc:
             raise ProbeUnresolved("replay-raised", "the %s replay raised %s: %s"
                                   % (name, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else ""))
+        called = time.monotonic()
         entry = {"name": name, "file": write(name, out), "ops": len(mode.seq),
-                 "expected": len(perturb), "perturbed": len(mode.perturbed)}
+                 "expected": len(perturb), "perturbed": len(mode.perturbed),
+                 "call_s": round(called - t0, 4), "write_s": round(time.monotonic() - called, 4)}
         if classes is not None:
             entry["classes"] = classes
         event["replays"].append(entry)
