@@ -135,6 +135,11 @@ struct ka_probe_evidence {
     double class_work[KA_CLASS_COUNT];  /* their work from the operators' sizes (flop or element), 0 unknown */
     uint64_t class_calls[KA_CLASS_COUNT];
     const char *targets;                /* for people: "mm x2 (gemm), ..." */
+    /* the vendor-boundary channel: every cuBLAS GEMM output of the call replaced
+       after the real call (the work below the dispatcher) */
+    int vendor;                         /* that replay ran and passed its checks */
+    uint64_t vendor_calls;              /* the GEMM calls the baseline made */
+    double vendor_delta;
 };
 
 /* The work of an ATen operator from its sizes ("aten::mm, ..., sizes = [[64, 512], [512, 256]]"):

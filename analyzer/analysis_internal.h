@@ -400,7 +400,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                                const struct ka_contract *c, const struct ka_probe_evidence *probe,
                                struct ka_analysis *a);
 /* The causal probe (probe.c): does it reach this work item; its fields on a finding; its verdict without traces. */
-int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it);
+enum { KA_PROBE_DISPATCHER = 1, KA_PROBE_VENDOR = 2 };
+/* 0, or the channel that reached it (KA_PROBE_*) with the output's change in *change. */
+int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change);
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls);
 void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
                            struct ka_analysis *a);

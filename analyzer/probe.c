@@ -77,19 +77,35 @@ char *ka_probe_targets_json(const struct ka_contract *c)
     return text;
 }
 
-int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it)
+int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change)
 {
-    if (!pr || pr->state != KA_PROBE_DECIDED || !(pr->classes & (1u << it->cls)))
+    if (!pr || pr->state != KA_PROBE_DECIDED)
         return 0;
-    /* the dispatcher sees framework work and the library calls the framework makes;
-       an extension calling cuBLAS itself, or a kernel launched without a library call,
-       is below it (launch provenance, the second channel, keeps those) */
-    return it->kind == KA_ITEM_FRAMEWORK_KERNELS || (it->kind == KA_ITEM_VENDOR_CALL && !it->below_framework);
+    /* the dispatcher sees framework work and the library calls the framework makes */
+    if ((pr->classes & (1u << it->cls)) &&
+        (it->kind == KA_ITEM_FRAMEWORK_KERNELS || (it->kind == KA_ITEM_VENDOR_CALL && !it->below_framework))) {
+        *change = pr->class_delta[it->cls] >= 0 ? pr->class_delta[it->cls] : pr->joint_delta;
+        return KA_PROBE_DISPATCHER;
+    }
+    /* a cuBLAS GEMM an extension made itself: the vendor-boundary replay, which
+       replaced every cuBLAS GEMM output of the call (cuDNN and cuBLASLt are not
+       replaced: their calls made the replay unresolved or were not counted) */
+    if (pr->vendor && it->kind == KA_ITEM_VENDOR_CALL && it->below_framework && it->library &&
+        !strcmp(it->library, "cublas") && it->cls == KA_CLASS_GEMM) {
+        *change = pr->vendor_delta;
+        return KA_PROBE_VENDOR;
+    }
+    /* anything else (a kernel launched without a library call, another library)
+       is left to launch provenance, the second channel */
+    return 0;
 }
 
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls)
 {
-    ka_field_num(x, "output_change", pr->joint_delta);
+    if (pr->classes)
+        ka_field_num(x, "output_change", pr->joint_delta);
+    if (pr->vendor)
+        ka_field_num(x, "vendor_output_change", pr->vendor_delta);
     if (cls >= 0 && pr->class_delta[cls] >= 0)
         ka_field_num(x, "class_output_change", pr->class_delta[cls]);
     ka_field_num(x, "noise_floor", pr->noise_floor);

@@ -242,15 +242,18 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         }
         /* Channel 1 (paper 3.3): where the causal probe reached this work, its counterfactual
            decides; launch provenance convicts the rest (probe.c) */
-        int probed = ka_probe_reaches(probe, it);
-        if (probed && !(probe->joint_delta > probe->threshold)) {
+        double change = 0;
+        int probed = ka_probe_reaches(probe, it, &change);
+        const char *perturbed = probed == KA_PROBE_VENDOR ? "its cuBLAS calls" : "the candidate's forbidden operators";
+        if (probed && !(change > probe->threshold)) {
             unused++;
             struct ka_finding *x = ka_add_finding(
                 f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", it->process, it->time_ns,
-                "%s — forbidden (%s), but the output does not depend on it: with the outputs of the candidate's "
-                "forbidden operators (%s) replaced by noise (seed %llu), it moved by %.3g (threshold %.3g)",
-                it->what ? it->what : "?", why, probe->targets ? probe->targets : "?",
-                (unsigned long long)probe->seed, probe->joint_delta, probe->threshold);
+                "%s — forbidden (%s), but the output does not depend on it: with the outputs of %s (%s) replaced by "
+                "noise (seed %llu), it moved by %.3g (threshold %.3g)",
+                it->what ? it->what : "?", why, perturbed,
+                probed == KA_PROBE_VENDOR ? "every GEMM of the call" : probe->targets ? probe->targets : "?",
+                (unsigned long long)probe->seed, change, probe->threshold);
             item_fields(x, it);
             ka_field_str(x, "rule", rule);
             ka_probe_fields(x, probe, it->cls);
@@ -260,10 +263,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         char counterfactual[300] = "";
         if (probed)
             snprintf(counterfactual, sizeof counterfactual,
-                     "; the output moved by %.3g when the forbidden operators' outputs were replaced by noise (seed "
-                     "%llu, threshold %.3g)",
-                     probe->class_delta[it->cls] >= 0 ? probe->class_delta[it->cls] : probe->joint_delta,
-                     (unsigned long long)probe->seed, probe->threshold);
+                     "; the output moved by %.3g when the outputs of %s were replaced by noise (seed %llu, threshold "
+                     "%.3g)",
+                     change, perturbed, (unsigned long long)probe->seed, probe->threshold);
         struct ka_finding *x =
             ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS,
                            it->kind == KA_ITEM_VENDOR_CALL ? "forbidden-vendor-call"
@@ -277,7 +279,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
             ka_field_num(x, "share", share);
             ka_field_num(x, "threshold", threshold);
         }
-        ka_field_str(x, "channel", probed ? "causal-probe" : "launch-provenance");
+        ka_field_str(x, "channel", probed == KA_PROBE_VENDOR ? "causal-probe-vendor"
+                                   : probed                   ? "causal-probe"
+                                                              : "launch-provenance");
         if (probed)
             ka_probe_fields(x, probe, it->cls);
     }

@@ -295,9 +295,11 @@ enum { KAT_CUDNN_CONST_LIST(KAT_VENDOR_ENUMERATOR_) };
         long long int stridex, const TS *beta, TY *y, I incy, long long int stridey, \
         I batchCount)
 
-/* A cuBLAS getter the wrappers call. */
+/* cuBLAS getters the wrappers call. */
 #define KAT_PROTO_cublasGetMathMode(name) \
     kat_cublasStatus_t name(kat_cublasHandle_t handle, kat_cublasMath_t *mode)
+#define KAT_PROTO_cublasGetStream_v2(name) \
+    kat_cublasStatus_t name(kat_cublasHandle_t handle, kat_cudaStream_t *streamId)
 
 /*
  * The wrapped cuBLAS entry points, one list per prototype.  Besides the name,
@@ -563,6 +565,14 @@ static inline void *kat_vendor_real(void *_Atomic *slot, uint32_t library, const
     }
     return fn;
 }
+
+/* The causal probe's vendor-boundary channel (vendor_probe.c): is it on; after a
+ * GEMM returned, replace its output (m x n, leading dimension ldc, batch matrices
+ * stride_c elements apart, cudaDataType ctype) with noise; a call it cannot perturb. */
+int kat_probe_vendor_on(void);
+void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
+                           int64_t batch, int64_t stride_c, int status);
+void kat_probe_vendor_unsupported(int status);
 
 /* Fill what every vendor record has and close the window.  API_ID caches
  * the interned name per call site (interning takes the writer lock; ids

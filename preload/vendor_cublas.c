@@ -234,7 +234,7 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
  * being recorded (no session, or paused by the benchmark control) the call
  * goes straight through.  No lock is held and nothing is allocated here.
  */
-#define KAT_CUBLAS_BODY(name, before, after, args)                                      \
+#define KAT_CUBLAS_BODY(name, before, after, args, probe)                               \
     {                                                                                   \
         static void *_Atomic real_slot_;                                                \
         kat_fn_##name *real_ =                                                          \
@@ -252,6 +252,8 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
         static _Atomic uint32_t api_id_;                                                \
         kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUBLAS, #name, &api_id_, status_, handle, \
                           __builtin_return_address(0));                                 \
+        if (kat_probe_vendor_on())                                                      \
+            probe;                                                                      \
         return status_;                                                                 \
     }
 
@@ -264,7 +266,8 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
         typed_summary(&rec_, handle, prec, transa, transb, m, n, k, lda, ldb, ldc, 1, 0,   \
                       0, 0, C, KAT_OUT_SINGLE),                                            \
         (void)0,                                                                           \
-        (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc))
+        (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc),                                                             \
+        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, 1, 0, status_))
 KAT_CUBLAS_GEMM_LIST(KAT_DEFINE_GEMM)
 
 #define KAT_DEFINE_GEMM_BATCHED(name, I, T, prec)                                          \
@@ -275,7 +278,8 @@ KAT_CUBLAS_GEMM_LIST(KAT_DEFINE_GEMM)
                       batchCount, 0, 0, 0, Carray, KAT_OUT_ARRAY),                         \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray,   \
-         ldc, batchCount))
+         ldc, batchCount),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMM_BATCHED_LIST(KAT_DEFINE_GEMM_BATCHED)
 
 #define KAT_DEFINE_GEMM_STRIDED(name, I, T, prec)                                          \
@@ -286,7 +290,8 @@ KAT_CUBLAS_GEMM_BATCHED_LIST(KAT_DEFINE_GEMM_BATCHED)
                       batchCount, strideA, strideB, strideC, C, KAT_OUT_STRIDED),          \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,   \
-         C, ldc, strideC, batchCount))
+         C, ldc, strideC, batchCount),                                                             \
+        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, batchCount, strideC, status_))
 KAT_CUBLAS_GEMM_STRIDED_LIST(KAT_DEFINE_GEMM_STRIDED)
 
 /* SgemmEx / CgemmEx: operand types given, compute type from the precision. */
@@ -298,7 +303,8 @@ KAT_CUBLAS_GEMM_STRIDED_LIST(KAT_DEFINE_GEMM_STRIDED)
                      Btype, Ctype, prec_compute(handle, prec), C, KAT_OUT_SINGLE),         \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,    \
-         Ctype, ldc))
+         Ctype, ldc),                                                             \
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_))
 KAT_CUBLAS_GEMM_TYPED_EX_LIST(KAT_DEFINE_GEMM_TYPED_EX)
 
 /* GemmEx family: computeType is recorded as passed (cublasComputeType_t). */
@@ -310,7 +316,8 @@ KAT_CUBLAS_GEMM_TYPED_EX_LIST(KAT_DEFINE_GEMM_TYPED_EX)
                      Btype, Ctype, computeType, C, KAT_OUT_SINGLE),                        \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,    \
-         Ctype, ldc, computeType, algo))
+         Ctype, ldc, computeType, algo),                                                             \
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_))
 KAT_CUBLAS_GEMM_EX_LIST(KAT_DEFINE_GEMM_EX)
 
 #define KAT_DEFINE_GEMM_BATCHED_EX(name, I)                                                \
@@ -321,7 +328,8 @@ KAT_CUBLAS_GEMM_EX_LIST(KAT_DEFINE_GEMM_EX)
                      Atype, Btype, Ctype, computeType, Carray, KAT_OUT_ARRAY),             \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb,   \
-         beta, Carray, Ctype, ldc, batchCount, computeType, algo))
+         beta, Carray, Ctype, ldc, batchCount, computeType, algo),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMM_BATCHED_EX_LIST(KAT_DEFINE_GEMM_BATCHED_EX)
 
 #define KAT_DEFINE_GEMM_STRIDED_EX(name, I)                                                \
@@ -333,7 +341,8 @@ KAT_CUBLAS_GEMM_BATCHED_EX_LIST(KAT_DEFINE_GEMM_BATCHED_EX)
                      KAT_OUT_STRIDED),                                                     \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,    \
-         strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo))
+         strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),                                                             \
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, batchCount, strideC, status_))
 KAT_CUBLAS_GEMM_STRIDED_EX_LIST(KAT_DEFINE_GEMM_STRIDED_EX)
 
 /* Grouped: the class before the call, the shapes after it succeeded. */
@@ -351,7 +360,8 @@ KAT_CUBLAS_GEMM_STRIDED_EX_LIST(KAT_DEFINE_GEMM_STRIDED_EX)
                                    prec_dtype(prec), prec_compute(handle, prec)),          \
         (handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array,       \
          Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count,  \
-         group_size))
+         group_size),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMM_GROUPED_LIST(KAT_DEFINE_GEMM_GROUPED)
 
 #define KAT_DEFINE_GEMM_GROUPED_EX(name, I)                                                \
@@ -364,7 +374,8 @@ KAT_CUBLAS_GEMM_GROUPED_LIST(KAT_DEFINE_GEMM_GROUPED)
                                    group_size, Atype, Btype, Ctype, computeType),          \
         (handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array,       \
          Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype,    \
-         ldc_array, group_count, group_size, computeType))
+         ldc_array, group_count, group_size, computeType),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMM_GROUPED_EX_LIST(KAT_DEFINE_GEMM_GROUPED_EX)
 
 /* ---- GEMV ------------------------------------------------------------------------ */
@@ -376,7 +387,8 @@ KAT_CUBLAS_GEMM_GROUPED_EX_LIST(KAT_DEFINE_GEMM_GROUPED_EX)
         gemv_summary(&rec_, trans, m, n, lda, incx, incy, 1, 0, 0, 0, type_a, type_y,      \
                      compute, y, KAT_OUT_SINGLE),                                          \
         (void)0,                                                                           \
-        (handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy))
+        (handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMV_LIST(KAT_DEFINE_GEMV)
 
 #define KAT_DEFINE_GEMV_BATCHED(name, I, TS, TA, TY, type_a, type_y, compute)              \
@@ -387,7 +399,8 @@ KAT_CUBLAS_GEMV_LIST(KAT_DEFINE_GEMV)
                      type_y, compute, yarray, KAT_OUT_ARRAY),                              \
         (void)0,                                                                           \
         (handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy,        \
-         batchCount))
+         batchCount),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMV_BATCHED_LIST(KAT_DEFINE_GEMV_BATCHED)
 
 #define KAT_DEFINE_GEMV_STRIDED(name, I, TS, TA, TY, type_a, type_y, compute)              \
@@ -398,5 +411,6 @@ KAT_CUBLAS_GEMV_BATCHED_LIST(KAT_DEFINE_GEMV_BATCHED)
                      stridey, type_a, type_y, compute, y, KAT_OUT_STRIDED),                \
         (void)0,                                                                           \
         (handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy,     \
-         stridey, batchCount))
+         stridey, batchCount),                                                             \
+        kat_probe_vendor_unsupported(status_))
 KAT_CUBLAS_GEMV_STRIDED_LIST(KAT_DEFINE_GEMV_STRIDED)

@@ -120,6 +120,42 @@ if TorchDispatchMode is not None:
             return out
 
 
+class VendorChannel:
+    """The preload library's vendor-boundary channel (preload/vendor_probe.c):
+    cuBLAS GEMM outputs replaced after the real call, for work that never
+    passes the dispatcher (an extension calling cublasSgemm itself).  None
+    outside `kaudit run` (no preload)."""
+
+    OFF, COUNT, PERTURB = 0, 1, 2
+
+    def __init__(self):
+        import ctypes
+        lib = ctypes.CDLL(None)
+        self._set = lib.kaudit_probe_vendor
+        self._set.argtypes = [ctypes.c_int, ctypes.c_uint64]
+        self._set.restype = None
+        self._counts = lib.kaudit_probe_vendor_counts
+        self._counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 3
+        self._counts.restype = None
+        self._u64 = ctypes.c_uint64
+        self._ref = ctypes.byref
+
+    @classmethod
+    def find(cls):
+        try:
+            return cls()
+        except (AttributeError, OSError):
+            return None
+
+    def set(self, mode, seed=0):
+        self._set(mode, seed & 0xFFFFFFFFFFFFFFFF)
+
+    def counts(self):
+        c, p, f = self._u64(), self._u64(), self._u64()
+        self._counts(self._ref(c), self._ref(p), self._ref(f))
+        return c.value, p.value, f.value
+
+
 class ProbeUnresolved(Exception):
     def __init__(self, check, text):
         super().__init__(text)
@@ -151,7 +187,9 @@ def run_probe(runner, spec, call, write, state_of):
     buffers = [a.clone() if isinstance(a, torch.Tensor) else a for a in pristine]
     event["inputs_s"] = round(time.monotonic() - t_start, 4)
 
-    def replay(name, perturb, classes=None):
+    vendor = VendorChannel.find()
+
+    def replay(name, perturb, classes=None, vendor_mode=VendorChannel.OFF):
         t0 = time.monotonic()
         mode = Dispatch(targets, perturb, seed)
         args = []
@@ -161,12 +199,19 @@ def run_probe(runner, spec, call, write, state_of):
                 args.append(b)
             else:
                 args.append(copy.deepcopy(p))
+        if vendor is not None:
+            vendor.set(vendor_mode, seed)
         try:
             with mode:
                 out = call(args)
         except Exception as exc:
             raise ProbeUnresolved("replay-raised", "the %s replay raised %s: %s"
                                   % (name, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else ""))
+        finally:
+            seen = vendor.counts() if vendor is not None else (0, 0, 0)
+            if vendor is not None:
+                vendor.set(VendorChannel.OFF)
+        mode.vendor = seen
         called = time.monotonic()
         entry = {"name": name, "file": write(name, out), "ops": len(mode.seq),
                  "expected": len(perturb), "perturbed": len(mode.perturbed),
@@ -176,9 +221,12 @@ def run_probe(runner, spec, call, write, state_of):
         event["replays"].append(entry)
         return mode
 
-    base = replay("baseline", frozenset())
+    base = replay("baseline", frozenset(), vendor_mode=VendorChannel.COUNT)
     names = [s[0] for s in base.seq]
     event["ops"] = len(names)
+    vendor_calls = base.vendor[0]
+    event["vendor_channel"] = vendor is not None
+    event["vendor_calls"] = vendor_calls
     groups = {}
     for i, (name, cls, sizes) in enumerate(base.seq):
         if cls is None:
@@ -193,14 +241,16 @@ def run_probe(runner, spec, call, write, state_of):
     if [s[0] for s in again.seq] != names:
         raise ProbeUnresolved("sequence-differs", "two identical calls dispatched different operator sequences "
                               "(%d and %d operators): the replays cannot be aligned" % (len(names), len(again.seq)))
-    if not groups:
+    if not groups and not vendor_calls:
         event["status"] = "no-targets"
         return event
     by_class = {}
     for g in groups.values():
         by_class.setdefault(g["class"], []).extend(g["indices"])
-    every = frozenset(i for idx in by_class.values() for i in idx)
-    plan = [("joint", every, sorted(by_class))]
+    plan = []
+    if by_class:
+        every = frozenset(i for idx in by_class.values() for i in idx)
+        plan.append(("joint", every, sorted(by_class)))
     if len(by_class) > 1:
         plan += [("class:" + c, frozenset(idx), [c]) for c, idx in sorted(by_class.items())]
     for name, perturb, classes in plan:
@@ -211,6 +261,19 @@ def run_probe(runner, spec, call, write, state_of):
         if len(mode.perturbed) != len(perturb):
             raise ProbeUnresolved("target-not-perturbed", "the %s replay perturbed %d of its %d targets (an "
                                   "operator without a floating output)" % (name, len(mode.perturbed), len(perturb)))
+    if vendor_calls:
+        # every cuBLAS GEMM of the call replaced after it returned (the work below the dispatcher)
+        mode = replay("vendor", frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB)
+        calls, perturbed, failed = mode.vendor
+        entry = event["replays"][-1]
+        entry["expected"], entry["perturbed"] = vendor_calls, perturbed
+        if [s[0] for s in mode.seq] != names:
+            raise ProbeUnresolved("sequence-differs", "the vendor replay dispatched another operator sequence "
+                                  "than the baseline: the perturbation changed the candidate's path")
+        if calls != vendor_calls or perturbed != calls or failed:
+            raise ProbeUnresolved("vendor-not-perturbed", "the vendor replay made %d library calls (the baseline "
+                                  "%d) and replaced the outputs of %d (%d could not be: pointer arrays, GEMV, "
+                                  "complex types, or a copy failed)" % (calls, vendor_calls, perturbed, failed))
     if not state_of_equal(before, state_of()):
         raise ProbeUnresolved("protected-state-changed", "the candidate's parameters or buffers changed during "
                               "the probe's replays")

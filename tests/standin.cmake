@@ -107,6 +107,8 @@ standin_program(prog_subscriber standin_cudart standin_cupti)
 standin_program(prog_dlopen ${CMAKE_DL_LIBS})
 # The module program talks to the driver directly, so it links libcuda.so.1.
 standin_program(prog_module standin_cuda)
+# The causal probe's vendor channel, switched on through the preload's export (dlsym).
+standin_program(prog_probe standin_cudart standin_cublas ${CMAKE_DL_LIBS} m)
 add_dependencies(prog_dlopen standin_ext)
 
 add_library(standin_ext SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libext.c)
@@ -124,7 +126,7 @@ target_include_directories(standin_probe PRIVATE ${STANDIN_INCLUDES})
 target_link_libraries(standin_probe PRIVATE standin_cupti)
 
 add_custom_target(standin_programs ALL DEPENDS prog_mixed prog_proc prog_recording prog_subscriber prog_dlopen
-  prog_module standin_ext standin_probe)
+  prog_module prog_probe standin_ext standin_probe)
 
 # ---- the tests --------------------------------------------------------------------
 

@@ -1912,3 +1912,37 @@ Test(probe, targets_are_the_forbidden_classes_less_the_allowed_epilogues)
     cr_expect_null(ka_probe_targets_json(none));
     ka_contract_free(none);
 }
+
+/* The vendor-boundary channel: an extension's own cublasSgemm, its output replaced after the call. */
+Test(probe, an_extensions_gemm_the_output_depends_on_convicts_by_the_vendor_channel)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    pr.classes = 0;
+    pr.vendor = 1;
+    pr.vendor_calls = 1;
+    pr.vendor_delta = 0.9;
+    struct ka_analysis *a = probed_gemm(&s, "/root/.cache/torch_extensions/py312/ext/ext.so", &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect_str_eq(field(x, "channel")->s, "causal-probe-vendor");
+    cr_expect_float_eq(field(x, "vendor_output_change")->d, 0.9, 1e-12);
+    cr_expect(strstr(x->text, "its cuBLAS calls"), "%s", x->text);
+    done(&s, a);
+}
+
+Test(probe, an_extensions_gemm_the_output_ignores_is_not_a_conviction)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    pr.classes = 0;
+    pr.vendor = 1;
+    pr.vendor_calls = 1;
+    pr.vendor_delta = 0.0;
+    struct ka_analysis *a = probed_gemm(&s, "/root/.cache/torch_extensions/py312/ext/ext.so", &pr);
+    cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
+    cr_expect(has_finding(a, "forbidden-work-unused"));
+    cr_expect(!has_finding(a, "forbidden-vendor-call"));
+    done(&s, a);
+}

@@ -35,6 +35,10 @@ extern "C" {
 
 /* ---- 1. prototypes ------------------------------------------------------------ */
 
+/* the getters the wrappers call */
+KAT_PROTO_cublasGetMathMode(cublasGetMathMode);
+KAT_PROTO_cublasGetStream_v2(cublasGetStream_v2);
+
 #define DECL_TYPED(proto) proto;
 #define DECL_GEMM(name, I, T, prec) KAT_PROTO_GEMM(name, I, T);
 #define DECL_GEMM_BATCHED(name, I, T, prec) KAT_PROTO_GEMM_BATCHED(name, I, T);
@@ -158,6 +162,41 @@ static uint32_t string_count;
 int kat_tracing_enabled(void)
 {
     return tracing;
+}
+
+/* The causal probe's vendor channel (preload/vendor_probe.c): what the wrappers hand it. */
+static int probe_on;
+static struct {
+    void *C;
+    int64_t m, n, ldc, batch, stride;
+    int32_t ctype;
+    int status, calls, unsupported;
+} probe_seen;
+
+int kat_probe_vendor_on(void)
+{
+    return probe_on;
+}
+
+void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
+                           int64_t batch, int64_t stride_c, int status)
+{
+    (void)handle;
+    probe_seen.C = C;
+    probe_seen.ctype = ctype;
+    probe_seen.m = m;
+    probe_seen.n = n;
+    probe_seen.ldc = ldc;
+    probe_seen.batch = batch;
+    probe_seen.stride = stride_c;
+    probe_seen.status = status;
+    probe_seen.calls++;
+}
+
+void kat_probe_vendor_unsupported(int status)
+{
+    (void)status;
+    probe_seen.unsupported++;
 }
 
 uint32_t kat_intern(const char *s)
@@ -714,6 +753,34 @@ static void test_cublas_edges(void)
     tracing = 1;
 }
 
+/* With the probe's vendor channel on, each GEMM hands its output to it after the real call. */
+static void test_cublas_probe_hook(void)
+{
+    probe_on = 0;
+    memset(&probe_seen, 0, sizeof probe_seen);
+    cublasSgemm_v2(HANDLE, CUBLAS_OP_N, CUBLAS_OP_N, 4, 5, 6, NULL, NULL, 4, NULL, 6, NULL, OUT, 7);
+    CHECK_EQ(probe_seen.calls, 0);
+    probe_on = 1;
+    cublasSgemm_v2(HANDLE, CUBLAS_OP_N, CUBLAS_OP_N, 4, 5, 6, NULL, NULL, 4, NULL, 6, NULL, OUT, 7);
+    CHECK_EQ(probe_seen.calls, 1);
+    CHECK(probe_seen.C == OUT, "the output pointer was not handed over");
+    CHECK_EQ(probe_seen.m, 4);
+    CHECK_EQ(probe_seen.n, 5);
+    CHECK_EQ(probe_seen.ldc, 7);
+    CHECK_EQ(probe_seen.ctype, CUDA_R_32F);
+    CHECK_EQ(probe_seen.batch, 1);
+    cublasGemmStridedBatchedEx(HANDLE, CUBLAS_OP_N, CUBLAS_OP_N, 3, 2, 4, NULL, NULL, CUDA_R_16F, 3, 12, NULL,
+                               CUDA_R_16F, 4, 8, NULL, OUT, CUDA_R_16BF, 3, 6, 5, CUBLAS_COMPUTE_32F,
+                               CUBLAS_GEMM_DEFAULT);
+    CHECK_EQ(probe_seen.calls, 2);
+    CHECK_EQ(probe_seen.ctype, CUDA_R_16BF);
+    CHECK_EQ(probe_seen.batch, 5);
+    CHECK_EQ(probe_seen.stride, 6);
+    cublasSgemv_v2(HANDLE, CUBLAS_OP_N, 10, 10, NULL, NULL, 10, NULL, 1, NULL, OUT, 1);
+    CHECK_EQ(probe_seen.unsupported, 1);
+    probe_on = 0;
+}
+
 /* Before anything resolves: the not-initialized status, no record, nothing called. */
 static void test_unresolved(void)
 {
@@ -1172,6 +1239,7 @@ int main(void)
     test_cublas_every_entry_point();
     test_cublas_math_mode();
     test_cublas_edges();
+    test_cublas_probe_hook();
 
     lt_lib = dlopen("libcublasLt.so.13", RTLD_LAZY | RTLD_LOCAL);
     if (lt_lib) {

@@ -177,6 +177,8 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         return 0;
     }
     read_targets(p, cJSON_GetObjectItemCaseSensitive(e, "targets"));
+    double vc = jnum(e, "vendor_calls", 0);
+    p->ev.vendor_calls = vc > 0 ? (uint64_t)vc : 0;
     if (!strcmp(status, "no-targets")) {
         p->ev.state = KA_PROBE_NO_TARGETS;
         return 0;
@@ -219,6 +221,9 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         } else if (!strcmp(name, "joint")) {
             p->ev.joint_delta = change;
             have_joint = 1;
+        } else if (!strcmp(name, "vendor")) {
+            p->ev.vendor_delta = change;
+            p->ev.vendor = 1;
         } else if (!strncmp(name, "class:", 6)) {
             int cls = ka_class_parse(name + 6);
             if (cls >= 0)
@@ -228,8 +233,13 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     kat_tensor_file_close(base);
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
-    if (!have_repeat || !have_joint) {
+    if (!have_repeat || (!have_joint && !p->ev.vendor) || (p->ev.classes && !have_joint)) {
         unresolved(p, "the probe's log lacks its %s replay", have_repeat ? "joint" : "repeat");
+        return 0;
+    }
+    if (p->ev.vendor_calls && !p->ev.vendor) {
+        unresolved(p, "the baseline made %llu library calls and the probe's log has no vendor replay",
+                   (unsigned long long)p->ev.vendor_calls);
         return 0;
     }
     /* the output must be reproducible well below the threshold, or a change means nothing */
@@ -283,9 +293,17 @@ void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p)
     kat_json_double(j, "threshold", p->ev.threshold);
     kat_json_u64(j, "seed", p->ev.seed);
     if (p->ev.state == KA_PROBE_DECIDED) {
-        kat_json_double(j, "output_change", p->ev.joint_delta);
+        if (p->ev.classes)
+            kat_json_double(j, "output_change", p->ev.joint_delta);
+        else
+            kat_json_null(j, "output_change");
         kat_json_double(j, "noise_floor", p->ev.noise_floor);
     }
+    kat_json_u64(j, "vendor_calls", p->ev.vendor_calls);
+    if (p->ev.vendor)
+        kat_json_double(j, "vendor_output_change", p->ev.vendor_delta);
+    else
+        kat_json_null(j, "vendor_output_change");
     if (p->ev.targets)
         kat_json_str(j, "targets", p->ev.targets);
     kat_json_open(j, "classes", '[');
@@ -312,10 +330,16 @@ void audit_probe_print(FILE *f, const struct audit_probe *p)
         return;
     switch (p->ev.state) {
     case KA_PROBE_DECIDED:
-        fprintf(f, "  causal probe    output change %.3g with %s replaced by noise (threshold %.3g, noise floor "
-                   "%.3g, seed %llu)\n",
-                p->ev.joint_delta, p->ev.targets ? p->ev.targets : "?", p->ev.threshold, p->ev.noise_floor,
-                (unsigned long long)p->ev.seed);
+        if (p->ev.classes)
+            fprintf(f, "  causal probe    output change %.3g with %s replaced by noise (threshold %.3g, noise floor "
+                       "%.3g, seed %llu)\n",
+                    p->ev.joint_delta, p->ev.targets ? p->ev.targets : "?", p->ev.threshold, p->ev.noise_floor,
+                    (unsigned long long)p->ev.seed);
+        if (p->ev.vendor)
+            fprintf(f, "  causal probe    output change %.3g with the outputs of its %llu cuBLAS call%s replaced by "
+                       "noise (threshold %.3g, seed %llu)\n",
+                    p->ev.vendor_delta, (unsigned long long)p->ev.vendor_calls, p->ev.vendor_calls == 1 ? "" : "s",
+                    p->ev.threshold, (unsigned long long)p->ev.seed);
         break;
     case KA_PROBE_NO_TARGETS:
         fprintf(f, "  causal probe    the candidate's call dispatched no operator of a targeted class\n");

@@ -27,7 +27,7 @@ export TORCH_EXTENSIONS_DIR=$W/torch-extensions   # the contracts' candidate.obj
 (cd "$ROOT" && timeout 300 "$KAUDIT_PYTHON" tests/gpu/controls/kernels.py --build) >>"$log" 2>&1
 echo "extension built: rc=$? after $((SECONDS - start)) s" | tee -a "$log"
 table=$OUTDIR/probe-controls.tsv
-printf 'name\ttask\texit\timplementation\tcertificate\toutcome\tprobe\toutput_change\ttargets\tconvicting\tchannel\twall_s\n' >"$table"
+printf 'name\ttask\texit\timplementation\tcertificate\toutcome\tprobe\toutput_change\tvendor_calls\tvendor_output_change\ttargets\tconvicting\tchannel\twall_s\tprobe_s\n' >"$table"
 cases="
 deleg_torch_matmul matmul
 deleg_nn_linear linear
@@ -35,6 +35,7 @@ deleg_conv2d conv
 deleg_unused_kernel matmul
 deleg_failed_build matmul
 deleg_ext_cublas matmul
+deleg_ext_cublas_discarded matmul
 deleg_discarded_gemm matmul
 allowed_bias_epilogue gemm_bias gemm-bias
 clean_tiled_gemm matmul
@@ -60,10 +61,13 @@ conv = [f for f in r["analysis"]["findings"] if f["kind"] == "convicts" or f["co
 codes = ",".join(sorted(set(f["code"] for f in conv))) or "-"
 chan = ",".join(sorted(set((f.get("fields") or {}).get("channel", "-") for f in conv))) or "-"
 print("\t".join(str(x) for x in (r["axes"]["implementation"]["verdict"], r["certificate"], r["outcome"],
-      p.get("state"), p.get("output_change", "-"), p.get("targets", "-") or "-", codes, chan, r["wall_s"])))
+      p.get("state"), p.get("output_change", "-"), p.get("vendor_calls", "-"), p.get("vendor_output_change", "-"),
+      p.get("targets", "-") or "-", codes, chan, r["wall_s"], p.get("seconds", "-"))))
 PYEOF
 )
     printf '%s\t%s\t%s\t%s\n' "$name" "$task" "$rc" "$row" | tee -a "$table"
+    # the runner's probe event too (per-replay seconds)
+    grep -h '"probe"' "$W/$name/runner/events.jsonl" >"$W/records/$name.probe.json" 2>/dev/null
     tar -C "$W" -czf "$OUTDIR/probe-records.tar.gz" records
 done
 echo "PROBE done in $((SECONDS - start)) s" | tee -a "$log"
