@@ -148,6 +148,12 @@ struct ka_session_facts {
      * VENDOR_CALL record: a record was removed (kernels.c) */
     uint64_t windows_without_call, missing_call_example;
     char *missing_call_trace;
+    /* the causal probe's baseline replay as the trace shows it (index.c): the
+       library calls made in it, by class (not by candidate objects), and its
+       cuBLAS GEMM calls of any caller; exactly one window, or nothing is confirmed */
+    unsigned probe_windows;
+    uint64_t probe_framework_calls[KA_CLASS_COUNT];
+    uint64_t probe_cublas_gemm_calls;
 };
 
 /* ---- work tallies (kernels.c, work_items.c) ------------------------------ */

@@ -158,6 +158,9 @@ struct ka_proc {
     int phase_marks;                    /* phase ranges seen */
     char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
     char *python_operators;             /* its operator sampler's last word ("on: ...", "off: ..."), or NULL */
+    /* the runner's "kaudit:probe baseline" ranges: how many, and the first one's span */
+    unsigned probe_windows;
+    uint64_t probe_start_ns, probe_end_ns;
     struct ka_module *modules;          /* sorted by time */
     size_t n_modules, cap_modules;
     struct ka_window *windows;          /* sorted by host_start */

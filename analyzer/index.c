@@ -44,6 +44,7 @@ struct nvtx_open {
     uint32_t domain;
     int32_t phase;              /* index of the phase this range opened, -1 if it is no phase */
     int32_t op;                 /* index of the operator range it is (operators.c), -1 if none */
+    int probe_baseline;         /* the runner's "kaudit:probe baseline" range (docs/audit.md, "Causal probe") */
     uint64_t start_ns;
 };
 
@@ -314,9 +315,13 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                                               nv->time_ns);
                     }
                 }
+                int probe_baseline = !python && nv->kind == KAT_NVTX_PUSH &&
+                                     !strcmp(kat_trace_string(t, nv->message_string), "kaudit:probe baseline");
+                if (probe_baseline && p->probe_windows++ == 0)
+                    p->probe_start_ns = nv->time_ns;
                 open[n_open++] = (struct nvtx_open){ .tid = tid, .message = nv->message_string,
                                                      .domain = nv->domain_string, .phase = phase, .op = op,
-                                                     .start_ns = nv->time_ns };
+                                                     .probe_baseline = probe_baseline, .start_ns = nv->time_ns };
             } else if (nv->kind == KAT_NVTX_POP || nv->kind == KAT_NVTX_END) {
                 /* pop: the innermost open push of this thread and domain; end: the oldest open range */
                 uint32_t tid = nv->kind == KAT_NVTX_POP ? nv->thread_id : 0;
@@ -340,6 +345,8 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                     p->phases[open[found].phase].end_ns = nv->time_ns;
                 if (open[found].op >= 0)
                     p->operators[open[found].op].end_ns = nv->time_ns;
+                if (open[found].probe_baseline && !p->probe_end_ns)
+                    p->probe_end_ns = nv->time_ns;
                 memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
                 n_open--;
             } else if (nv->kind == KAT_NVTX_MARK) {
@@ -559,6 +566,22 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
         for (size_t i = 0; i < p->n_phases; i++)
             run->opt->on_phase(run->opt->sink_arg, p->pid, p->phases[i].tid, ka_party_name(p->phases[i].party),
                                p->phases[i].start_ns, p->phases[i].end_ns);
+    /* The library calls the trace shows inside the causal probe's baseline replay:
+       what the probe must have seen for its "unused" to stand (verdict_implementation.c) */
+    if (p->probe_windows) {
+        facts->probe_windows += p->probe_windows;
+        for (size_t i = 0; i < p->n_vcalls && p->probe_end_ns; i++) {
+            const struct ka_vcall *vc = &p->vcalls[i];
+            if (vc->outer != i || vc->rec.enter_ns < p->probe_start_ns || vc->rec.enter_ns > p->probe_end_ns)
+                continue;
+            if (!vc->caller_is_candidate && vc->cls >= 0 && vc->cls < KA_CLASS_COUNT)
+                facts->probe_framework_calls[vc->cls]++;
+            if (vc->rec.library == KAT_LIB_CUBLAS && vc->cls == KA_CLASS_GEMM)
+                facts->probe_cublas_gemm_calls++;
+        }
+        if (!p->probe_end_ns)
+            facts->probe_windows++; /* an open window cannot confirm anything */
+    }
     ka_build_windows(run, p, timing, n_timing, events, n_events);
 }
 

@@ -125,9 +125,13 @@ void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, i
 void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
                            struct ka_analysis *a)
 {
+    if (pr && pr->state == KA_PROBE_UNRESOLVED)
+        ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "causal-probe-unresolved", NULL, 0,
+                                    "the causal probe could not decide (%s)", pr->why ? pr->why : "?"),
+                     "reason", pr->why ? pr->why : "?");
     if (!pr || pr->state != KA_PROBE_DECIDED)
         return;
-    if (!(pr->joint_delta > pr->threshold)) {
+    if (!(pr->joint_delta > pr->threshold) && !(pr->vendor && pr->vendor_delta > pr->threshold)) {
         struct ka_finding *x = ka_add_finding(
             f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", NULL, 0,
             "the candidate handed forbidden work to the framework (%s), but its output does not depend on it: with "
@@ -141,10 +145,23 @@ void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence
     for (int cls = 0; cls < KA_CLASS_COUNT; cls++) {
         if (!(pr->classes & (1u << cls)))
             continue;
+        /* each class by its own replay where there was one (localization) */
+        double change = pr->class_delta[cls] >= 0 ? pr->class_delta[cls] : pr->joint_delta;
+        if (!(change > pr->threshold))
+            continue;
         double share = R > 0 ? pr->class_work[cls] / R : -1;
         int dom = c && cls == c->dominant_class;
-        if (share >= 0 && pr->class_work[cls] > 0 && share < (dom ? 0.05 : 0.30))
+        if (share >= 0 && pr->class_work[cls] > 0 && share < (dom ? 0.05 : 0.30)) {
+            struct ka_finding *x = ka_add_finding(
+                f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "below-threshold", NULL, 0,
+                "the candidate's output depends on its %s operators (%s; output change %.3g), whose work is %.3g%% "
+                "of the reference's (threshold %d%%)",
+                ka_class_name(cls), pr->targets ? pr->targets : "?", change, 100 * share, dom ? 5 : 30);
+            ka_field_str(x, "class", ka_class_name(cls));
+            ka_field_num(x, "share", share);
+            ka_probe_fields(x, pr, cls);
             continue;
+        }
         convicting++;
         struct ka_finding *x = ka_add_finding(
             f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS, "forbidden-work-used", NULL, 0,
@@ -152,7 +169,7 @@ void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence
             "its %s operators (%s) replaced by noise (seed %llu), the output moved by %.3g (threshold %.3g; two "
             "unperturbed calls differ by %.3g)",
             ka_class_name(cls), ka_class_name(cls), pr->targets ? pr->targets : "?", (unsigned long long)pr->seed,
-            pr->class_delta[cls] >= 0 ? pr->class_delta[cls] : pr->joint_delta, pr->threshold, pr->noise_floor);
+            change, pr->threshold, pr->noise_floor);
         ka_field_str(x, "class", ka_class_name(cls));
         ka_field_num(x, "amount", pr->class_work[cls]);
         if (share >= 0)

@@ -245,7 +245,28 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         double change = 0;
         int probed = ka_probe_reaches(probe, it, &change);
         const char *perturbed = probed == KA_PROBE_VENDOR ? "its cuBLAS calls" : "the candidate's forbidden operators";
+        /* "unused" stands only where the trace confirms the probe saw this work: a
+           library call, and as many of them of its class in the baseline replay as the
+           probe perturbed (work on another thread, or hidden from the dispatcher, is in
+           the trace and not in the probe's count) */
+        char unconfirmed[240] = "";
         if (probed && !(change > probe->threshold)) {
+            uint64_t trace_calls = probed == KA_PROBE_VENDOR ? s->probe_cublas_gemm_calls
+                                                             : s->probe_framework_calls[it->cls];
+            uint64_t probe_calls = probed == KA_PROBE_VENDOR ? probe->vendor_calls : probe->class_calls[it->cls];
+            if (it->kind != KA_ITEM_VENDOR_CALL)
+                snprintf(unconfirmed, sizeof unconfirmed,
+                         "framework kernels, whose number the probe's operators do not fix");
+            else if (s->probe_windows != 1)
+                snprintf(unconfirmed, sizeof unconfirmed, "the trace has %u probe baseline windows, not one",
+                         s->probe_windows);
+            else if (trace_calls != probe_calls)
+                snprintf(unconfirmed, sizeof unconfirmed,
+                         "the trace shows %llu library calls of class %s in the probe's baseline replay, the probe "
+                         "perturbed %llu",
+                         (unsigned long long)trace_calls, ka_class_name(it->cls), (unsigned long long)probe_calls);
+        }
+        if (probed && !(change > probe->threshold) && !unconfirmed[0]) {
             unused++;
             struct ka_finding *x = ka_add_finding(
                 f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", it->process, it->time_ns,
@@ -260,12 +281,19 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
             continue;
         }
         convicting++;
-        char counterfactual[300] = "";
-        if (probed)
+        char counterfactual[600] = "";
+        if (probed && unconfirmed[0]) {
+            snprintf(counterfactual, sizeof counterfactual,
+                     "; the causal probe saw no dependence (output change %.3g) but cannot vouch for this work (%s): "
+                     "launch provenance convicts",
+                     change, unconfirmed);
+            probed = 0;
+        } else if (probed) {
             snprintf(counterfactual, sizeof counterfactual,
                      "; the output moved by %.3g when the outputs of %s were replaced by noise (seed %llu, threshold "
                      "%.3g)",
                      change, perturbed, (unsigned long long)probe->seed, probe->threshold);
+        }
         struct ka_finding *x =
             ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS,
                            it->kind == KA_ITEM_VENDOR_CALL ? "forbidden-vendor-call"

@@ -35,6 +35,9 @@ except Exception:  # very old PyTorch
 
 # At most this many calls' input sizes are logged per operator.
 SIZES_KEPT = 8
+# The probe's inputs: get_inputs() under the plan's seed plus this (the slots' native
+# seeds are the plan's seed plus a small offset).
+PROBE_SEED_OFFSET = 0x5EED0BE
 
 
 def base_name(func):
@@ -66,28 +69,43 @@ def sizes_of(args):
     return out
 
 
-def floating_leaves(out):
+def tensor_leaves(out):
     if isinstance(out, torch.Tensor):
-        return [out] if out.is_floating_point() else []
+        return [out]
     if isinstance(out, (list, tuple)):
-        return [t for o in out for t in floating_leaves(o)]
+        return [t for o in out for t in tensor_leaves(o)]
     return []
 
 
 def replace_with_noise(t, seed):
-    """t's values replaced in place by noise of t's mean and standard
-    deviation (a constant tensor gets a spread of its magnitude, or 1), drawn
-    on the CPU from a generator seeded by seed.  Returns 1 when replaced."""
+    """t's values replaced in place, drawn on the CPU from a generator seeded
+    by seed: a floating tensor by noise of its mean and standard deviation (a
+    constant one gets a spread of its magnitude, or 1); an integer tensor
+    (argmax's, topk's indices) by integers drawn between its smallest and
+    largest value; a bool tensor by coin flips.  Returns 1 when replaced, 0
+    when it cannot be (complex)."""
     if t.numel() == 0:
+        return 1  # nothing to replace: nothing flows from it
+    g = torch.Generator()
+    g.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
+    if t.dtype == torch.bool:
+        t.copy_(torch.randint(0, 2, tuple(t.shape), generator=g).bool())
+        return 1
+    if t.is_complex():
         return 0
+    if not t.is_floating_point():
+        host = t.detach().to("cpu", torch.int64)
+        lo, hi = int(host.min()), int(host.max())
+        if lo == hi:
+            lo, hi = min(0, lo), max(1, hi, 2 * abs(hi))
+        t.copy_(torch.randint(lo, hi + 1, tuple(t.shape), generator=g, dtype=torch.int64).to(t.dtype))
+        return 1
     host = t.detach().to("cpu", torch.float64)
     finite = host[torch.isfinite(host)]
     mean = float(finite.mean()) if finite.numel() else 0.0
     std = float(finite.std()) if finite.numel() > 1 else 0.0
     if not std > 0:
         std = max(abs(mean), 1.0)
-    g = torch.Generator()
-    g.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
     noise = torch.randn(tuple(t.shape), generator=g, dtype=torch.float64) * std + mean
     t.copy_(noise.to(t.dtype))
     return 1
@@ -112,10 +130,9 @@ if TorchDispatchMode is not None:
             name = base_name(func)
             self.seq.append((name, target_class(self.targets, name), sizes_of(args)))
             if i in self.perturb:
-                n = 0
-                for j, t in enumerate(floating_leaves(out)):
-                    n += replace_with_noise(t, self.seed * 1000003 + i * 131 + j)
-                if n:
+                leaves = tensor_leaves(out)
+                replaced = [replace_with_noise(t, self.seed * 1000003 + i * 131 + j) for j, t in enumerate(leaves)]
+                if leaves and all(replaced):  # every output, or the operator counts as not perturbed
                     self.perturbed.append(i)
             return out
 
@@ -180,10 +197,11 @@ def run_probe(runner, spec, call, write, state_of):
     # values (a candidate that writes into its inputs changes nothing for the next replay)
     # at the same addresses (a candidate that caches on an input's address sees the same
     # key in every replay, whatever the allocator does).
-    runner.canonical.drop()
-    pristine = [a.detach().clone() if isinstance(a, torch.Tensor) else a
-                for a in runner.canonical.make(runner.device)]
-    runner.canonical.drop()
+    # the task's get_inputs() under a seed of the probe's own, which no slot drew: a
+    # candidate that caches results by their inputs' values has never seen these
+    fresh = runner.probe_inputs(PROBE_SEED_OFFSET)
+    pristine = [a.detach().clone() if isinstance(a, torch.Tensor) else a for a in fresh.make(runner.device)]
+    fresh.drop()
     buffers = [a.clone() if isinstance(a, torch.Tensor) else a for a in pristine]
     event["inputs_s"] = round(time.monotonic() - t_start, 4)
 
@@ -201,6 +219,11 @@ def run_probe(runner, spec, call, write, state_of):
                 args.append(copy.deepcopy(p))
         if vendor is not None:
             vendor.set(vendor_mode, seed)
+        # the baseline replay is marked in the trace, which then shows the library calls
+        # made in it, whatever thread made them: what the probe must have seen
+        window = name == "baseline"
+        if window:
+            runner.marks.push("kaudit:probe baseline")
         try:
             with mode:
                 out = call(args)
@@ -208,6 +231,8 @@ def run_probe(runner, spec, call, write, state_of):
             raise ProbeUnresolved("replay-raised", "the %s replay raised %s: %s"
                                   % (name, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else ""))
         finally:
+            if window:
+                runner.marks.pop()
             seen = vendor.counts() if vendor is not None else (0, 0, 0)
             if vendor is not None:
                 vendor.set(VendorChannel.OFF)

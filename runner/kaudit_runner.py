@@ -988,6 +988,10 @@ class Runner:
     def time_candidate(self):
         self.time_calls(self.cand, CAND, "kaudit:reported_ms")
 
+    def probe_inputs(self, offset):
+        """The task's get_inputs() under the plan's seed plus offset."""
+        return SlotInputs(lambda: native_inputs(self.ref_mod, self.seed + offset, self.native_device), "contiguous")
+
     # --- the causal probe (runner/kaudit_probe.py)
 
     def probe(self, spec):
@@ -998,8 +1002,10 @@ class Runner:
         def call(args):
             return self.call(self.cand, args, CAND)
 
+        nonce = os.urandom(8).hex()  # the sampled elements of large outputs: not predictable by the candidate
+
         def write(name, out):
-            return self.write("probe-%s.kt" % name.replace(":", "-"), sampled(output_leaves(out), ("probe",)))
+            return self.write("probe-%s.kt" % name.replace(":", "-"), sampled(output_leaves(out), ("probe", nonce)))
 
         def state_of():
             return {k: v.detach().clone() for k, v in self.cand.state_dict().items()}
@@ -1008,7 +1014,9 @@ class Runner:
             event = kaudit_probe.run_probe(self, spec, call, write, state_of)
         except kaudit_probe.ProbeUnresolved as exc:
             event = {"status": "unresolved", "check": exc.check, "error": str(exc)}
-        except Exception as exc:
+        except BaseException as exc:  # SystemExit raised under the mode, too: the audit goes on
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             event = {"status": "unresolved", "check": "probe-raised", "error": short_error(exc)[0]}
         event.setdefault("seed", int(spec.get("seed", 0)))
         event["seconds"] = round(time.monotonic() - t0, 3)

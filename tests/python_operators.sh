@@ -14,6 +14,8 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 "$PY" "$SRC/tests/python/operator_sampler_check.py" "$SRC/preload/python/sitecustomize.py" || fail "sampler bookkeeping"
+# the causal probe's perturbation on real PyTorch (runner/kaudit_probe.py)
+"$PY" "$SRC/tests/python/probe_check.py" "$SRC/runner" || fail "the probe's perturbation"
 
 PROG=$SRC/tests/python/operators_program.py
 "$PY" "$PROG" >"$T/bare.txt" 2>&1 || fail "the program failed on its own: $(cat "$T/bare.txt")"

@@ -1784,22 +1784,67 @@ static struct ka_probe_evidence probe_of(enum ka_probe_state state, double chang
     return pr;
 }
 
-static struct ka_analysis *probed_gemm(struct scene *s, const char *caller, const struct ka_probe_evidence *pr)
-{
-    scene_init(s);
-    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
-    sgemm(s, caller, PID, T0 + 10 * MS + 100, 1024);
-    finish(s, 1);
-    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = pr };
-    return analyze(s, gemm_contract, &opt);
-}
-
 static const struct ka_field *field(const struct ka_finding *x, const char *key)
 {
     for (size_t i = 0; x && i < x->n_fields; i++)
         if (!strcmp(x->fields[i].key, key))
             return &x->fields[i];
     return NULL;
+}
+
+/* The candidate's call in the probe's baseline replay: `calls` GEMMs (the probe below perturbed one). */
+static struct ka_analysis *probed_gemms(struct scene *s, const char *caller, const struct ka_probe_evidence *pr,
+                                        int calls)
+{
+    scene_init(s);
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    nvtx(s, KAT_NVTX_PUSH, PID, "kaudit:probe baseline", T0 + 10 * MS + 50);
+    for (int i = 0; i < calls; i++)
+        sgemm(s, caller, PID, T0 + 10 * MS + 100 + (uint64_t)i * 100000, 1024);
+    nvtx(s, KAT_NVTX_POP, PID, NULL, T0 + 10 * MS + 900000);
+    finish(s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = pr };
+    return analyze(s, gemm_contract, &opt);
+}
+
+static struct ka_analysis *probed_gemm(struct scene *s, const char *caller, const struct ka_probe_evidence *pr)
+{
+    return probed_gemms(s, caller, pr, 1);
+}
+
+/* A second GEMM the dispatcher never saw (another thread, a mode popped) in the probe's
+   baseline: its "unused" cannot stand, launch provenance convicts (the review's decoy attack). */
+Test(probe, a_decoy_operator_does_not_vouch_for_work_the_probe_did_not_see)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    struct ka_analysis *a = probed_gemms(&s, "/opt/torch/lib/libtorch_cuda.so", &pr, 2);
+    for (size_t i = 0; i < a->n_findings; i++)
+        cr_log_info("%s: %s", a->findings[i].code, a->findings[i].text);
+    cr_expect_eq(IMPL(a), KA_FAIL, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect(strstr(x->text, "cannot vouch") && strstr(x->text, "shows 2 library calls"), "%s", x->text);
+    cr_expect_str_eq(field(x, "channel")->s, "launch-provenance");
+    cr_expect(!has_finding(a, "forbidden-work-unused"));
+    done(&s, a);
+}
+
+/* Without the runner's baseline range the trace confirms nothing: no "unused". */
+Test(probe, no_baseline_window_no_unused)
+{
+    struct scene s;
+    scene_init(&s);
+    phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    finish(&s, 1);
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = &pr };
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(strstr(finding(a, "forbidden-vendor-call")->text, "0 probe baseline windows"), "%s",
+              finding(a, "forbidden-vendor-call")->text);
+    done(&s, a);
 }
 
 Test(probe, forbidden_work_the_output_depends_on_convicts_with_its_counterfactual)

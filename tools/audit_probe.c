@@ -85,8 +85,13 @@ static double output_change(struct audit_probe *p, const char *name, const struc
                        name, b->path);
             return -1;
         }
-        if (!kat_dtype_is_floating(b->dtype) || kat_dtype_is_complex(b->dtype))
+        if (!kat_dtype_is_floating(b->dtype) || kat_dtype_is_complex(b->dtype)) {
+            /* integers, bools (argmax's indices), complex values and Python scalars: any
+               difference is a change of the whole (1) */
+            if (b->nbytes != o->nbytes || (b->nbytes && memcmp(b->data, o->data, b->nbytes)))
+                worst = worst > 1 ? worst : 1;
             continue;
+        }
         double *bv = kat_leaf_to_double(b), *ov = kat_leaf_to_double(o);
         uint64_t n = kat_leaf_double_count(b);
         if (!bv || !ov) {
@@ -99,7 +104,7 @@ static double output_change(struct audit_probe *p, const char *name, const struc
         for (uint64_t k = 0; k < n; k++) {
             if (isfinite(bv[k]) && fabs(bv[k]) > scale)
                 scale = fabs(bv[k]);
-            double d = fabs(ov[k] - bv[k]);
+            double d = ov[k] == bv[k] ? 0 : fabs(ov[k] - bv[k]);   /* equal infinities: no change */
             if (isnan(d))
                 d = isnan(ov[k]) && isnan(bv[k]) ? 0 : INFINITY;  /* a NaN appearing is a change */
             if (d > diff)

@@ -385,9 +385,11 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     /* the causal probe's targets: the contract's forbidden classes, or the core classes
        a generated contract forbids (docs/audit.md, "Causal probe") */
     char *probe_targets = a->probe ? ka_probe_targets_json(contract) : NULL;
+    int probe_planned = probe_targets != NULL;
     plan.probe = probe_targets;
     int plan_rc = kat_plan_write(p.plan, &plan, err, sizeof err);
     free(probe_targets);
+    plan.probe = NULL;
     if (plan_rc != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
@@ -465,7 +467,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     opt.weak = a->weak;
     opt.semantic_evidence = &ev;
     struct audit_probe probe;
-    audit_probe_read(p.runner_dir, plan.probe != NULL, &probe);
+    audit_probe_read(p.runner_dir, probe_planned, &probe);
     opt.probe = probe.planned ? &probe.ev : NULL;
     if (strcmp(a->device, "cpu") == 0)
         opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
