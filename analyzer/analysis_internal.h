@@ -91,6 +91,13 @@ void ka_findings_free(struct ka_findings *f);
 
 /* ---- session facts (gathered by index.c and analysis.c) ------------------ */
 
+/* What a library call computed, to tell two calls apart (the causal probe). */
+struct ka_call_shape {
+    int64_t m, n, k;
+    int32_t type_c;
+    uint32_t library;
+};
+
 struct ka_span {
     uint64_t start, end;
 };
@@ -154,6 +161,12 @@ struct ka_session_facts {
     unsigned probe_windows;
     uint64_t probe_framework_calls[KA_CLASS_COUNT];
     uint64_t probe_cublas_gemm_calls;
+    /* the shapes of the library calls in the window (the first KA_PROBE_SHAPES): an
+       "unused" call elsewhere in the trace must be one of them */
+#define KA_PROBE_SHAPES 64
+    struct ka_call_shape probe_shapes[KA_PROBE_SHAPES];
+    unsigned n_probe_shapes;
+    int probe_shapes_overflow;
 };
 
 /* ---- work tallies (kernels.c, work_items.c) ------------------------------ */
@@ -172,6 +185,7 @@ struct ka_work_item {
     char *exempt_why;
     int unattributed;       /* party unknown: can never convict, can leave the axis unresolved */
     int below_framework;    /* a library call made by a candidate object, not through the framework */
+    struct ka_call_shape shape; /* a vendor call's */
     /* for the finding's fields (docs/report-format.md, "Finding fields") */
     int has_call;           /* a vendor call: call_id, api, library, caller, thread, kernels */
     uint64_t call_id;

@@ -578,6 +578,12 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
                 facts->probe_framework_calls[vc->cls]++;
             if (vc->rec.library == KAT_LIB_CUBLAS && vc->cls == KA_CLASS_GEMM)
                 facts->probe_cublas_gemm_calls++;
+            if (facts->n_probe_shapes < KA_PROBE_SHAPES)
+                facts->probe_shapes[facts->n_probe_shapes++] = (struct ka_call_shape){
+                    .m = vc->rec.op.gemm.m, .n = vc->rec.op.gemm.n, .k = vc->rec.op.gemm.k,
+                    .type_c = vc->rec.op.gemm.type_c, .library = vc->rec.library };
+            else
+                facts->probe_shapes_overflow = 1;
         }
         if (!p->probe_end_ns)
             facts->probe_windows++; /* an open window cannot confirm anything */

@@ -91,6 +91,19 @@ static double sum_classes(const double *w)
     return s;
 }
 
+/* Did the probe's baseline replay make a library call of this shape (library, m, n, k, output type)? */
+static int probe_shape_seen(const struct ka_session_facts *s, const struct ka_call_shape *c)
+{
+    if (s->probe_shapes_overflow)
+        return 0;
+    for (unsigned i = 0; i < s->n_probe_shapes; i++) {
+        const struct ka_call_shape *w = &s->probe_shapes[i];
+        if (w->library == c->library && w->m == c->m && w->n == c->n && w->k == c->k && w->type_c == c->type_c)
+            return 1;
+    }
+    return 0;
+}
+
 void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
                                const struct ka_contract *c, const struct ka_probe_evidence *probe,
                                struct ka_analysis *a)
@@ -265,6 +278,12 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                          "the trace shows %llu library calls of class %s in the probe's baseline replay, the probe "
                          "perturbed %llu",
                          (unsigned long long)trace_calls, ka_class_name(it->cls), (unsigned long long)probe_calls);
+            else if (!probe_shape_seen(s, &it->shape))
+                /* a call the candidate makes outside the probe, of a shape its baseline replay did not
+                   make: what the probe found of other calls says nothing of it */
+                snprintf(unconfirmed, sizeof unconfirmed,
+                         "a %lld x %lld x %lld call the probe's baseline replay did not make",
+                         (long long)it->shape.m, (long long)it->shape.n, (long long)it->shape.k);
         }
         if (probed && !(change > probe->threshold) && !unconfirmed[0]) {
             unused++;

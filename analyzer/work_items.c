@@ -48,6 +48,8 @@ static void call_fields(struct ka_work_item *it, const struct ka_vcall *vc)
     it->library = kat_vendor_library_name(vc->rec.library);
     it->caller = vc->caller && vc->caller[0] ? strdup(vc->caller) : NULL;
     it->below_framework = vc->caller_is_candidate;
+    it->shape = (struct ka_call_shape){ .m = vc->rec.op.gemm.m, .n = vc->rec.op.gemm.n, .k = vc->rec.op.gemm.k,
+                                        .type_c = vc->rec.op.gemm.type_c, .library = vc->rec.library };
     it->thread = vc->rec.thread_id;
     it->kernels = vc->kernels;
 }

@@ -571,8 +571,8 @@ static inline void *kat_vendor_real(void *_Atomic *slot, uint32_t library, const
  * stride_c elements apart, cudaDataType ctype) with noise; a call it cannot perturb. */
 int kat_probe_vendor_on(void);
 void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
-                           int64_t batch, int64_t stride_c, int status);
-void kat_probe_vendor_unsupported(int status);
+                           int64_t batch, int64_t stride_c, int status, uint32_t depth);
+void kat_probe_vendor_unsupported(int status, uint32_t depth);
 
 /* Fill what every vendor record has and close the window.  API_ID caches
  * the interned name per call site (interning takes the writer lock; ids

@@ -267,7 +267,7 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
                       0, 0, C, KAT_OUT_SINGLE),                                            \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc),                                                             \
-        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, 1, 0, status_))
+        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, 1, 0, status_, scope_.depth))
 KAT_CUBLAS_GEMM_LIST(KAT_DEFINE_GEMM)
 
 #define KAT_DEFINE_GEMM_BATCHED(name, I, T, prec)                                          \
@@ -279,7 +279,7 @@ KAT_CUBLAS_GEMM_LIST(KAT_DEFINE_GEMM)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray,   \
          ldc, batchCount),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMM_BATCHED_LIST(KAT_DEFINE_GEMM_BATCHED)
 
 #define KAT_DEFINE_GEMM_STRIDED(name, I, T, prec)                                          \
@@ -291,7 +291,7 @@ KAT_CUBLAS_GEMM_BATCHED_LIST(KAT_DEFINE_GEMM_BATCHED)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,   \
          C, ldc, strideC, batchCount),                                                             \
-        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, batchCount, strideC, status_))
+        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, batchCount, strideC, status_, scope_.depth))
 KAT_CUBLAS_GEMM_STRIDED_LIST(KAT_DEFINE_GEMM_STRIDED)
 
 /* SgemmEx / CgemmEx: operand types given, compute type from the precision. */
@@ -304,7 +304,7 @@ KAT_CUBLAS_GEMM_STRIDED_LIST(KAT_DEFINE_GEMM_STRIDED)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,    \
          Ctype, ldc),                                                             \
-        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_))
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_, scope_.depth))
 KAT_CUBLAS_GEMM_TYPED_EX_LIST(KAT_DEFINE_GEMM_TYPED_EX)
 
 /* GemmEx family: computeType is recorded as passed (cublasComputeType_t). */
@@ -317,7 +317,7 @@ KAT_CUBLAS_GEMM_TYPED_EX_LIST(KAT_DEFINE_GEMM_TYPED_EX)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,    \
          Ctype, ldc, computeType, algo),                                                             \
-        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_))
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_, scope_.depth))
 KAT_CUBLAS_GEMM_EX_LIST(KAT_DEFINE_GEMM_EX)
 
 #define KAT_DEFINE_GEMM_BATCHED_EX(name, I)                                                \
@@ -329,7 +329,7 @@ KAT_CUBLAS_GEMM_EX_LIST(KAT_DEFINE_GEMM_EX)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb,   \
          beta, Carray, Ctype, ldc, batchCount, computeType, algo),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMM_BATCHED_EX_LIST(KAT_DEFINE_GEMM_BATCHED_EX)
 
 #define KAT_DEFINE_GEMM_STRIDED_EX(name, I)                                                \
@@ -342,7 +342,7 @@ KAT_CUBLAS_GEMM_BATCHED_EX_LIST(KAT_DEFINE_GEMM_BATCHED_EX)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,    \
          strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),                                                             \
-        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, batchCount, strideC, status_))
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, batchCount, strideC, status_, scope_.depth))
 KAT_CUBLAS_GEMM_STRIDED_EX_LIST(KAT_DEFINE_GEMM_STRIDED_EX)
 
 /* Grouped: the class before the call, the shapes after it succeeded. */
@@ -361,7 +361,7 @@ KAT_CUBLAS_GEMM_STRIDED_EX_LIST(KAT_DEFINE_GEMM_STRIDED_EX)
         (handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array,       \
          Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count,  \
          group_size),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMM_GROUPED_LIST(KAT_DEFINE_GEMM_GROUPED)
 
 #define KAT_DEFINE_GEMM_GROUPED_EX(name, I)                                                \
@@ -375,7 +375,7 @@ KAT_CUBLAS_GEMM_GROUPED_LIST(KAT_DEFINE_GEMM_GROUPED)
         (handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array,       \
          Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype,    \
          ldc_array, group_count, group_size, computeType),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMM_GROUPED_EX_LIST(KAT_DEFINE_GEMM_GROUPED_EX)
 
 /* ---- GEMV ------------------------------------------------------------------------ */
@@ -388,7 +388,7 @@ KAT_CUBLAS_GEMM_GROUPED_EX_LIST(KAT_DEFINE_GEMM_GROUPED_EX)
                      compute, y, KAT_OUT_SINGLE),                                          \
         (void)0,                                                                           \
         (handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMV_LIST(KAT_DEFINE_GEMV)
 
 #define KAT_DEFINE_GEMV_BATCHED(name, I, TS, TA, TY, type_a, type_y, compute)              \
@@ -400,7 +400,7 @@ KAT_CUBLAS_GEMV_LIST(KAT_DEFINE_GEMV)
         (void)0,                                                                           \
         (handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy,        \
          batchCount),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMV_BATCHED_LIST(KAT_DEFINE_GEMV_BATCHED)
 
 #define KAT_DEFINE_GEMV_STRIDED(name, I, TS, TA, TY, type_a, type_y, compute)              \
@@ -412,5 +412,5 @@ KAT_CUBLAS_GEMV_BATCHED_LIST(KAT_DEFINE_GEMV_BATCHED)
         (void)0,                                                                           \
         (handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy,     \
          stridey, batchCount),                                                             \
-        kat_probe_vendor_unsupported(status_))
+        kat_probe_vendor_unsupported(status_, scope_.depth))
 KAT_CUBLAS_GEMV_STRIDED_LIST(KAT_DEFINE_GEMV_STRIDED)

@@ -13,9 +13,8 @@
  * `kaudit run` never calls kaudit_probe_vendor, and with the mode off each
  * wrapper pays one atomic load.  Every failure (a driver call, memory) is
  * counted, never raised: the runner sees fewer outputs perturbed than calls
- * made and the probe is unresolved.  The copies use the driver (cuMemcpyDtoH
- * and cuMemcpyHtoD after synchronizing the call's stream), which every CUDA
- * program has loaded.
+ * made and the probe is unresolved.  The copies use the driver (cuMemcpyAsync on
+ * the call's stream, waited for there), which every CUDA program has loaded.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -62,15 +61,19 @@ int kat_probe_vendor_on(void)
 
 /* ---- the driver ------------------------------------------------------------------ */
 
-typedef int (*kat_fn_memcpy_dtoh)(void *dst, uint64_t src, size_t bytes);
-typedef int (*kat_fn_memcpy_htod)(uint64_t dst, const void *src, size_t bytes);
+/* The copies are issued on the call's own stream and waited for there, so the
+ * replaced values are in place before any later work of that stream (a
+ * pageable copy on the legacy stream is ordered against no non-blocking stream). */
+typedef int (*kat_fn_memcpy_async)(uint64_t dst, uint64_t src, size_t bytes, void *stream);
 typedef int (*kat_fn_stream_sync)(void *stream);
+typedef int (*kat_fn_stream_capturing)(void *stream, int *status);
 typedef KAT_PROTO_cublasGetStream_v2(kat_fn_get_stream);
 
 struct driver {
-    kat_fn_memcpy_dtoh dtoh;
-    kat_fn_memcpy_htod htod;
+    kat_fn_memcpy_async copy;       /* cuMemcpyAsync: unified addressing tells host from device */
     kat_fn_stream_sync sync;
+    kat_fn_stream_capturing capturing;
+    void *stream;
 };
 
 static int driver_of(struct driver *d)
@@ -78,12 +81,17 @@ static int driver_of(struct driver *d)
     void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!lib)
         return -1;
-    d->dtoh = (kat_fn_memcpy_dtoh)dlsym(lib, "cuMemcpyDtoH_v2");
-    d->htod = (kat_fn_memcpy_htod)dlsym(lib, "cuMemcpyHtoD_v2");
+    d->copy = (kat_fn_memcpy_async)dlsym(lib, "cuMemcpyAsync");
     d->sync = (kat_fn_stream_sync)dlsym(lib, "cuStreamSynchronize");
+    d->capturing = (kat_fn_stream_capturing)dlsym(lib, "cuStreamIsCapturing");
     dlclose(lib); /* NOLOAD: the program keeps it loaded */
-    return d->dtoh && d->htod && d->sync ? 0 : -1;
+    return d->copy && d->sync ? 0 : -1;
 }
+
+/* The most one replaced matrix may span: a probe's outputs are far smaller, and a
+ * call claiming more (sizes that overflow, or nonsense the library accepted with
+ * nothing to compute) is counted as not replaced rather than allocated. */
+#define KAT_PROBE_SPAN_MAX ((size_t)1 << 30)
 
 /* ---- noise ------------------------------------------------------------------------- */
 
@@ -161,15 +169,19 @@ static int perturb_matrix(const struct driver *d, void *C, int64_t m, int64_t n,
                           uint64_t *state)
 {
     size_t es = type_size(type);
-    if (!es || m <= 0 || n <= 0 || ldc < m || !C)
+    if (m == 0 || n == 0)
+        return 0; /* nothing to replace: nothing flows from it */
+    if (!es || m < 0 || n < 0 || ldc < m || !C)
         return -1;
-    size_t span = ((size_t)ldc * (size_t)(n - 1) + (size_t)m) * es;
-    if (span / es > ((size_t)1 << 34)) /* 16 G elements: a size no probe needs */
+    size_t cols, elems, span;
+    if (__builtin_mul_overflow((size_t)ldc, (size_t)(n - 1), &cols) ||
+        __builtin_add_overflow(cols, (size_t)m, &elems) || __builtin_mul_overflow(elems, es, &span) ||
+        span > KAT_PROBE_SPAN_MAX)
         return -1;
     unsigned char *h = malloc(span);
     if (!h)
         return -1;
-    if (d->dtoh(h, (uint64_t)(uintptr_t)C, span) != 0) {
+    if (d->copy((uint64_t)(uintptr_t)h, (uint64_t)(uintptr_t)C, span, d->stream) != 0 || d->sync(d->stream) != 0) {
         free(h);
         return -1;
     }
@@ -192,17 +204,27 @@ static int perturb_matrix(const struct driver *d, void *C, int64_t m, int64_t n,
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++)
             store(h + ((size_t)j * (size_t)ldc + (size_t)i) * es, type, mean + sd * normal(state));
-    int rc = d->htod((uint64_t)(uintptr_t)C, h, span) != 0 ? -1 : 0;
+    /* (the rows between m and ldc go back as read: the call's stream was idle since the read) */
+    int rc = d->copy((uint64_t)(uintptr_t)C, (uint64_t)(uintptr_t)h, span, d->stream) != 0 || d->sync(d->stream) != 0
+                 ? -1
+                 : 0;
     free(h);
     return rc;
 }
 
 void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
-                           int64_t batch, int64_t stride_c, int status)
+                           int64_t batch, int64_t stride_c, int status, uint32_t depth)
 {
     int mode = atomic_load(&probe_mode);
-    if (mode == KAT_PROBE_OFF || status != KAT_CUBLAS_STATUS_SUCCESS)
+    /* outermost calls only, successful or not, as the analyzer counts them in the trace */
+    if (mode == KAT_PROBE_OFF || depth != 1)
         return;
+    if (status != KAT_CUBLAS_STATUS_SUCCESS) {
+        atomic_fetch_add(&probe_calls, 1);
+        if (mode == KAT_PROBE_PERTURB)
+            atomic_fetch_add(&probe_failed, 1);
+        return;
+    }
     uint64_t call = atomic_fetch_add(&probe_calls, 1);
     if (mode != KAT_PROBE_PERTURB)
         return;
@@ -211,14 +233,24 @@ void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, in
                                                                          "cublasGetStream_v2");
     struct driver d;
     kat_cudaStream_t stream = NULL;
+    int capture = 0;
     if (!C || !get_stream || get_stream(handle, &stream) != KAT_CUBLAS_STATUS_SUCCESS || driver_of(&d) != 0 ||
-        d.sync(stream) != 0) {
+        (d.capturing && (d.capturing(stream, &capture) != 0 || capture != 0)) || d.sync(stream) != 0) {
+        /* (a stream being captured into a graph is not synchronized: that would break the capture) */
         atomic_fetch_add(&probe_failed, 1);
         return;
     }
+    d.stream = stream;
     uint64_t state = atomic_load(&probe_seed) * 1000003u + call * 131u;
     size_t es = type_size(ctype);
-    for (int64_t b = 0; b < (batch > 0 ? batch : 1); b++) {
+    int64_t batches = batch > 0 ? batch : 1;
+    size_t step;
+    if (stride_c < 0 || (batches > 1 && (__builtin_mul_overflow((size_t)stride_c, es, &step) ||
+                                         (size_t)batches > KAT_PROBE_SPAN_MAX / (step ? step : 1)))) {
+        atomic_fetch_add(&probe_failed, 1);
+        return;
+    }
+    for (int64_t b = 0; b < batches; b++) {
         void *Cb = (unsigned char *)C + (size_t)b * (size_t)stride_c * es;
         if (perturb_matrix(&d, Cb, m, n, ldc, ctype, &state) != 0) {
             atomic_fetch_add(&probe_failed, 1);
@@ -228,12 +260,13 @@ void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, in
     atomic_fetch_add(&probe_perturbed, 1);
 }
 
-void kat_probe_vendor_unsupported(int status)
+void kat_probe_vendor_unsupported(int status, uint32_t depth)
 {
     /* a call whose output this channel cannot replace (pointer arrays in device
      * memory, grouped, GEMV, complex types): counted, so that the replay is unresolved */
     int mode = atomic_load(&probe_mode);
-    if (mode == KAT_PROBE_OFF || status != KAT_CUBLAS_STATUS_SUCCESS)
+    (void)status;
+    if (mode == KAT_PROBE_OFF || depth != 1)
         return;
     atomic_fetch_add(&probe_calls, 1);
     if (mode == KAT_PROBE_PERTURB)

@@ -1991,3 +1991,28 @@ Test(probe, an_extensions_gemm_the_output_ignores_is_not_a_conviction)
     cr_expect(!has_finding(a, "forbidden-vendor-call"));
     done(&s, a);
 }
+
+/* "Unused" in the probe's replay does not speak for calls of other shapes elsewhere in the
+   trace (a candidate that makes a small discarded call while probed, the real one otherwise). */
+Test(probe, unused_in_the_replay_does_not_cover_calls_of_other_shapes)
+{
+    struct scene s;
+    scene_init(&s);
+    nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:candidate", T0 + 10 * MS);
+    nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:probe baseline", T0 + 10 * MS + 50);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 10 * MS + 900000);
+    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 11 * MS);
+    phase(&s, "kaudit:candidate", PID, T0 + 20 * MS, T0 + 21 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 20 * MS + 100, 2048);
+    finish(&s, 1);
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = &pr };
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect(strstr(x->text, "2048 x 2048 x 2048 call the probe's baseline replay did not make"), "%s", x->text);
+    cr_expect(has_finding(a, "forbidden-work-unused"), "the replay's own call is still unused");
+    done(&s, a);
+}

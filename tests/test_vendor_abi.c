@@ -179,9 +179,10 @@ int kat_probe_vendor_on(void)
 }
 
 void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
-                           int64_t batch, int64_t stride_c, int status)
+                           int64_t batch, int64_t stride_c, int status, uint32_t depth)
 {
     (void)handle;
+    (void)depth;
     probe_seen.C = C;
     probe_seen.ctype = ctype;
     probe_seen.m = m;
@@ -193,9 +194,10 @@ void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, in
     probe_seen.calls++;
 }
 
-void kat_probe_vendor_unsupported(int status)
+void kat_probe_vendor_unsupported(int status, uint32_t depth)
 {
     (void)status;
+    (void)depth;
     probe_seen.unsupported++;
 }
 

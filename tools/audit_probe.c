@@ -184,6 +184,9 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     read_targets(p, cJSON_GetObjectItemCaseSensitive(e, "targets"));
     double vc = jnum(e, "vendor_calls", 0);
     p->ev.vendor_calls = vc > 0 ? (uint64_t)vc : 0;
+    const char *vendor_why = jstr(e, "vendor_unresolved");
+    if (vendor_why) /* the vendor replay did not decide: its calls are left to launch provenance */
+        snprintf(p->vendor_why, sizeof p->vendor_why, "%s", vendor_why);
     if (!strcmp(status, "no-targets")) {
         p->ev.state = KA_PROBE_NO_TARGETS;
         return 0;
@@ -238,11 +241,11 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     kat_tensor_file_close(base);
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
-    if (!have_repeat || (!have_joint && !p->ev.vendor) || (p->ev.classes && !have_joint)) {
+    if (!have_repeat || (!have_joint && !p->ev.vendor && !p->vendor_why[0]) || (p->ev.classes && !have_joint)) {
         unresolved(p, "the probe's log lacks its %s replay", have_repeat ? "joint" : "repeat");
         return 0;
     }
-    if (p->ev.vendor_calls && !p->ev.vendor) {
+    if (p->ev.vendor_calls && !p->ev.vendor && !p->vendor_why[0]) {
         unresolved(p, "the baseline made %llu library calls and the probe's log has no vendor replay",
                    (unsigned long long)p->ev.vendor_calls);
         return 0;
@@ -252,6 +255,10 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         unresolved(p, "two unperturbed calls differ by %.3g, above a tenth of the threshold %.3g: the candidate's "
                       "output is not reproducible enough for the counterfactual",
                    p->ev.noise_floor, p->ev.threshold);
+        return 0;
+    }
+    if (!p->ev.classes && !p->ev.vendor) {
+        unresolved(p, "vendor-not-perturbed: %s", p->vendor_why[0] ? p->vendor_why : "nothing was perturbed");
         return 0;
     }
     p->ev.state = KA_PROBE_DECIDED;
@@ -305,6 +312,8 @@ void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p)
         kat_json_double(j, "noise_floor", p->ev.noise_floor);
     }
     kat_json_u64(j, "vendor_calls", p->ev.vendor_calls);
+    if (p->vendor_why[0])
+        kat_json_str(j, "vendor_unresolved", p->vendor_why);
     if (p->ev.vendor)
         kat_json_double(j, "vendor_output_change", p->ev.vendor_delta);
     else

@@ -24,6 +24,7 @@ struct audit_probe {
     struct ka_probe_evidence ev;
     char why[512];                  /* ev.why points here */
     char targets[512];              /* ev.targets points here */
+    char vendor_why[400];           /* the vendor replay did not decide: why (its calls keep launch provenance) */
     unsigned replays;
     double seconds;
 };
