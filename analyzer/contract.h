@@ -32,6 +32,13 @@ enum ka_class {
     KA_CLASS_OTHER,           /* anything else */
     KA_CLASS_COUNT
 };
+/* The compute classes (not glue, not other): what a self-implemented task
+ * forbids when its contract lists nothing, and what the causal probe targets
+ * without a contract. */
+#define KA_CORE_CLASSES                                                                                      \
+    (1u << KA_CLASS_GEMM | 1u << KA_CLASS_CONV | 1u << KA_CLASS_ATTENTION | 1u << KA_CLASS_REDUCTION |       \
+     1u << KA_CLASS_ELEMENTWISE | 1u << KA_CLASS_POOLING | 1u << KA_CLASS_NORMALIZATION | 1u << KA_CLASS_SOFTMAX)
+
 const char *ka_class_name(enum ka_class c);
 /* -1 when the text names no class. */
 int ka_class_parse(const char *text);

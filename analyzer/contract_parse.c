@@ -224,9 +224,7 @@ static void parse_implementation(struct ctx *c, const cJSON *v, struct ka_contra
         }
     } else if (k->self_implemented) {
         /* Core work must be the candidate's own: every compute class is forbidden. */
-        k->forbidden = 1u << KA_CLASS_GEMM | 1u << KA_CLASS_CONV | 1u << KA_CLASS_ATTENTION |
-                       1u << KA_CLASS_REDUCTION | 1u << KA_CLASS_ELEMENTWISE | 1u << KA_CLASS_POOLING |
-                       1u << KA_CLASS_NORMALIZATION | 1u << KA_CLASS_SOFTMAX;
+        k->forbidden = KA_CORE_CLASSES;
     }
     if (!k->self_implemented && k->forbidden)
         fail(c, "implementation.forbidden", "a task that does not require self-implementation forbids nothing");
