@@ -34,3 +34,15 @@ int kat_events_each(const char *runner_dir, const char *name, int (*fn)(const cJ
     fclose(f);
     return 0;
 }
+
+const char *kat_event_str(const cJSON *e, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+double kat_event_num(const cJSON *e, const char *key, double dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}

@@ -16,4 +16,9 @@
 int kat_events_each(const char *runner_dir, const char *name, int (*fn)(const cJSON *e, unsigned lineno, void *arg),
                     void *arg);
 
+/* A string field of an event, NULL when missing or not a string. */
+const char *kat_event_str(const cJSON *e, const char *key);
+/* A number field of an event, dflt when missing or not a number. */
+double kat_event_num(const cJSON *e, const char *key, double dflt);
+
 #endif

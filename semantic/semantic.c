@@ -14,6 +14,7 @@
 #include <xxhash.h>
 
 #include "json_writer.h"
+#include "events.h"
 #include "semantic.h"
 #include "tensor_file.h"
 
@@ -115,16 +116,9 @@ add(struct ctx *c, enum kat_sem_kind kind, const char *code, const struct kat_se
     return f;
 }
 
-static const char *jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static int jint(const cJSON *o, const char *key, int dflt)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsNumber(v) ? (int)v->valuedouble : dflt;
+    return (int)kat_event_num(o, key, dflt);
 }
 
 /* 1 or 0 for a JSON boolean, -1 when the key is missing or not one */
@@ -322,23 +316,23 @@ static void compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct 
 {
     char at[96];
     where(at, sizeof at, slot, call->call);
-    const char *status = jstr(e, "status");
+    const char *status = kat_event_str(e, "status");
     snprintf(call->status, sizeof call->status, "%s", status ? status : "missing");
-    const char *inst = jstr(e, "instance");
+    const char *inst = kat_event_str(e, "instance");
     snprintf(call->instance, sizeof call->instance, "%s", inst ? inst : "A");
     if (status && strcmp(status, "resource-exhausted") == 0) {
         add(c, KAT_SEM_UNRESOLVED, "resource-exhausted", slot, call->call,
             "%s: the candidate's call ran out of memory (resource exhaustion leaves no comparable execution): %s",
-            at, jstr(e, "error") ? jstr(e, "error") : "(no message)");
+            at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
         return;
     }
     if (status && strcmp(status, "candidate-raised") == 0) {
         add(c, KAT_SEM_CONVICTS, "candidate-raised", slot, call->call,
             "%s: the candidate raised on an input the reference accepts: %s", at,
-            jstr(e, "error") ? jstr(e, "error") : "(no message)");
+            kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
         return;
     }
-    const char *fr = jstr(e, "ref"), *f64 = jstr(e, "ref64"), *fk = jstr(e, "cand");
+    const char *fr = kat_event_str(e, "ref"), *f64 = kat_event_str(e, "ref64"), *fk = kat_event_str(e, "cand");
     if (!fr || !fk) {
         add(c, KAT_SEM_UNRESOLVED, "call-incomplete", slot, call->call, "%s: the runner recorded no %s output", at,
             fr ? "candidate" : "reference");
@@ -360,7 +354,7 @@ static void compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct 
     if (!f64) {
         add(c, KAT_SEM_UNRESOLVED, "fp64-unsupported", slot, call->call,
             "%s: the fp64 reference did not run, so no tolerance can be calibrated: %s", at,
-            jstr(e, "fp64_error") ? jstr(e, "fp64_error") : "(no message)");
+            kat_event_str(e, "fp64_error") ? kat_event_str(e, "fp64_error") : "(no message)");
     }
     struct kat_tensor_file *R = NULL, *R64 = NULL, *K = NULL;
     if (open_file(c, fr, &R, slot, call->call, "reference") != 0 ||
@@ -469,11 +463,11 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     struct kat_sem_slot *slot = &s->slots[s->n_slots++];
     memset(slot, 0, sizeof *slot);
     slot->index = jint(e, "index", -1);
-    slot->name = xstrdup(c, jstr(e, "name") ? jstr(e, "name") : "?");
-    slot->kind = xstrdup(c, jstr(e, "kind") ? jstr(e, "kind") : "?");
-    slot->layout = xstrdup(c, jstr(e, "layout"));
-    slot->replaces = xstrdup(c, jstr(e, "replaces"));
-    slot->replaced_because = xstrdup(c, jstr(e, "replaced_because"));
+    slot->name = xstrdup(c, kat_event_str(e, "name") ? kat_event_str(e, "name") : "?");
+    slot->kind = xstrdup(c, kat_event_str(e, "kind") ? kat_event_str(e, "kind") : "?");
+    slot->layout = xstrdup(c, kat_event_str(e, "layout"));
+    slot->replaces = xstrdup(c, kat_event_str(e, "replaces"));
+    slot->replaced_because = xstrdup(c, kat_event_str(e, "replaced_because"));
     if (slot->replaces)
         s->replaced_slots++;
     return slot;
@@ -515,9 +509,9 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
         struct kat_sem_finding *f =
             add(c, KAT_SEM_CONVICTS, "output-aliased", slot, jint(a, "call", -1),
                 "%s: the output it returned (leaf %s) was overwritten by a later call", at,
-                jstr(a, "leaf") ? jstr(a, "leaf") : "?");
+                kat_event_str(a, "leaf") ? kat_event_str(a, "leaf") : "?");
         if (f)
-            f->leaf = xstrdup(c, jstr(a, "leaf"));
+            f->leaf = xstrdup(c, kat_event_str(a, "leaf"));
     }
     /*
      * A stress slot on which the reference's own fp32 error is above rho_max
@@ -616,18 +610,18 @@ static const char *stage_cause(const char *stage)
 
 static void on_stage(struct ctx *c, const cJSON *e)
 {
-    const char *stage = jstr(e, "stage"), *status = jstr(e, "status");
+    const char *stage = kat_event_str(e, "stage"), *status = kat_event_str(e, "status");
     if (!stage || !status)
         return;
     if (strcmp(stage, "align_state") == 0 && strcmp(status, "ok") == 0) {
-        c->s->alignment = xstrdup(c, jstr(e, "mapping"));
+        c->s->alignment = xstrdup(c, kat_event_str(e, "mapping"));
         return;
     }
     if (strcmp(status, "ok") == 0)
         return;
-    const char *err = jstr(e, "error") ? jstr(e, "error") : "(no message)";
+    const char *err = kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)";
     if (strcmp(stage, "align_state") == 0) {
-        add(c, KAT_SEM_UNRESOLVED, jstr(e, "code") ? jstr(e, "code") : "unresolved-state-correspondence", NULL, -1,
+        add(c, KAT_SEM_UNRESOLVED, kat_event_str(e, "code") ? kat_event_str(e, "code") : "unresolved-state-correspondence", NULL, -1,
             "the candidate's state cannot be aligned with the reference's: %s", err);
         return;
     }
@@ -635,7 +629,7 @@ static void on_stage(struct ctx *c, const cJSON *e)
         add(c, KAT_SEM_SIGNAL, "timing-raised", NULL, -1, "%s raised after the stress slots: %s", stage, err);
         return;
     }
-    const char *code = jstr(e, "code") ? jstr(e, "code") : stage_cause(stage);
+    const char *code = kat_event_str(e, "code") ? kat_event_str(e, "code") : stage_cause(stage);
     add(c, KAT_SEM_UNRESOLVED, code, NULL, -1, "the runner failed at %s: %s", stage, err);
 }
 
@@ -770,20 +764,20 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                 cJSON_Delete(e);
                 break;
             }
-            const char *ev = jstr(e, "event");
+            const char *ev = kat_event_str(e, "event");
             if (!ev) {
             } else if (strcmp(ev, "start") == 0) {
                 saw_start = 1;
                 free(s->python);
                 free(s->torch);
-                s->python = xstrdup(&c, jstr(e, "python"));
-                s->torch = xstrdup(&c, jstr(e, "torch"));
-                c.on_gpu = jstr(e, "device") && !strcmp(jstr(e, "device"), "cuda");
+                s->python = xstrdup(&c, kat_event_str(e, "python"));
+                s->torch = xstrdup(&c, kat_event_str(e, "torch"));
+                c.on_gpu = kat_event_str(e, "device") && !strcmp(kat_event_str(e, "device"), "cuda");
             } else if (strcmp(ev, "stage") == 0) {
                 on_stage(&c, e);
                 free(in_progress);
                 in_progress = NULL;
-                if (asprintf(&in_progress, "the stage after %s", jstr(e, "stage") ? jstr(e, "stage") : "?") < 0)
+                if (asprintf(&in_progress, "the stage after %s", kat_event_str(e, "stage") ? kat_event_str(e, "stage") : "?") < 0)
                     in_progress = NULL;
             } else if (strcmp(ev, "slot") == 0) {
                 on_slot(&c, e);
@@ -795,8 +789,8 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                  * stay in their directories (docs/audit.md, "Confinement") */
                 add(&c, KAT_SEM_UNRESOLVED, "wrote-outside-directory", NULL, -1,
                     "the %s tried to write outside its directories (%s on '%s'); the write was refused",
-                    jstr(e, "party") ? jstr(e, "party") : "task", jstr(e, "op") ? jstr(e, "op") : "?",
-                    jstr(e, "path") ? jstr(e, "path") : "?");
+                    kat_event_str(e, "party") ? kat_event_str(e, "party") : "task", kat_event_str(e, "op") ? kat_event_str(e, "op") : "?",
+                    kat_event_str(e, "path") ? kat_event_str(e, "path") : "?");
             } else if (strcmp(ev, "precision") == 0 && c.on_gpu) {
                 /* on a CPU the switches change nothing */
                 s->candidate_cudnn_tf32 = jflag(e, "restored_cudnn_tf32");
@@ -804,7 +798,7 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
             } else if (strcmp(ev, "slot_unavailable") == 0) {
                 add(&c, KAT_SEM_UNRESOLVED, "slot-unavailable", NULL, -1,
                     "slot %d (%s) could not run and no native seed was left to replace it: %s", jint(e, "index", -1),
-                    jstr(e, "name") ? jstr(e, "name") : "?", jstr(e, "reason") ? jstr(e, "reason") : "?");
+                    kat_event_str(e, "name") ? kat_event_str(e, "name") : "?", kat_event_str(e, "reason") ? kat_event_str(e, "reason") : "?");
             } else if (strcmp(ev, "done") == 0) {
                 saw_done = 1;
             }

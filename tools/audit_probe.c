@@ -34,22 +34,11 @@ static void unresolved(struct audit_probe *p, const char *fmt, ...)
     p->ev.why = p->why;
 }
 
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static double jnum(const cJSON *o, const char *k, double dflt)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(v) ? v->valuedouble : dflt;
-}
 
 /* A replay's output file, opened (relative to the runner's directory, which it may not leave). */
 static struct kat_tensor_file *open_output(struct audit_probe *p, const char *dir, const cJSON *replay)
 {
-    const char *file = jstr(replay, "file"), *name = jstr(replay, "name");
+    const char *file = kat_event_str(replay, "file"), *name = kat_event_str(replay, "name");
     if (!file || strstr(file, "..") || file[0] == '/') {
         unresolved(p, "the %s replay names no output file of the runner's", name ? name : "?");
         return NULL;
@@ -125,11 +114,11 @@ static void read_targets(struct audit_probe *p, const cJSON *targets)
     const cJSON *t;
     cJSON_ArrayForEach(t, targets)
     {
-        const char *op = jstr(t, "op"), *cls_name = jstr(t, "class");
+        const char *op = kat_event_str(t, "op"), *cls_name = kat_event_str(t, "class");
         int cls = cls_name ? ka_class_parse(cls_name) : -1;
         if (!op || cls < 0)
             continue;
-        double calls = jnum(t, "calls", 0);
+        double calls = kat_event_num(t, "calls", 0);
         p->ev.classes |= 1u << cls;
         p->ev.class_calls[cls] += calls > 0 ? (uint64_t)calls : 0;
         /* the work from the sizes of the calls logged, scaled to all calls */
@@ -173,18 +162,18 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
                    lineno);
         return 1;
     }
-    p->seconds = jnum(e, "seconds", 0);
-    p->ev.seed = (uint64_t)jnum(e, "seed", 0);
-    const char *status = jstr(e, "status");
+    p->seconds = kat_event_num(e, "seconds", 0);
+    p->ev.seed = (uint64_t)kat_event_num(e, "seed", 0);
+    const char *status = kat_event_str(e, "status");
     if (!status || !strcmp(status, "unresolved")) {
-        unresolved(p, "%s: %s", jstr(e, "check") ? jstr(e, "check") : "probe",
-                   jstr(e, "error") ? jstr(e, "error") : "(no message)");
+        unresolved(p, "%s: %s", kat_event_str(e, "check") ? kat_event_str(e, "check") : "probe",
+                   kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
         return 0;
     }
     read_targets(p, cJSON_GetObjectItemCaseSensitive(e, "targets"));
-    double vc = jnum(e, "vendor_calls", 0);
+    double vc = kat_event_num(e, "vendor_calls", 0);
     p->ev.vendor_calls = vc > 0 ? (uint64_t)vc : 0;
-    const char *vendor_why = jstr(e, "vendor_unresolved");
+    const char *vendor_why = kat_event_str(e, "vendor_unresolved");
     if (vendor_why) /* the vendor replay did not decide: its calls are left to launch provenance */
         snprintf(p->vendor_why, sizeof p->vendor_why, "%s", vendor_why);
     if (!strcmp(status, "no-targets")) {
@@ -197,13 +186,13 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     int have_joint = 0, have_repeat = 0;
     cJSON_ArrayForEach(r, replays)
     {
-        const char *name = jstr(r, "name");
+        const char *name = kat_event_str(r, "name");
         if (!name)
             continue;
         p->replays++;
-        if (jnum(r, "perturbed", -1) != jnum(r, "expected", -2)) {
-            unresolved(p, "the %s replay perturbed %.0f of its %.0f targets", name, jnum(r, "perturbed", -1),
-                       jnum(r, "expected", -1));
+        if (kat_event_num(r, "perturbed", -1) != kat_event_num(r, "expected", -2)) {
+            unresolved(p, "the %s replay perturbed %.0f of its %.0f targets", name, kat_event_num(r, "perturbed", -1),
+                       kat_event_num(r, "expected", -1));
             break;
         }
         struct kat_tensor_file *f = open_output(p, st->dir, r);
