@@ -493,6 +493,9 @@ enum kat_blas_prec { KAT_PREC_S = 1, KAT_PREC_D, KAT_PREC_C, KAT_PREC_Z, KAT_PRE
 #define KAT_PROTO_cudnnGetTensorSizeInBytes(name) \
     kat_cudnnStatus_t name(const kat_cudnnTensorDescriptor_t tensorDesc, size_t *size)
 
+#define KAT_PROTO_cudnnGetStream(name) \
+    kat_cudnnStatus_t name(kat_cudnnHandle_t handle, kat_cudaStream_t *streamId)
+
 #define KAT_PROTO_cudnnGetFilterSizeInBytes(name) \
     kat_cudnnStatus_t name(const kat_cudnnFilterDescriptor_t filterDesc, size_t *size)
 
@@ -538,11 +541,42 @@ enum kat_blas_prec { KAT_PREC_S = 1, KAT_PREC_D, KAT_PREC_C, KAT_PREC_Z, KAT_PRE
     X(KAT_LIB_CUDNN, cudnnGetConvolutionGroupCount, 0) \
     X(KAT_LIB_CUDNN, cudnnGetTensorSizeInBytes, 0) \
     X(KAT_LIB_CUDNN, cudnnGetFilterSizeInBytes, 0) \
+    X(KAT_LIB_CUDNN, cudnnGetStream, 0) \
     X(KAT_LIB_CUDNN, cudnnBackendExecute, 1) \
     X(KAT_LIB_CUDNN, cudnnBackendCreateDescriptor, 1) \
     X(KAT_LIB_CUDNN, cudnnBackendDestroyDescriptor, 1) \
     X(KAT_LIB_CUDNN, cudnnBackendSetAttribute, 1) \
     X(KAT_LIB_CUDNN, cudnnBackendGetAttribute, 1)
+
+/*
+ * The causal probe's vendor-boundary channel (vendor_probe.c).  After a
+ * library call returned, a wrapper describes its output and hands it over;
+ * the channel counts the call and, when it is selected, replaces the output
+ * with noise on the call's stream.  ndims 0: an output the channel cannot
+ * replace (pointer arrays in device memory, tiled orders, unknown types),
+ * counted as a failure so the replay is unresolved.
+ */
+enum { KAT_PROBE_GEMM = 1, KAT_PROBE_CONV = 2 };   /* families: the analyzer's gemm and conv classes */
+#define KAT_PROBE_DIMS 8
+#define KAT_PROBE_CALLS_KEPT 16                     /* calls described for localization */
+struct kat_probe_output {
+    int family;
+    uint32_t library;                               /* KAT_LIB_* */
+    int64_t m, n, k;                                /* a GEMM's shape as its call record has it; 0 else */
+    void *stream;
+    int have_stream;                                /* the stream could be read */
+    void *base;
+    int32_t type;                                   /* cudaDataType_t of the elements */
+    int ndims;
+    int64_t dims[KAT_PROBE_DIMS], strides[KAT_PROBE_DIMS]; /* in elements, outermost first */
+};
+int kat_probe_vendor_on(void);
+void kat_probe_vendor_call(const struct kat_probe_output *o, int succeeded, uint32_t depth);
+/* cuBLAS: column-major m x n at C (leading dimension ldc, batch matrices stride_c
+ * elements apart, cudaDataType ctype), the stream read from the handle. */
+void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t k,
+                           int64_t ldc, int64_t batch, int64_t stride_c, int status, uint32_t depth);
+void kat_probe_vendor_unsupported(int status, uint32_t depth);
 
 /* ---- helpers shared by vendor_cublas.c, vendor_cublaslt.c, vendor_cudnn.c ---------- */
 
@@ -566,13 +600,6 @@ static inline void *kat_vendor_real(void *_Atomic *slot, uint32_t library, const
     return fn;
 }
 
-/* The causal probe's vendor-boundary channel (vendor_probe.c): is it on; after a
- * GEMM returned, replace its output (m x n, leading dimension ldc, batch matrices
- * stride_c elements apart, cudaDataType ctype) with noise; a call it cannot perturb. */
-int kat_probe_vendor_on(void);
-void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
-                           int64_t batch, int64_t stride_c, int status, uint32_t depth);
-void kat_probe_vendor_unsupported(int status, uint32_t depth);
 
 /* Fill what every vendor record has and close the window.  API_ID caches
  * the interned name per call site (interning takes the writer lock; ids

@@ -267,7 +267,7 @@ KAT_DEFINE_GROUPED_SUMMARY(i64, int64_t)
                       0, 0, C, KAT_OUT_SINGLE),                                            \
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc),                                                             \
-        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, 1, 0, status_, scope_.depth))
+        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, k, ldc, 1, 0, status_, scope_.depth))
 KAT_CUBLAS_GEMM_LIST(KAT_DEFINE_GEMM)
 
 #define KAT_DEFINE_GEMM_BATCHED(name, I, T, prec)                                          \
@@ -291,7 +291,7 @@ KAT_CUBLAS_GEMM_BATCHED_LIST(KAT_DEFINE_GEMM_BATCHED)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,   \
          C, ldc, strideC, batchCount),                                                             \
-        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, ldc, batchCount, strideC, status_, scope_.depth))
+        kat_probe_vendor_gemm(handle, prec_dtype(prec), C, m, n, k, ldc, batchCount, strideC, status_, scope_.depth))
 KAT_CUBLAS_GEMM_STRIDED_LIST(KAT_DEFINE_GEMM_STRIDED)
 
 /* SgemmEx / CgemmEx: operand types given, compute type from the precision. */
@@ -304,7 +304,7 @@ KAT_CUBLAS_GEMM_STRIDED_LIST(KAT_DEFINE_GEMM_STRIDED)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,    \
          Ctype, ldc),                                                             \
-        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_, scope_.depth))
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, k, ldc, 1, 0, status_, scope_.depth))
 KAT_CUBLAS_GEMM_TYPED_EX_LIST(KAT_DEFINE_GEMM_TYPED_EX)
 
 /* GemmEx family: computeType is recorded as passed (cublasComputeType_t). */
@@ -317,7 +317,7 @@ KAT_CUBLAS_GEMM_TYPED_EX_LIST(KAT_DEFINE_GEMM_TYPED_EX)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,    \
          Ctype, ldc, computeType, algo),                                                             \
-        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, 1, 0, status_, scope_.depth))
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, k, ldc, 1, 0, status_, scope_.depth))
 KAT_CUBLAS_GEMM_EX_LIST(KAT_DEFINE_GEMM_EX)
 
 #define KAT_DEFINE_GEMM_BATCHED_EX(name, I)                                                \
@@ -342,7 +342,7 @@ KAT_CUBLAS_GEMM_BATCHED_EX_LIST(KAT_DEFINE_GEMM_BATCHED_EX)
         (void)0,                                                                           \
         (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,    \
          strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),                                                             \
-        kat_probe_vendor_gemm(handle, Ctype, C, m, n, ldc, batchCount, strideC, status_, scope_.depth))
+        kat_probe_vendor_gemm(handle, Ctype, C, m, n, k, ldc, batchCount, strideC, status_, scope_.depth))
 KAT_CUBLAS_GEMM_STRIDED_EX_LIST(KAT_DEFINE_GEMM_STRIDED_EX)
 
 /* Grouped: the class before the call, the shapes after it succeeded. */

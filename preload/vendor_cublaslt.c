@@ -88,7 +88,7 @@ static uint64_t layout_elements(const struct lt_layout *l)
  */
 static void matmul_summary(struct kat_vendor_call_rec *rec, kat_cublasLtMatmulDesc_t desc,
                            kat_cublasLtMatrixLayout_t a_desc, kat_cublasLtMatrixLayout_t b_desc,
-                           kat_cublasLtMatrixLayout_t d_desc, const void *d)
+                           kat_cublasLtMatrixLayout_t d_desc, const void *d, struct lt_layout *d_layout)
 {
     static void *_Atomic desc_slot, *_Atomic layout_slot;
     kat_fn_desc_get *get_desc = (kat_fn_desc_get *)kat_vendor_real(
@@ -117,6 +117,7 @@ static void matmul_summary(struct kat_vendor_call_rec *rec, kat_cublasLtMatmulDe
         return;
 
     rec->summary_known = 1;
+    *d_layout = dl;
     g->m = (int64_t)dl.rows;
     g->n = (int64_t)dl.cols;
     g->k = (int64_t)(trans_a == KAT_CUBLAS_OP_N ? a.cols : a.rows);
@@ -140,6 +141,37 @@ static void matmul_summary(struct kat_vendor_call_rec *rec, kat_cublasLtMatmulDe
                    kat_cuda_dtype_bits((int32_t)dl.type));
 }
 
+/*
+ * The causal probe's vendor channel (vendor_probe.c): D as its layout says,
+ * batch matrices batch_stride elements apart; row-major D is the transpose of
+ * a column-major one.  Tiled orders and pointer arrays are not replaced
+ * (counted as failed, so the replay is unresolved).
+ */
+static void probe_matmul(const struct kat_vendor_call_rec *rec, const struct lt_layout *dl, void *d,
+                         kat_cudaStream_t stream, kat_cublasStatus_t status, uint32_t depth)
+{
+    struct kat_probe_output o = { .family = KAT_PROBE_GEMM, .library = KAT_LIB_CUBLASLT, .stream = stream,
+                                  .have_stream = 1, .base = d, .type = (int32_t)dl->type };
+    int col = dl->order == KAT_CUBLASLT_ORDER_COL, row = dl->order == KAT_CUBLASLT_ORDER_ROW;
+    int64_t inner = (int64_t)(col ? dl->rows : dl->cols), outer = (int64_t)(col ? dl->cols : dl->rows);
+    if (rec->summary_known) {
+        o.m = rec->op.gemm.m;
+        o.n = rec->op.gemm.n;
+        o.k = rec->op.gemm.k;
+        if ((col || row) && dl->batch_mode != KAT_CUBLASLT_BATCH_MODE_POINTER_ARRAY && inner >= 0 &&
+            outer >= 0 && dl->ld >= inner && dl->batch_stride >= 0) {
+            o.ndims = 3;
+            o.dims[0] = dl->batch_count;
+            o.strides[0] = dl->batch_stride;
+            o.dims[1] = outer;
+            o.strides[1] = dl->ld;
+            o.dims[2] = inner;
+            o.strides[2] = 1;
+        }
+    }
+    kat_probe_vendor_call(&o, status == KAT_CUBLAS_STATUS_SUCCESS, depth);
+}
+
 KAT_EXPORT KAT_PROTO_cublasLtMatmul(cublasLtMatmul)
 {
     static void *_Atomic real_slot;
@@ -152,7 +184,8 @@ KAT_EXPORT KAT_PROTO_cublasLtMatmul(cublasLtMatmul)
         return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
                     algo, workspace, workspaceSizeInBytes, stream);
     struct kat_vendor_call_rec rec = {0};
-    matmul_summary(&rec, computeDesc, Adesc, Bdesc, Ddesc, D);
+    struct lt_layout d_layout = {0};
+    matmul_summary(&rec, computeDesc, Adesc, Bdesc, Ddesc, D, &d_layout);
 
     struct kat_vendor_scope scope;
     kat_vendor_begin(&scope);
@@ -162,5 +195,7 @@ KAT_EXPORT KAT_PROTO_cublasLtMatmul(cublasLtMatmul)
     static _Atomic uint32_t api_id;
     kat_vendor_finish(&scope, &rec, KAT_LIB_CUBLASLT, "cublasLtMatmul", &api_id, status, lightHandle,
                       __builtin_return_address(0));
+    if (kat_probe_vendor_on())
+        probe_matmul(&rec, &d_layout, D, stream, status, scope.depth);
     return status;
 }

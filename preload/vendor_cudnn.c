@@ -91,6 +91,7 @@ KAT_CUDNN_REAL(cudnnGetConvolutionNdDescriptor)
 KAT_CUDNN_REAL(cudnnGetConvolutionGroupCount)
 KAT_CUDNN_REAL(cudnnGetTensorSizeInBytes)
 KAT_CUDNN_REAL(cudnnGetFilterSizeInBytes)
+KAT_CUDNN_REAL(cudnnGetStream)
 KAT_CUDNN_REAL(cudnnBackendExecute)
 KAT_CUDNN_REAL(cudnnBackendCreateDescriptor)
 KAT_CUDNN_REAL(cudnnBackendDestroyDescriptor)
@@ -275,8 +276,88 @@ static void filter_output(struct kat_vendor_call_rec *rec, kat_cudnnFilterDescri
         rec->output_bytes = bytes;
 }
 
-/* `before` describes the call (rec_ is the record); untraced calls go straight through. */
-#define KAT_CUDNN_BODY(name, record_handle, before, args)                                 \
+/* ---- the causal probe's vendor channel (vendor_probe.c) ---------------------------- */
+
+static int32_t probe_type(int32_t cudnn_type)
+{
+    switch (cudnn_type) {
+    case KAT_CUDNN_DATA_FLOAT: return KAT_CUDA_R_32F;
+    case KAT_CUDNN_DATA_DOUBLE: return KAT_CUDA_R_64F;
+    case KAT_CUDNN_DATA_HALF: return KAT_CUDA_R_16F;
+    case KAT_CUDNN_DATA_BFLOAT16: return KAT_CUDA_R_16BF;
+    default: return -1;         /* integer, fp8, vectorized: not replaced (counted as failed) */
+    }
+}
+
+static void probe_layout(struct kat_probe_output *o, void *data, int32_t cudnn_type, int nd,
+                         const int64_t *dims, const int64_t *strides)
+{
+    o->base = data;
+    o->type = probe_type(cudnn_type);
+    if (o->type < 0 || nd < 1 || nd > KAT_PROBE_DIMS)
+        return;                 /* ndims stays 0: not replaceable */
+    o->ndims = nd;
+    memcpy(o->dims, dims, (size_t)nd * sizeof dims[0]);
+    memcpy(o->strides, strides, (size_t)nd * sizeof strides[0]);
+}
+
+/* Hand a convolution's output to the channel, on the handle's stream. */
+static void probe_conv(kat_cudnnHandle_t handle, struct kat_probe_output *o, kat_cudnnStatus_t status,
+                       uint32_t depth)
+{
+    kat_fn_cudnnGetStream *get_stream = real_cudnnGetStream();
+    kat_cudaStream_t stream = NULL;
+    o->family = KAT_PROBE_CONV;
+    o->library = KAT_LIB_CUDNN;
+    if (get_stream && get_stream(handle, &stream) == KAT_CUDNN_STATUS_SUCCESS) {
+        o->stream = stream;
+        o->have_stream = 1;
+    }
+    kat_probe_vendor_call(o, status == KAT_CUDNN_STATUS_SUCCESS, depth);
+}
+
+static void probe_legacy_tensor(kat_cudnnHandle_t handle, kat_cudnnTensorDescriptor_t desc, void *data,
+                                kat_cudnnStatus_t status, uint32_t depth)
+{
+    kat_fn_cudnnGetTensorNdDescriptor *get = real_cudnnGetTensorNdDescriptor();
+    int d[KAT_DIMS_MAX] = {0}, st[KAT_DIMS_MAX] = {0}, nb = 0;
+    int64_t dims[KAT_DIMS_MAX], strides[KAT_DIMS_MAX];
+    kat_cudnnDataType_t type = 0;
+    struct kat_probe_output o = {0};
+    if (desc && get && get(desc, KAT_DIMS_MAX, &type, &nb, d, st) == KAT_CUDNN_STATUS_SUCCESS && nb >= 1 &&
+        nb <= KAT_DIMS_MAX) {
+        for (int i = 0; i < nb; i++) {
+            dims[i] = d[i];
+            strides[i] = st[i];
+        }
+        probe_layout(&o, data, type, nb, dims, strides);
+    }
+    probe_conv(handle, &o, status, depth);
+}
+
+/* A filter is packed (NCHW or NHWC): its elements are contiguous. */
+static void probe_legacy_filter(kat_cudnnHandle_t handle, kat_cudnnFilterDescriptor_t desc, void *data,
+                                kat_cudnnStatus_t status, uint32_t depth)
+{
+    kat_fn_cudnnGetFilterNdDescriptor *get = real_cudnnGetFilterNdDescriptor();
+    int d[KAT_DIMS_MAX] = {0}, nb = 0;
+    kat_cudnnDataType_t type = 0;
+    kat_cudnnTensorFormat_t format = 0;
+    struct kat_probe_output o = {0};
+    if (desc && get && get(desc, KAT_DIMS_MAX, &type, &format, &nb, d) == KAT_CUDNN_STATUS_SUCCESS && nb >= 1 &&
+        nb <= KAT_DIMS_MAX) {
+        int64_t count = 1, one = 1;
+        for (int i = 0; i < nb && count > 0; i++)
+            count = d[i] > 0 ? kat_mul_pos(count, d[i]) : 0;
+        if (count > 0)
+            probe_layout(&o, data, type, 1, &count, &one);
+    }
+    probe_conv(handle, &o, status, depth);
+}
+
+/* `before` describes the call (rec_ is the record), `probe` hands its output to the
+ * causal probe once it returned; untraced calls go straight through. */
+#define KAT_CUDNN_BODY(name, record_handle, before, args, probe)                          \
     {                                                                                     \
         kat_fn_##name *real_ = real_##name();                                             \
         if (real_ == NULL)                                                                \
@@ -292,6 +373,8 @@ static void filter_output(struct kat_vendor_call_rec *rec, kat_cudnnFilterDescri
         kat_vendor_finish(&scope_, &rec_, KAT_LIB_CUDNN, #name, &api_id_, status_,        \
                           record_handle,                                                  \
                           __builtin_return_address(0));                                   \
+        if (kat_probe_vendor_on())                                                        \
+            probe;                                                                        \
         return status_;                                                                   \
     }
 
@@ -300,28 +383,32 @@ KAT_CUDNN_BODY(cudnnConvolutionForward, handle,
     (legacy_summary(&rec_, KAT_CONV_FORWARD, xDesc, wDesc, yDesc, convDesc),
      tensor_output(&rec_, yDesc, y)),
     (handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta,
-     yDesc, y))
+     yDesc, y),
+    probe_legacy_tensor(handle, yDesc, y, status_, scope_.depth))
 
 KAT_EXPORT KAT_PROTO_cudnnConvolutionBiasActivationForward(cudnnConvolutionBiasActivationForward)
 KAT_CUDNN_BODY(cudnnConvolutionBiasActivationForward, handle,
     (legacy_summary(&rec_, KAT_CONV_FORWARD, xDesc, wDesc, yDesc, convDesc),
      tensor_output(&rec_, yDesc, y)),
     (handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes,
-     alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y))
+     alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y),
+    probe_legacy_tensor(handle, yDesc, y, status_, scope_.depth))
 
 KAT_EXPORT KAT_PROTO_cudnnConvolutionBackwardData(cudnnConvolutionBackwardData)
 KAT_CUDNN_BODY(cudnnConvolutionBackwardData, handle,
     (legacy_summary(&rec_, KAT_CONV_BACKWARD_DATA, dxDesc, wDesc, dyDesc, convDesc),
      tensor_output(&rec_, dxDesc, dx)),
     (handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes,
-     beta, dxDesc, dx))
+     beta, dxDesc, dx),
+    probe_legacy_tensor(handle, dxDesc, dx, status_, scope_.depth))
 
 KAT_EXPORT KAT_PROTO_cudnnConvolutionBackwardFilter(cudnnConvolutionBackwardFilter)
 KAT_CUDNN_BODY(cudnnConvolutionBackwardFilter, handle,
     (legacy_summary(&rec_, KAT_CONV_BACKWARD_FILTER, xDesc, dwDesc, dyDesc, convDesc),
      filter_output(&rec_, dwDesc, dw)),
     (handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes,
-     beta, dwDesc, dw))
+     beta, dwDesc, dw),
+    probe_legacy_filter(handle, dwDesc, dw, status_, scope_.depth))
 
 /* ---- backend API: reading a convolution op ------------------------------------- */
 
@@ -457,14 +544,23 @@ static uint64_t element_bytes(int32_t type)
     }
 }
 
-/* A tensor's unique id and extent in bytes (0 if unknown); 0 if the id is unreadable. */
-static int tensor_extent(kat_cudnnBackendDescriptor_t t, int64_t *uid, uint64_t *bytes)
+/* A tensor's elements as the causal probe replaces them (vendor_probe.c). */
+struct tensor_layout {
+    int32_t ndims, type;        /* cudnnDataType_t */
+    int64_t dims[KAT_DIMS_MAX], strides[KAT_DIMS_MAX];
+};
+
+/* A tensor's unique id, extent in bytes (0 if unknown) and layout (ndims 0 if
+ * unknown); 0 if the id is unreadable. */
+static int tensor_extent(kat_cudnnBackendDescriptor_t t, int64_t *uid, uint64_t *bytes,
+                         struct tensor_layout *layout)
 {
     int64_t dims[KAT_DIMS_MAX], strides[KAT_DIMS_MAX], last = 0;
     int n = 0, ndims = 0, nstrides = 0;
     int32_t type = -1;
 
     *bytes = 0;
+    layout->ndims = 0;
     if (t == NULL || !get_int64s(t, KAT_CUDNN_ATTR_TENSOR_UNIQUE_ID, uid, 1, &n))
         return 0;
     if (!get_int64s(t, KAT_CUDNN_ATTR_TENSOR_DIMENSIONS, dims, KAT_DIMS_MAX, &ndims) ||
@@ -480,6 +576,10 @@ static int tensor_extent(kat_cudnnBackendDescriptor_t t, int64_t *uid, uint64_t 
     }
     if (__builtin_mul_overflow((uint64_t)last + 1, element_bytes(type), bytes))
         *bytes = 0;
+    layout->ndims = ndims;
+    layout->type = type;
+    memcpy(layout->dims, dims, (size_t)ndims * sizeof dims[0]);
+    memcpy(layout->strides, strides, (size_t)ndims * sizeof strides[0]);
     return 1;
 }
 
@@ -559,6 +659,7 @@ struct graph_info {
     uint32_t output_known;      /* output_uid is the output tensor's unique id */
     int64_t output_uid;
     uint64_t output_bytes;      /* its extent; 0 if unknown */
+    struct tensor_layout output; /* for the causal probe; ndims 0 if unknown */
 };
 
 /* A variant pack's arrays as the application set them. */
@@ -713,6 +814,7 @@ static void classify_ops(const void *const *ops, int64_t count, struct graph_inf
                     info->output_known = 1;
                     info->output_uid = op.output_uid;
                     info->output_bytes = op.output_bytes;
+                    info->output = op.output;
                 }
                 return;
             }
@@ -841,7 +943,7 @@ static void plan_summary(struct kat_vendor_call_rec *rec, kat_cudnnBackendDescri
 static void observe_op_output(const void *op, kat_cudnnBackendDescriptor_t tensor)
 {
     struct graph_info info = {0};
-    if (tensor_extent(tensor, &info.output_uid, &info.output_bytes)) {
+    if (tensor_extent(tensor, &info.output_uid, &info.output_bytes, &info.output)) {
         info.output_known = 1;
         graph_put(op, &info);
     } else {
@@ -918,12 +1020,36 @@ static void observe_set(kat_cudnnBackendDescriptor_t descriptor, int32_t name, i
     }
 }
 
+/* A backend plan's output for the causal probe: only convolutions are this
+ * channel's (a plan of other work is neither counted nor replaced, as the
+ * analyzer gives it another class); one whose output the wrappers did not see
+ * built is counted and not replaceable. */
+static void probe_backend(kat_cudnnHandle_t handle, kat_cudnnBackendDescriptor_t plan,
+                          kat_cudnnBackendDescriptor_t pack, kat_cudnnStatus_t status, uint32_t depth)
+{
+    struct graph_info info;
+    struct pack_info p;
+    struct kat_probe_output o = {0};
+    if (plan == NULL || !graph_get(plan, &info) || (info.class != GRAPH_CONV && info.class != GRAPH_CONV_NO_SUMMARY))
+        return;
+    if (info.output_known && info.output.ndims > 0 && pack != NULL &&
+        (table_get(pack, ENTRY_PACK, &p, sizeof p) || pack_readback(pack, &p)) && !p.overridden)
+        for (int32_t i = 0; i < p.nuids && i < p.nptrs; i++)
+            if (p.uids[i] == info.output_uid && p.ptrs[i] != NULL) {
+                probe_layout(&o, (void *)p.ptrs[i], info.output.type, info.output.ndims, info.output.dims,
+                             info.output.strides);
+                break;
+            }
+    probe_conv(handle, &o, status, depth);
+}
+
 /* ---- backend API: the wrappers ------------------------------------------------------ */
 
 KAT_EXPORT KAT_PROTO_cudnnBackendExecute(cudnnBackendExecute)
 KAT_CUDNN_BODY(cudnnBackendExecute, executionPlan,
     plan_summary(&rec_, executionPlan, variantPack),
-    (handle, executionPlan, variantPack))
+    (handle, executionPlan, variantPack),
+    probe_backend(handle, executionPlan, variantPack, status_, scope_.depth))
 
 /* Bookkeeping only: these are not recorded as vendor calls. */
 

@@ -1,13 +1,18 @@
 /*
  * vendor_probe.c - the causal probe's vendor-boundary channel (docs/audit.md,
  * "Causal probe"): work a candidate hands to cuBLAS below the framework (an
- * extension calling cublasSgemm itself) never passes the ATen dispatcher, so
- * the runner perturbs it here.  When `kaudit audit`'s runner asks for it
- * (kaudit_probe_vendor, through ctypes, around one replay of the candidate's
- * call), the output of every cuBLAS GEMM is replaced, after the real call
- * returned, by noise of its own mean and standard deviation, from a seeded
- * generator: the runner then compares the candidate's output with the
- * unperturbed one.
+ * extension calling cublasSgemm, cublasLtMatmul or cudnnConvolutionForward
+ * itself) never passes the ATen dispatcher, so the runner perturbs it here.
+ * When `kaudit audit`'s runner asks for it (kaudit_probe_vendor, through
+ * ctypes, around one replay of the candidate's call), the output of every
+ * GEMM (cuBLAS, cuBLASLt) and convolution (cuDNN, legacy and backend) is
+ * replaced, after the real call returned, by noise of its own mean and
+ * standard deviation, from a seeded generator: the runner then compares the
+ * candidate's output with the unperturbed one.  kaudit_probe_vendor_select
+ * narrows the replacement to one family or one call (localization); every
+ * call is counted, and the first KAT_PROBE_CALLS_KEPT are described
+ * (kaudit_probe_vendor_call_info) so the runner can check that a localized
+ * replay made the same calls as the baseline.
  *
  * Nothing here runs unless the runner switched it on: a harness under
  * `kaudit run` never calls kaudit_probe_vendor, and with the mode off each
@@ -18,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -27,31 +33,89 @@
 #include "preload_internal.h"
 #include "vendor_api.h"
 
+/* The families a call belongs to (the analyzer's classes of the same calls). */
+enum { KAT_PROBE_ALL = 0, KAT_PROBE_FAMILIES = 3 };
+
 enum { KAT_PROBE_OFF = 0, KAT_PROBE_COUNT = 1, KAT_PROBE_PERTURB = 2 };
 
 static _Atomic int probe_mode;
-static _Atomic uint64_t probe_seed, probe_calls, probe_perturbed, probe_failed;
+static _Atomic uint64_t probe_seed;
+/* per family (index 0: every family): calls seen, outputs replaced, failures */
+static _Atomic uint64_t probe_calls[KAT_PROBE_FAMILIES], probe_perturbed[KAT_PROBE_FAMILIES],
+    probe_failed[KAT_PROBE_FAMILIES];
+/* the replacement narrowed to one call (its index among the calls seen) or to a
+   set of families (bit 1 << family); -1 and 0: every call */
+static _Atomic int64_t select_call = -1;
+static _Atomic unsigned select_families;
 
-/* Set the mode (0 off, 1 count the GEMM calls only, 2 perturb their outputs) and
- * the seed; the counters start again. */
+/* What the first calls were, so that a localized replay can be aligned with the baseline. */
+struct call_info {
+    _Atomic int64_t family, library, m, n, k;
+};
+static struct call_info calls_kept[KAT_PROBE_CALLS_KEPT];
+
+/* Set the mode (0 off, 1 count the calls only, 2 replace their outputs) and the
+ * seed; the counters start again and every call is selected. */
 KAT_EXPORT void kaudit_probe_vendor(int mode, uint64_t seed)
 {
+    atomic_store(&probe_mode, KAT_PROBE_OFF);
     atomic_store(&probe_seed, seed);
-    atomic_store(&probe_calls, 0);
-    atomic_store(&probe_perturbed, 0);
-    atomic_store(&probe_failed, 0);
+    for (int f = 0; f < KAT_PROBE_FAMILIES; f++) {
+        atomic_store(&probe_calls[f], 0);
+        atomic_store(&probe_perturbed[f], 0);
+        atomic_store(&probe_failed[f], 0);
+    }
+    atomic_store(&select_call, -1);
+    atomic_store(&select_families, 0u);
     atomic_store(&probe_mode, mode == KAT_PROBE_COUNT || mode == KAT_PROBE_PERTURB ? mode : KAT_PROBE_OFF);
+}
+
+/* Replace only call number `call` (counting from 0 since the mode was set; -1:
+ * any) of the families in `families` (bits 1 << KAT_PROBE_GEMM, 1 << KAT_PROBE_CONV;
+ * 0: any).  The others are counted and left as they are. */
+KAT_EXPORT void kaudit_probe_vendor_select(int64_t call, unsigned families)
+{
+    atomic_store(&select_call, call < 0 ? -1 : call);
+    atomic_store(&select_families, families);
+}
+
+static void counts_of(int family, uint64_t *calls, uint64_t *perturbed, uint64_t *failed)
+{
+    int f = family > 0 && family < KAT_PROBE_FAMILIES ? family : KAT_PROBE_ALL;
+    if (calls)
+        *calls = atomic_load(&probe_calls[f]);
+    if (perturbed)
+        *perturbed = atomic_load(&probe_perturbed[f]);
+    if (failed)
+        *failed = atomic_load(&probe_failed[f]);
 }
 
 /* What happened since the mode was set: calls seen, outputs replaced, failures. */
 KAT_EXPORT void kaudit_probe_vendor_counts(uint64_t *calls, uint64_t *perturbed, uint64_t *failed)
 {
-    if (calls)
-        *calls = atomic_load(&probe_calls);
-    if (perturbed)
-        *perturbed = atomic_load(&probe_perturbed);
-    if (failed)
-        *failed = atomic_load(&probe_failed);
+    counts_of(KAT_PROBE_ALL, calls, perturbed, failed);
+}
+
+/* The same for one family (KAT_PROBE_GEMM, KAT_PROBE_CONV; 0: all). */
+KAT_EXPORT void kaudit_probe_vendor_family_counts(int family, uint64_t *calls, uint64_t *perturbed,
+                                                  uint64_t *failed)
+{
+    counts_of(family, calls, perturbed, failed);
+}
+
+/* Call number i as it was seen: family, library (KAT_LIB_*), m, n, k (0 for a
+ * convolution).  0 when i is past the calls seen or kept. */
+KAT_EXPORT int kaudit_probe_vendor_call_info(uint64_t i, int64_t out[5])
+{
+    if (!out || i >= KAT_PROBE_CALLS_KEPT || i >= atomic_load(&probe_calls[KAT_PROBE_ALL]))
+        return 0;
+    const struct call_info *c = &calls_kept[i];
+    out[0] = atomic_load(&c->family);
+    out[1] = atomic_load(&c->library);
+    out[2] = atomic_load(&c->m);
+    out[3] = atomic_load(&c->n);
+    out[4] = atomic_load(&c->k);
+    return 1;
 }
 
 int kat_probe_vendor_on(void)
@@ -67,28 +131,35 @@ int kat_probe_vendor_on(void)
 typedef int (*kat_fn_memcpy_async)(uint64_t dst, uint64_t src, size_t bytes, void *stream);
 typedef int (*kat_fn_stream_sync)(void *stream);
 typedef int (*kat_fn_stream_capturing)(void *stream, int *status);
-typedef KAT_PROTO_cublasGetStream_v2(kat_fn_get_stream);
 
 struct driver {
     kat_fn_memcpy_async copy;       /* cuMemcpyAsync: unified addressing tells host from device */
     kat_fn_stream_sync sync;
     kat_fn_stream_capturing capturing;
-    void *stream;
 };
 
-static int driver_of(struct driver *d)
+static struct driver driver;
+static pthread_once_t driver_once = PTHREAD_ONCE_INIT;
+
+static void driver_resolve(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
     if (!lib)
-        return -1;
-    d->copy = (kat_fn_memcpy_async)dlsym(lib, "cuMemcpyAsync");
-    d->sync = (kat_fn_stream_sync)dlsym(lib, "cuStreamSynchronize");
-    d->capturing = (kat_fn_stream_capturing)dlsym(lib, "cuStreamIsCapturing");
-    dlclose(lib); /* NOLOAD: the program keeps it loaded */
-    return d->copy && d->sync ? 0 : -1;
+        return;
+    driver.copy = (kat_fn_memcpy_async)dlsym(lib, "cuMemcpyAsync");
+    driver.sync = (kat_fn_stream_sync)dlsym(lib, "cuStreamSynchronize");
+    driver.capturing = (kat_fn_stream_capturing)dlsym(lib, "cuStreamIsCapturing");
+    dlclose(lib); /* NOLOAD: the program keeps it loaded (a library call made it so) */
 }
 
-/* The most one replaced matrix may span: a probe's outputs are far smaller, and a
+/* The driver's entry points, resolved once; NULL when the program has no driver. */
+static const struct driver *driver_get(void)
+{
+    pthread_once(&driver_once, driver_resolve);
+    return driver.copy && driver.sync ? &driver : NULL;
+}
+
+/* The most one replaced output may span: a probe's outputs are far smaller, and a
  * call claiming more (sizes that overflow, or nonsense the library accepted with
  * nothing to compute) is counted as not replaced rather than allocated. */
 #define KAT_PROBE_SPAN_MAX ((size_t)1 << 30)
@@ -159,116 +230,159 @@ static size_t type_size(int32_t type)
     }
 }
 
-/*
- * Replace one column-major m x n matrix at C (leading dimension ldc) of
- * `type`: read the span it covers, take the mean and standard deviation of
- * its m x n elements, write noise of those into them (what lies between the
- * columns is written back as it was read).
- */
-static int perturb_matrix(const struct driver *d, void *C, int64_t m, int64_t n, int64_t ldc, int32_t type,
-                          uint64_t *state)
+/* The element offsets of an output, dimension by dimension (an odometer). */
+struct walk {
+    int nd;
+    const int64_t *dims, *strides;
+    int64_t index[KAT_PROBE_DIMS];
+    size_t offset;
+};
+
+static int walk_next(struct walk *w)
 {
-    size_t es = type_size(type);
-    if (m == 0 || n == 0)
-        return 0; /* nothing to replace: nothing flows from it */
-    if (!es || m < 0 || n < 0 || ldc < m || !C)
+    for (int d = w->nd - 1; d >= 0; d--) {
+        if (++w->index[d] < w->dims[d]) {
+            w->offset += (size_t)w->strides[d];
+            return 1;
+        }
+        w->offset -= (size_t)w->strides[d] * (size_t)(w->dims[d] - 1);
+        w->index[d] = 0;
+    }
+    return 0;
+}
+
+/*
+ * Replace the elements of one output (dims and strides in elements): read the
+ * span they cover, take their mean and standard deviation, write noise of those
+ * into them; what lies between them (padding, other tensors' data) is written
+ * back as it was read.
+ */
+static int perturb_output(const struct driver *d, const struct kat_probe_output *o, uint64_t *state)
+{
+    size_t es = type_size(o->type), last = 0, span;
+    if (!es || !o->base || o->ndims < 1 || o->ndims > KAT_PROBE_DIMS)
         return -1;
-    size_t cols, elems, span;
-    if (__builtin_mul_overflow((size_t)ldc, (size_t)(n - 1), &cols) ||
-        __builtin_add_overflow(cols, (size_t)m, &elems) || __builtin_mul_overflow(elems, es, &span) ||
+    for (int i = 0; i < o->ndims; i++) {
+        size_t step;
+        if (o->dims[i] == 0)
+            return 0; /* nothing to replace: nothing flows from it */
+        if (o->dims[i] < 0 || o->strides[i] < 0 ||
+            __builtin_mul_overflow((size_t)(o->dims[i] - 1), (size_t)o->strides[i], &step) ||
+            __builtin_add_overflow(last, step, &last))
+            return -1;
+    }
+    if (__builtin_add_overflow(last, (size_t)1, &span) || __builtin_mul_overflow(span, es, &span) ||
         span > KAT_PROBE_SPAN_MAX)
         return -1;
     unsigned char *h = malloc(span);
     if (!h)
         return -1;
-    if (d->copy((uint64_t)(uintptr_t)h, (uint64_t)(uintptr_t)C, span, d->stream) != 0 || d->sync(d->stream) != 0) {
+    if (d->copy((uint64_t)(uintptr_t)h, (uint64_t)(uintptr_t)o->base, span, o->stream) != 0 ||
+        d->sync(o->stream) != 0) {
         free(h);
         return -1;
     }
     double sum = 0, sq = 0;
     uint64_t count = 0;
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) {
-            double v = load(h + ((size_t)j * (size_t)ldc + (size_t)i) * es, type);
-            if (isfinite(v)) {
-                sum += v;
-                sq += v * v;
-                count++;
-            }
+    struct walk w = { .nd = o->ndims, .dims = o->dims, .strides = o->strides };
+    do {
+        double v = load(h + w.offset * es, o->type);
+        if (isfinite(v)) {
+            sum += v;
+            sq += v * v;
+            count++;
         }
+    } while (walk_next(&w));
     double mean = count ? sum / (double)count : 0;
     double var = count > 1 ? (sq - sum * mean) / (double)(count - 1) : 0;
     double sd = var > 0 ? sqrt(var) : 0;
     if (!(sd > 0))
         sd = fabs(mean) > 1 ? fabs(mean) : 1; /* a constant output: spread by its magnitude, or 1 */
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++)
-            store(h + ((size_t)j * (size_t)ldc + (size_t)i) * es, type, mean + sd * normal(state));
-    /* (the rows between m and ldc go back as read: the call's stream was idle since the read) */
-    int rc = d->copy((uint64_t)(uintptr_t)C, (uint64_t)(uintptr_t)h, span, d->stream) != 0 || d->sync(d->stream) != 0
+    w = (struct walk){ .nd = o->ndims, .dims = o->dims, .strides = o->strides };
+    do
+        store(h + w.offset * es, o->type, mean + sd * normal(state));
+    while (walk_next(&w));
+    /* (what lies between the elements goes back as read: the call's stream was idle since the read) */
+    int rc = d->copy((uint64_t)(uintptr_t)o->base, (uint64_t)(uintptr_t)h, span, o->stream) != 0 ||
+                     d->sync(o->stream) != 0
                  ? -1
                  : 0;
     free(h);
     return rc;
 }
 
-void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
-                           int64_t batch, int64_t stride_c, int status, uint32_t depth)
+/* ---- the calls ------------------------------------------------------------------------ */
+
+void kat_probe_vendor_call(const struct kat_probe_output *o, int succeeded, uint32_t depth)
 {
     int mode = atomic_load(&probe_mode);
     /* outermost calls only, successful or not, as the analyzer counts them in the trace */
-    if (mode == KAT_PROBE_OFF || depth != 1)
+    if (mode == KAT_PROBE_OFF || depth != 1 || o->family <= 0 || o->family >= KAT_PROBE_FAMILIES)
         return;
-    if (status != KAT_CUBLAS_STATUS_SUCCESS) {
-        atomic_fetch_add(&probe_calls, 1);
-        if (mode == KAT_PROBE_PERTURB)
-            atomic_fetch_add(&probe_failed, 1);
+    uint64_t call = atomic_fetch_add(&probe_calls[KAT_PROBE_ALL], 1);
+    atomic_fetch_add(&probe_calls[o->family], 1);
+    if (call < KAT_PROBE_CALLS_KEPT) {
+        struct call_info *c = &calls_kept[call];
+        atomic_store(&c->family, o->family);
+        atomic_store(&c->library, (int64_t)o->library);
+        atomic_store(&c->m, o->m);
+        atomic_store(&c->n, o->n);
+        atomic_store(&c->k, o->k);
+    }
+    int64_t only = atomic_load(&select_call);
+    unsigned families = atomic_load(&select_families);
+    if (mode != KAT_PROBE_PERTURB || (only >= 0 && (uint64_t)only != call) ||
+        (families && !(families & (1u << o->family))))
+        return;
+    const struct driver *d = driver_get();
+    int capture = 0;
+    uint64_t state = atomic_load(&probe_seed) * 1000003u + call * 131u;
+    /* (a stream being captured into a graph is not synchronized: that would break the capture) */
+    if (!succeeded || !o->have_stream || !d || (d->capturing && (d->capturing(o->stream, &capture) != 0 || capture)) ||
+        d->sync(o->stream) != 0 || perturb_output(d, o, &state) != 0) {
+        atomic_fetch_add(&probe_failed[KAT_PROBE_ALL], 1);
+        atomic_fetch_add(&probe_failed[o->family], 1);
         return;
     }
-    uint64_t call = atomic_fetch_add(&probe_calls, 1);
-    if (mode != KAT_PROBE_PERTURB)
+    atomic_fetch_add(&probe_perturbed[KAT_PROBE_ALL], 1);
+    atomic_fetch_add(&probe_perturbed[o->family], 1);
+}
+
+/* cuBLAS: the stream is the handle's. */
+typedef KAT_PROTO_cublasGetStream_v2(kat_fn_cublas_get_stream);
+
+void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t k,
+                           int64_t ldc, int64_t batch, int64_t stride_c, int status, uint32_t depth)
+{
+    if (depth != 1)
         return;
     static void *_Atomic stream_slot;
-    kat_fn_get_stream *get_stream = (kat_fn_get_stream *)kat_vendor_real(&stream_slot, KAT_LIB_CUBLAS,
-                                                                         "cublasGetStream_v2");
-    struct driver d;
+    kat_fn_cublas_get_stream *get_stream =
+        (kat_fn_cublas_get_stream *)kat_vendor_real(&stream_slot, KAT_LIB_CUBLAS, "cublasGetStream_v2");
+    struct kat_probe_output o = { .family = KAT_PROBE_GEMM, .library = KAT_LIB_CUBLAS, .m = m, .n = n, .k = k,
+                                  .base = C, .type = ctype };
     kat_cudaStream_t stream = NULL;
-    int capture = 0;
-    if (!C || !get_stream || get_stream(handle, &stream) != KAT_CUBLAS_STATUS_SUCCESS || driver_of(&d) != 0 ||
-        (d.capturing && (d.capturing(stream, &capture) != 0 || capture != 0)) || d.sync(stream) != 0) {
-        /* (a stream being captured into a graph is not synchronized: that would break the capture) */
-        atomic_fetch_add(&probe_failed, 1);
-        return;
+    if (get_stream && get_stream(handle, &stream) == KAT_CUBLAS_STATUS_SUCCESS) {
+        o.stream = stream;
+        o.have_stream = 1;
     }
-    d.stream = stream;
-    uint64_t state = atomic_load(&probe_seed) * 1000003u + call * 131u;
-    size_t es = type_size(ctype);
-    int64_t batches = batch > 0 ? batch : 1;
-    size_t step;
-    if (stride_c < 0 || (batches > 1 && (__builtin_mul_overflow((size_t)stride_c, es, &step) ||
-                                         (size_t)batches > KAT_PROBE_SPAN_MAX / (step ? step : 1)))) {
-        atomic_fetch_add(&probe_failed, 1);
-        return;
+    /* column-major m x n, leading dimension ldc, batch matrices stride_c apart */
+    if (ldc >= m && stride_c >= 0) {
+        o.ndims = 3;
+        o.dims[0] = batch > 0 ? batch : 1;
+        o.strides[0] = stride_c;
+        o.dims[1] = n;
+        o.strides[1] = ldc;
+        o.dims[2] = m;
+        o.strides[2] = 1;
     }
-    for (int64_t b = 0; b < batches; b++) {
-        void *Cb = (unsigned char *)C + (size_t)b * (size_t)stride_c * es;
-        if (perturb_matrix(&d, Cb, m, n, ldc, ctype, &state) != 0) {
-            atomic_fetch_add(&probe_failed, 1);
-            return;
-        }
-    }
-    atomic_fetch_add(&probe_perturbed, 1);
+    kat_probe_vendor_call(&o, status == KAT_CUBLAS_STATUS_SUCCESS, depth);
 }
 
 void kat_probe_vendor_unsupported(int status, uint32_t depth)
 {
     /* a call whose output this channel cannot replace (pointer arrays in device
      * memory, grouped, GEMV, complex types): counted, so that the replay is unresolved */
-    int mode = atomic_load(&probe_mode);
-    (void)status;
-    if (mode == KAT_PROBE_OFF || depth != 1)
-        return;
-    atomic_fetch_add(&probe_calls, 1);
-    if (mode == KAT_PROBE_PERTURB)
-        atomic_fetch_add(&probe_failed, 1);
+    struct kat_probe_output o = { .family = KAT_PROBE_GEMM, .library = KAT_LIB_CUBLAS };
+    kat_probe_vendor_call(&o, status == KAT_CUBLAS_STATUS_SUCCESS, depth);
 }

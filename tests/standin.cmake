@@ -108,7 +108,7 @@ standin_program(prog_dlopen ${CMAKE_DL_LIBS})
 # The module program talks to the driver directly, so it links libcuda.so.1.
 standin_program(prog_module standin_cuda)
 # The causal probe's vendor channel, switched on through the preload's export (dlsym).
-standin_program(prog_probe standin_cudart standin_cublas ${CMAKE_DL_LIBS} m)
+standin_program(prog_probe standin_cudart standin_cublas standin_cublaslt standin_cudnn ${CMAKE_DL_LIBS} m)
 add_dependencies(prog_dlopen standin_ext)
 
 add_library(standin_ext SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libext.c)

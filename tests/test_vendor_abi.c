@@ -168,9 +168,11 @@ int kat_tracing_enabled(void)
 static int probe_on;
 static struct {
     void *C;
-    int64_t m, n, ldc, batch, stride;
+    int64_t m, n, k, ldc, batch, stride;
     int32_t ctype;
-    int status, calls, unsupported;
+    int status, calls, unsupported, outputs;
+    struct kat_probe_output output;    /* the last one handed over by cuBLASLt or cuDNN */
+    int succeeded;
 } probe_seen;
 
 int kat_probe_vendor_on(void)
@@ -178,12 +180,13 @@ int kat_probe_vendor_on(void)
     return probe_on;
 }
 
-void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t ldc,
-                           int64_t batch, int64_t stride_c, int status, uint32_t depth)
+void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, int64_t m, int64_t n, int64_t k,
+                           int64_t ldc, int64_t batch, int64_t stride_c, int status, uint32_t depth)
 {
     (void)handle;
     (void)depth;
     probe_seen.C = C;
+    probe_seen.k = k;
     probe_seen.ctype = ctype;
     probe_seen.m = m;
     probe_seen.n = n;
@@ -199,6 +202,14 @@ void kat_probe_vendor_unsupported(int status, uint32_t depth)
     (void)status;
     (void)depth;
     probe_seen.unsupported++;
+}
+
+void kat_probe_vendor_call(const struct kat_probe_output *o, int succeeded, uint32_t depth)
+{
+    (void)depth;
+    probe_seen.output = *o;
+    probe_seen.succeeded = succeeded;
+    probe_seen.outputs++;
 }
 
 uint32_t kat_intern(const char *s)
@@ -305,6 +316,14 @@ static KAT_PROTO_cudnnConvolutionBiasActivationForward(fake_cudnnConvolutionBias
 static KAT_PROTO_cudnnBackendExecute(fake_cudnnBackendExecute)
     FAKE_BODY(cudnnBackendExecute, executionPlan)
 
+/* The handles here are not cuDNN's: the stream getter the probe calls is pretended. */
+#define FAKE_STREAM ((void *)0x5151)
+static KAT_PROTO_cudnnGetStream(fake_cudnnGetStream)
+{
+    *streamId = FAKE_STREAM;
+    return handle ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_BAD_PARAM;
+}
+
 /*
  * Backend getters go to the real cuDNN, except what needs a GPU: heuristics
  * results need a handle, so this shim pretends them.
@@ -354,6 +373,7 @@ static const struct fake fakes[] = {
     {KAT_LIB_CUDNN, "cudnnConvolutionBiasActivationForward",
      (void *)fake_cudnnConvolutionBiasActivationForward},
     {KAT_LIB_CUDNN, "cudnnBackendExecute", (void *)fake_cudnnBackendExecute},
+    {KAT_LIB_CUDNN, "cudnnGetStream", (void *)fake_cudnnGetStream},
     {KAT_LIB_CUDNN, "cudnnBackendGetAttribute", (void *)shim_cudnnBackendGetAttribute},
 };
 
@@ -768,6 +788,7 @@ static void test_cublas_probe_hook(void)
     CHECK(probe_seen.C == OUT, "the output pointer was not handed over");
     CHECK_EQ(probe_seen.m, 4);
     CHECK_EQ(probe_seen.n, 5);
+    CHECK_EQ(probe_seen.k, 6);
     CHECK_EQ(probe_seen.ldc, 7);
     CHECK_EQ(probe_seen.ctype, CUDA_R_32F);
     CHECK_EQ(probe_seen.batch, 1);
@@ -873,6 +894,38 @@ static void test_cublaslt(void)
         CHECK_EQ(last.output_address, 0);
         CHECK_EQ(last.output_bytes, 3ull * 64 * 32 * 4);
     }
+
+    /* The probe's vendor channel: D handed over as batch x columns x rows (column
+       major), rows x columns for row-major, nothing replaceable for pointer arrays. */
+    probe_on = 1;
+    probe_seen.outputs = 0;
+    cublasLtMatmul(HANDLE, desc, NULL, NULL, a, NULL, b, NULL, NULL, d, OUT, d, NULL, NULL, 0, (void *)0x77);
+    const struct kat_probe_output *po = &probe_seen.output;
+    CHECK_EQ(probe_seen.outputs, 1);
+    CHECK_EQ(po->family, KAT_PROBE_GEMM);
+    CHECK_EQ(po->library, KAT_LIB_CUBLASLT);
+    CHECK(po->base == OUT && po->stream == (void *)0x77 && po->have_stream, "D or the stream not handed over");
+    CHECK_EQ(po->m, 64);
+    CHECK_EQ(po->n, 32);
+    CHECK_EQ(po->k, 16);
+    CHECK_EQ(po->type, CUDA_R_16BF);
+    CHECK_EQ(po->ndims, 3);
+    CHECK(po->dims[0] == 4 && po->dims[1] == 32 && po->dims[2] == 64, "dims %lld %lld %lld",
+          (long long)po->dims[0], (long long)po->dims[1], (long long)po->dims[2]);
+    CHECK(po->strides[0] == 64 * 32 + 8 && po->strides[1] == 64 && po->strides[2] == 1, "strides %lld %lld %lld",
+          (long long)po->strides[0], (long long)po->strides[1], (long long)po->strides[2]);
+    cublasLtMatmul(HANDLE, desc, NULL, NULL, a, NULL, b, NULL, NULL, d_row, OUT, d_row, NULL, NULL, 0, NULL);
+    CHECK(po->ndims == 3 && po->dims[1] == 64 && po->dims[2] == 32 && po->strides[1] == 40,
+          "row-major D: %d dims, %lld x %lld, ld %lld", po->ndims, (long long)po->dims[1], (long long)po->dims[2],
+          (long long)po->strides[1]);
+    if (LT(cublasLtMatrixLayoutSetAttribute)(d_array, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, &mode, sizeof mode) ==
+        CUBLAS_STATUS_SUCCESS) {
+        cublasLtMatmul(HANDLE, desc, NULL, NULL, a, NULL, b, NULL, NULL, d_array, OUT, d_array, NULL, NULL, 0,
+                       NULL);
+        CHECK_EQ(po->ndims, 0);
+    }
+    CHECK_EQ(probe_seen.outputs, 3);
+    probe_on = 0;
 
     /* Missing descriptors: still a GEMM, summary unknown. */
     begin_call("cublasLtMatmul");
@@ -988,6 +1041,32 @@ static void test_cudnn_legacy(void)
     expect_conv(KAT_CONV_BACKWARD_FILTER, 2);
     CHECK_EQ(last.output_bytes, w_bytes);
     fake_status = CUDNN_STATUS_SUCCESS;
+
+    /* The probe's vendor channel: y (NHWC) with its strides, on the handle's stream;
+       dw of the backward filter as one packed run. */
+    probe_on = 1;
+    probe_seen.outputs = 0;
+    cudnnConvolutionForward(HANDLE, NULL, x, NULL, w, NULL, conv, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, NULL, 0,
+                            NULL, y, OUT);
+    const struct kat_probe_output *po = &probe_seen.output;
+    CHECK_EQ(probe_seen.outputs, 1);
+    CHECK_EQ(po->family, KAT_PROBE_CONV);
+    CHECK_EQ(po->library, KAT_LIB_CUDNN);
+    CHECK(po->base == OUT && po->stream == FAKE_STREAM && po->have_stream, "y or the stream not handed over");
+    CHECK_EQ(po->type, CUDA_R_32F);
+    CHECK_EQ(po->ndims, 4);
+    CHECK(po->dims[0] == 8 && po->dims[1] == 128 && po->dims[2] == 56 && po->dims[3] == 56, "y dims");
+    CHECK(po->strides[0] == 128 * 56 * 56 && po->strides[1] == 1 && po->strides[2] == 56 * 128 &&
+              po->strides[3] == 128,
+          "y strides %lld %lld %lld %lld", (long long)po->strides[0], (long long)po->strides[1],
+          (long long)po->strides[2], (long long)po->strides[3]);
+    CHECK_EQ(probe_seen.succeeded, 1);
+    cudnnConvolutionBackwardFilter(HANDLE, NULL, x, NULL, y, NULL, conv, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, NULL,
+                                   0, NULL, w, OUT);
+    CHECK(po->ndims == 1 && po->dims[0] == 128 * 32 * 3 * 3 && po->strides[0] == 1, "dw: %d dims, %lld elements",
+          po->ndims, (long long)po->dims[0]);
+    CHECK_EQ(probe_seen.outputs, 2);
+    probe_on = 0;
 
     /* No descriptors: a convolution of unknown shape, output pointer kept. */
     begin_call("cudnnConvolutionForward");
