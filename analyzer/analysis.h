@@ -117,6 +117,11 @@ struct ka_semantic_evidence {
  * call replayed with the outputs of its forbidden-class ATen operators
  * replaced by seeded noise, and how far its output moved.
  */
+/* The vendor channel's families of library calls: cuBLAS and cuBLASLt GEMMs
+ * (class gemm), cuDNN convolutions (class conv). */
+enum ka_probe_family { KA_PROBE_FAMILY_NONE = 0, KA_PROBE_FAMILY_GEMM = 1, KA_PROBE_FAMILY_CONV = 2, KA_PROBE_FAMILIES };
+#define KA_PROBE_VENDOR_CALLS 16
+
 enum ka_probe_state {
     KA_PROBE_NOT_RUN = 0,
     KA_PROBE_DECIDED,           /* the replays ran and passed their checks */
@@ -135,11 +140,23 @@ struct ka_probe_evidence {
     double class_work[KA_CLASS_COUNT];  /* their work from the operators' sizes (flop or element), 0 unknown */
     uint64_t class_calls[KA_CLASS_COUNT];
     const char *targets;                /* for people: "mm x2 (gemm), ..." */
-    /* the vendor-boundary channel: every cuBLAS GEMM output of the call replaced
-       after the real call (the work below the dispatcher) */
+    /* the vendor-boundary channel: every library output of the call (cuBLAS and
+       cuBLASLt GEMMs, cuDNN convolutions) replaced after the real call (the work
+       below the dispatcher) */
     int vendor;                         /* that replay ran and passed its checks */
-    uint64_t vendor_calls;              /* the GEMM calls the baseline made */
+    uint64_t vendor_calls;              /* the library calls the baseline made */
+    uint64_t vendor_family_calls[KA_PROBE_FAMILIES]; /* by family (enum ka_probe_family) */
     double vendor_delta;
+    double vendor_family_delta[KA_PROBE_FAMILIES];   /* one family alone; < 0: not replayed alone */
+    /* one call at a time (localization, at most VENDOR_CALLS_LOCALIZED of the
+       runner): the call as the preload described it, and the output's change */
+    unsigned n_vendor_localized;
+    struct ka_probe_vendor_call {
+        int family;
+        uint32_t library;               /* KAT_LIB_* */
+        int64_t m, n, k;                /* GEMMs; 0 for convolutions */
+        double delta;
+    } vendor_call[KA_PROBE_VENDOR_CALLS];
 };
 
 /* The work of an ATen operator from its sizes ("aten::mm, ..., sizes = [[64, 512], [512, 256]]"):

@@ -157,10 +157,11 @@ struct ka_session_facts {
     char *missing_call_trace;
     /* the causal probe's baseline replay as the trace shows it (index.c): the
        library calls made in it, by class (not by candidate objects), and its
-       cuBLAS GEMM calls of any caller; exactly one window, or nothing is confirmed */
+       calls of each vendor family (enum ka_probe_family) of any caller; exactly
+       one window, or nothing is confirmed */
     unsigned probe_windows;
     uint64_t probe_framework_calls[KA_CLASS_COUNT];
-    uint64_t probe_cublas_gemm_calls;
+    uint64_t probe_vendor_calls[KA_PROBE_FAMILIES];
     /* the shapes of the library calls in the window (the first KA_PROBE_SHAPES): an
        "unused" call elsewhere in the trace must be one of them */
 #define KA_PROBE_SHAPES 64
@@ -423,6 +424,11 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
 enum { KA_PROBE_DISPATCHER = 1, KA_PROBE_VENDOR = 2 };
 /* 0, or the channel that reached it (KA_PROBE_*) with the output's change in *change. */
 int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change);
+/* The vendor channel's family of a library call item (enum ka_probe_family; NONE:
+ * not a call the channel replaces), and which vendor replay decided it: "call",
+ * "family" or "every-library-call". */
+int ka_probe_vendor_family(const struct ka_work_item *it);
+const char *ka_probe_vendor_localized(const struct ka_probe_evidence *pr, const struct ka_work_item *it);
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls);
 void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
                            struct ka_analysis *a);

@@ -576,8 +576,11 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
                 continue;
             if (!vc->caller_is_candidate && vc->cls >= 0 && vc->cls < KA_CLASS_COUNT)
                 facts->probe_framework_calls[vc->cls]++;
-            if (vc->rec.library == KAT_LIB_CUBLAS && vc->cls == KA_CLASS_GEMM)
-                facts->probe_cublas_gemm_calls++;
+            if ((vc->rec.library == KAT_LIB_CUBLAS || vc->rec.library == KAT_LIB_CUBLASLT) &&
+                vc->cls == KA_CLASS_GEMM)
+                facts->probe_vendor_calls[KA_PROBE_FAMILY_GEMM]++;
+            else if (vc->rec.library == KAT_LIB_CUDNN && vc->cls == KA_CLASS_CONV)
+                facts->probe_vendor_calls[KA_PROBE_FAMILY_CONV]++;
             if (facts->n_probe_shapes < KA_PROBE_SHAPES)
                 facts->probe_shapes[facts->n_probe_shapes++] = (struct ka_call_shape){
                     .m = vc->rec.op.gemm.m, .n = vc->rec.op.gemm.n, .k = vc->rec.op.gemm.k,

@@ -75,6 +75,49 @@ char *ka_probe_targets_json(const struct ka_contract *c)
     return text;
 }
 
+int ka_probe_vendor_family(const struct ka_work_item *it)
+{
+    if (it->kind != KA_ITEM_VENDOR_CALL)
+        return KA_PROBE_FAMILY_NONE;
+    if ((it->shape.library == KAT_LIB_CUBLAS || it->shape.library == KAT_LIB_CUBLASLT) && it->cls == KA_CLASS_GEMM)
+        return KA_PROBE_FAMILY_GEMM;
+    if (it->shape.library == KAT_LIB_CUDNN && it->cls == KA_CLASS_CONV)
+        return KA_PROBE_FAMILY_CONV;
+    return KA_PROBE_FAMILY_NONE;
+}
+
+/*
+ * What the vendor replays say of one library call item, from the narrowest
+ * replay that covers it: the calls of its own library and shape replaced one
+ * at a time (the largest change among them; a convolution's calls are matched
+ * by library, their shapes not being in the call descriptions), else its
+ * family alone, else every library call at once.
+ */
+static double vendor_change(const struct ka_probe_evidence *pr, const struct ka_work_item *it, int family,
+                            const char **level)
+{
+    double worst = -1;
+    for (unsigned i = 0; i < pr->n_vendor_localized && i < KA_PROBE_VENDOR_CALLS; i++) {
+        const struct ka_probe_vendor_call *v = &pr->vendor_call[i];
+        if (v->family != family || v->library != it->shape.library || v->delta < 0 ||
+            (family == KA_PROBE_FAMILY_GEMM &&
+             (v->m != it->shape.m || v->n != it->shape.n || v->k != it->shape.k)))
+            continue;
+        if (v->delta > worst)
+            worst = v->delta;
+    }
+    if (worst >= 0) {
+        *level = "call";
+        return worst;
+    }
+    if (pr->vendor_family_delta[family] >= 0) {
+        *level = "family";
+        return pr->vendor_family_delta[family];
+    }
+    *level = "every-library-call";
+    return pr->vendor_delta;
+}
+
 int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change)
 {
     if (!pr || pr->state != KA_PROBE_DECIDED)
@@ -85,17 +128,28 @@ int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_it
         *change = pr->class_delta[it->cls] >= 0 ? pr->class_delta[it->cls] : pr->joint_delta;
         return KA_PROBE_DISPATCHER;
     }
-    /* a cuBLAS GEMM an extension made itself: the vendor-boundary replay, which
-       replaced every cuBLAS GEMM output of the call (cuDNN and cuBLASLt are not
-       replaced: their calls made the replay unresolved or were not counted) */
-    if (pr->vendor && it->kind == KA_ITEM_VENDOR_CALL && it->below_framework && it->library &&
-        !strcmp(it->library, "cublas") && it->cls == KA_CLASS_GEMM) {
-        *change = pr->vendor_delta;
+    /* a GEMM or a convolution an extension handed to cuBLAS, cuBLASLt or cuDNN itself,
+       or that the framework made without dispatching an operator of its class (ATen's
+       own BLAS wrappers called from C++): the vendor-boundary replays, which replaced
+       those calls' outputs */
+    int family = ka_probe_vendor_family(it);
+    if (pr->vendor && family && (it->below_framework || !(pr->classes & (1u << it->cls)))) {
+        const char *level;
+        *change = vendor_change(pr, it, family, &level);
         return KA_PROBE_VENDOR;
     }
-    /* anything else (a kernel launched without a library call, another library)
-       is left to launch provenance, the second channel */
+    /* anything else (a kernel launched without a library call, a library call of
+       another kind) is left to launch provenance, the second channel */
     return 0;
+}
+
+const char *ka_probe_vendor_localized(const struct ka_probe_evidence *pr, const struct ka_work_item *it)
+{
+    const char *level = NULL;
+    int family = ka_probe_vendor_family(it);
+    if (pr && family)
+        vendor_change(pr, it, family, &level);
+    return level;
 }
 
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls)
@@ -111,6 +165,90 @@ void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, i
     ka_field_u64(x, "probe_seed", pr->seed);
     if (pr->targets)
         ka_field_str(x, "probe_targets", pr->targets);
+}
+
+/* The largest change among one family's calls replayed alone, else the family's
+ * own replay, else the joint vendor replay; and its work (2mnk per GEMM
+ * described, 0 when unknown). */
+static double vendor_family_change(const struct ka_probe_evidence *pr, int family, double *work)
+{
+    double worst = -1;
+    *work = 0;
+    for (unsigned i = 0; i < KA_PROBE_VENDOR_CALLS && i < pr->vendor_calls; i++) {
+        const struct ka_probe_vendor_call *v = &pr->vendor_call[i];
+        if (v->family != family)
+            continue;
+        if (family == KA_PROBE_FAMILY_GEMM && v->m > 0 && v->n > 0 && v->k > 0)
+            *work += 2.0 * (double)v->m * (double)v->n * (double)v->k;
+        if (i < pr->n_vendor_localized && v->delta > worst)
+            worst = v->delta;
+    }
+    if (worst >= 0)
+        return worst;
+    return pr->vendor_family_delta[family] >= 0 ? pr->vendor_family_delta[family] : pr->vendor_delta;
+}
+
+/* Without trace axes, the vendor replays: library calls of a targeted class whose
+ * outputs the candidate's output depends on convict as the dispatcher's classes do. */
+static unsigned vendor_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr,
+                                    const struct ka_contract *c, double R)
+{
+    static const int family_class[KA_PROBE_FAMILIES] = { -1, KA_CLASS_GEMM, KA_CLASS_CONV };
+    unsigned convicting = 0, targeted = ka_probe_classes(c);
+    for (int family = 1; pr->vendor && family < KA_PROBE_FAMILIES; family++) {
+        int cls = family_class[family];
+        if (!pr->vendor_family_calls[family] || !(targeted & (1u << cls)))
+            continue;
+        double work, change = vendor_family_change(pr, family, &work);
+        if (!(change > pr->threshold))
+            continue;
+        double share = R > 0 && work > 0 ? work / R : -1;
+        int dom = c && cls == c->dominant_class;
+        if (share >= 0 && share < (dom ? 0.05 : 0.30)) {
+            struct ka_finding *x = ka_add_finding(
+                f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "below-threshold", NULL, 0,
+                "the candidate's output depends on its %s library calls (output change %.3g), whose work is %.3g%% "
+                "of the reference's (threshold %d%%)",
+                ka_class_name(cls), change, 100 * share, dom ? 5 : 30);
+            ka_field_str(x, "class", ka_class_name(cls));
+            ka_field_num(x, "share", share);
+            ka_probe_fields(x, pr, cls);
+            continue;
+        }
+        convicting++;
+        /* the calls replayed alone whose outputs the candidate's does not depend on: reported */
+        for (unsigned i = 0; i < pr->n_vendor_localized && i < KA_PROBE_VENDOR_CALLS; i++) {
+            const struct ka_probe_vendor_call *v = &pr->vendor_call[i];
+            if (v->family != family || v->delta > pr->threshold)
+                continue;
+            struct ka_finding *x = ka_add_finding(
+                f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", NULL, 0,
+                "library call %u of the candidate's (%s, %lld x %lld x %lld) is forbidden %s work its output does not "
+                "depend on: with that call's output alone replaced by noise, it moved by %.3g (threshold %.3g)",
+                i, kat_vendor_library_name(v->library) ? kat_vendor_library_name(v->library) : "?", (long long)v->m,
+                (long long)v->n, (long long)v->k, ka_class_name(cls), v->delta, pr->threshold);
+            ka_field_str(x, "class", ka_class_name(cls));
+            ka_field_str(x, "vendor_localized", "call");
+            ka_field_num(x, "item_output_change", v->delta);
+        }
+        struct ka_finding *x = ka_add_finding(
+            f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS, "forbidden-work-used", NULL, 0,
+            "the candidate's output depends on forbidden %s work it handed to a library: with the outputs of its %llu "
+            "%s call%s replaced by noise after they returned (seed %llu; the largest change of a call replayed alone "
+            "where there were several), the output moved by %.3g (threshold %.3g; two unperturbed calls differ by "
+            "%.3g)",
+            ka_class_name(cls), (unsigned long long)pr->vendor_family_calls[family],
+            family == KA_PROBE_FAMILY_GEMM ? "cuBLAS/cuBLASLt" : "cuDNN", pr->vendor_family_calls[family] == 1 ? "" : "s",
+            (unsigned long long)pr->seed, change, pr->threshold, pr->noise_floor);
+        ka_field_str(x, "class", ka_class_name(cls));
+        ka_field_str(x, "channel", "causal-probe-vendor");
+        if (work > 0)
+            ka_field_num(x, "amount", work);
+        if (share >= 0)
+            ka_field_num(x, "share", share);
+        ka_probe_fields(x, pr, cls);
+    }
+    return convicting;
 }
 
 /*
@@ -132,9 +270,10 @@ void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence
     if (!(pr->joint_delta > pr->threshold) && !(pr->vendor && pr->vendor_delta > pr->threshold)) {
         struct ka_finding *x = ka_add_finding(
             f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", NULL, 0,
-            "the candidate handed forbidden work to the framework (%s), but its output does not depend on it: with "
-            "those operators' outputs replaced by noise (seed %llu), it moved by %.3g (threshold %.3g)",
-            pr->targets ? pr->targets : "?", (unsigned long long)pr->seed, pr->joint_delta, pr->threshold);
+            "the candidate handed forbidden work to the framework or a library (%s%s%llu library calls), but its output "
+            "does not depend on it: with those outputs replaced by noise (seed %llu), it moved by %.3g (threshold %.3g)",
+            pr->targets ? pr->targets : "", pr->targets ? "; " : "", (unsigned long long)pr->vendor_calls,
+            (unsigned long long)pr->seed, pr->classes ? pr->joint_delta : pr->vendor_delta, pr->threshold);
         ka_probe_fields(x, pr, -1);
         return;
     }
@@ -174,12 +313,15 @@ void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence
             ka_field_num(x, "share", share);
         ka_probe_fields(x, pr, cls);
     }
+    convicting += vendor_only_verdict(f, pr, c, R);
     if (!convicting)
         return;
     struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
     free(ax->root_cause);
     ax->verdict = KA_FAIL;
-    if (asprintf(&ax->root_cause, "the output depends on forbidden work handed to the framework (causal probe: "
-                                  "output change %.3g)", pr->joint_delta) < 0)
+    double moved = pr->classes && pr->joint_delta > pr->threshold ? pr->joint_delta : pr->vendor_delta;
+    if (asprintf(&ax->root_cause, "the output depends on forbidden work handed to the %s (causal probe: output "
+                                  "change %.3g)",
+                 pr->classes && pr->joint_delta > pr->threshold ? "framework" : "vendor libraries", moved) < 0)
         ax->root_cause = NULL;
 }

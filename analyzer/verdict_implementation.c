@@ -257,16 +257,24 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
            decides; launch provenance convicts the rest (probe.c) */
         double change = 0;
         int probed = ka_probe_reaches(probe, it, &change);
-        const char *perturbed = probed == KA_PROBE_VENDOR ? "its cuBLAS calls" : "the candidate's forbidden operators";
+        int family = probed == KA_PROBE_VENDOR ? ka_probe_vendor_family(it) : KA_PROBE_FAMILY_NONE;
+        const char *level = probed == KA_PROBE_VENDOR ? ka_probe_vendor_localized(probe, it) : NULL;
+        const char *perturbed = !level                  ? "the candidate's forbidden operators"
+                                : !strcmp(level, "call") ? "its calls of this library and shape, one at a time"
+                                : !strcmp(level, "family")
+                                    ? (family == KA_PROBE_FAMILY_CONV ? "its cuDNN convolutions"
+                                                                      : "its cuBLAS and cuBLASLt GEMMs")
+                                    : "every library call it made";
         /* "unused" stands only where the trace confirms the probe saw this work: a
            library call, and as many of them of its class in the baseline replay as the
            probe perturbed (work on another thread, or hidden from the dispatcher, is in
            the trace and not in the probe's count) */
         char unconfirmed[240] = "";
         if (probed && !(change > probe->threshold)) {
-            uint64_t trace_calls = probed == KA_PROBE_VENDOR ? s->probe_cublas_gemm_calls
+            uint64_t trace_calls = probed == KA_PROBE_VENDOR ? s->probe_vendor_calls[family]
                                                              : s->probe_framework_calls[it->cls];
-            uint64_t probe_calls = probed == KA_PROBE_VENDOR ? probe->vendor_calls : probe->class_calls[it->cls];
+            uint64_t probe_calls =
+                probed == KA_PROBE_VENDOR ? probe->vendor_family_calls[family] : probe->class_calls[it->cls];
             if (it->kind != KA_ITEM_VENDOR_CALL)
                 snprintf(unconfirmed, sizeof unconfirmed,
                          "framework kernels, whose number the probe's operators do not fix");
@@ -292,11 +300,13 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                 "%s — forbidden (%s), but the output does not depend on it: with the outputs of %s (%s) replaced by "
                 "noise (seed %llu), it moved by %.3g (threshold %.3g)",
                 it->what ? it->what : "?", why, perturbed,
-                probed == KA_PROBE_VENDOR ? "every GEMM of the call" : probe->targets ? probe->targets : "?",
+                probed == KA_PROBE_VENDOR ? "below the framework" : probe->targets ? probe->targets : "?",
                 (unsigned long long)probe->seed, change, probe->threshold);
             item_fields(x, it);
             ka_field_str(x, "rule", rule);
             ka_probe_fields(x, probe, it->cls);
+            if (level)
+                ka_field_str(x, "vendor_localized", level);
             continue;
         }
         convicting++;
@@ -331,6 +341,10 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                                                               : "launch-provenance");
         if (probed)
             ka_probe_fields(x, probe, it->cls);
+        if (probed && level) {
+            ka_field_str(x, "vendor_localized", level);
+            ka_field_num(x, "item_output_change", change);
+        }
     }
     if (probe && probe->state == KA_PROBE_UNRESOLVED)
         ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "causal-probe-unresolved", NULL, 0,

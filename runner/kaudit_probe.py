@@ -14,19 +14,29 @@ from Python or from C++ (an extension calling at::matmul):
              forbidden classes) replaced in place by noise of the same mean
              and standard deviation, seeded by (seed, operator index)
   class:C    the same for the operators of one class at a time (localization)
+  vendor     with the dispatcher untouched, the output of every library call
+             (cuBLAS and cuBLASLt GEMMs, cuDNN convolutions) replaced after
+             the real call by the preload (preload/vendor_probe.c)
+  vendor-call:i, vendor:F
+             the same for one library call at a time (at most
+             VENDOR_CALLS_LOCALIZED calls), or for one family (gemm, conv)
+             when there are more (localization)
 
 The runner only calls, perturbs and writes; kaudit (tools/audit_probe.c)
 compares the outputs, checks their structure and decides.  The noise is made
 on the CPU and copied in, so that the probe launches no kernel of a
 forbidden class in the candidate's phase.  Kernels a library launches below
-the dispatcher (an extension calling cublasSgemm) are out of this channel's
-reach (the vendor-boundary channel is not built yet; launch provenance
-stays the second channel).
+the dispatcher (an extension calling cublasSgemm) are out of the dispatcher's
+reach: the vendor replays reach those; what neither reaches (a kernel
+launched without a library call) is left to launch provenance, the second
+channel.
 """
 import copy
 import time
 
 import torch
+
+import kaudit_tensors
 
 try:
     from torch.utils._python_dispatch import TorchDispatchMode
@@ -38,6 +48,8 @@ SIZES_KEPT = 8
 # The probe's inputs: get_inputs() under the plan's seed plus this (the slots' native
 # seeds are the plan's seed plus a small offset).
 PROBE_SEED_OFFSET = 0x5EED0BE
+# Up to this many library calls are replayed one at a time; beyond, one family at a time.
+VENDOR_CALLS_LOCALIZED = 8
 
 
 def base_name(func):
@@ -139,23 +151,31 @@ if TorchDispatchMode is not None:
 
 class VendorChannel:
     """The preload library's vendor-boundary channel (preload/vendor_probe.c):
-    cuBLAS GEMM outputs replaced after the real call, for work that never
-    passes the dispatcher (an extension calling cublasSgemm itself).  None
-    outside `kaudit run` (no preload)."""
+    library outputs replaced after the real call, for work that never passes
+    the dispatcher (an extension calling cublasSgemm itself).  None outside
+    `kaudit run` (no preload)."""
 
     OFF, COUNT, PERTURB = 0, 1, 2
+    FAMILIES = {1: "gemm", 2: "conv"}
+    CALLS_KEPT = 16
 
     def __init__(self):
         import ctypes
         lib = ctypes.CDLL(None)
+        u64p = ctypes.POINTER(ctypes.c_uint64)
         self._set = lib.kaudit_probe_vendor
         self._set.argtypes = [ctypes.c_int, ctypes.c_uint64]
         self._set.restype = None
-        self._counts = lib.kaudit_probe_vendor_counts
-        self._counts.argtypes = [ctypes.POINTER(ctypes.c_uint64)] * 3
+        self._select = lib.kaudit_probe_vendor_select
+        self._select.argtypes = [ctypes.c_int64, ctypes.c_uint]
+        self._select.restype = None
+        self._counts = lib.kaudit_probe_vendor_family_counts
+        self._counts.argtypes = [ctypes.c_int, u64p, u64p, u64p]
         self._counts.restype = None
-        self._u64 = ctypes.c_uint64
-        self._ref = ctypes.byref
+        self._info = lib.kaudit_probe_vendor_call_info
+        self._info.argtypes = [ctypes.c_uint64, ctypes.POINTER(ctypes.c_int64)]
+        self._info.restype = ctypes.c_int
+        self._ct = ctypes
 
     @classmethod
     def find(cls):
@@ -164,13 +184,27 @@ class VendorChannel:
         except (AttributeError, OSError):
             return None
 
-    def set(self, mode, seed=0):
+    def set(self, mode, seed=0, call=-1, families=0):
         self._set(mode, seed & 0xFFFFFFFFFFFFFFFF)
+        if call >= 0 or families:
+            self._select(call, families)
 
-    def counts(self):
-        c, p, f = self._u64(), self._u64(), self._u64()
-        self._counts(self._ref(c), self._ref(p), self._ref(f))
+    def counts(self, family=0):
+        c, p, f = self._ct.c_uint64(), self._ct.c_uint64(), self._ct.c_uint64()
+        self._counts(family, self._ct.byref(c), self._ct.byref(p), self._ct.byref(f))
         return c.value, p.value, f.value
+
+    def seen(self):
+        """What was counted since the mode was set: totals, per family, the first calls."""
+        calls = []
+        out = (self._ct.c_int64 * 5)()
+        for i in range(self.CALLS_KEPT):
+            if not self._info(i, out):
+                break
+            calls.append({"family": self.FAMILIES.get(out[0], str(out[0])), "library": int(out[1]),
+                          "m": int(out[2]), "n": int(out[3]), "k": int(out[4])})
+        return {"all": self.counts(), "families": {n: self.counts(f) for f, n in self.FAMILIES.items()},
+                "calls": calls}
 
 
 class ProbeUnresolved(Exception):
@@ -207,7 +241,7 @@ def run_probe(runner, spec, call, write, state_of):
 
     vendor = VendorChannel.find()
 
-    def replay(name, perturb, classes=None, vendor_mode=VendorChannel.OFF):
+    def replay(name, perturb, classes=None, vendor_mode=VendorChannel.OFF, vendor_call=-1, vendor_families=0):
         t0 = time.monotonic()
         mode = Dispatch(targets, perturb, seed)
         args = []
@@ -218,7 +252,7 @@ def run_probe(runner, spec, call, write, state_of):
             else:
                 args.append(copy.deepcopy(p))
         if vendor is not None:
-            vendor.set(vendor_mode, seed)
+            vendor.set(vendor_mode, seed, vendor_call, vendor_families)
         # the baseline replay is marked in the trace, which then shows the library calls
         # made in it, whatever thread made them: what the probe must have seen
         window = name == "baseline"
@@ -233,10 +267,11 @@ def run_probe(runner, spec, call, write, state_of):
         finally:
             if window:
                 runner.marks.pop()
-            seen = vendor.counts() if vendor is not None else (0, 0, 0)
+            seen = vendor.seen() if vendor is not None else {"all": (0, 0, 0), "families": {}, "calls": []}
             if vendor is not None:
                 vendor.set(VendorChannel.OFF)
-        mode.vendor = seen
+        mode.vendor = seen["all"]
+        mode.vendor_seen = seen
         called = time.monotonic()
         entry = {"name": name, "file": write(name, out), "ops": len(mode.seq),
                  "expected": len(perturb), "perturbed": len(mode.perturbed),
@@ -252,6 +287,9 @@ def run_probe(runner, spec, call, write, state_of):
     vendor_calls = base.vendor[0]
     event["vendor_channel"] = vendor is not None
     event["vendor_calls"] = vendor_calls
+    if vendor_calls:
+        event["vendor_families"] = {n: c[0] for n, c in base.vendor_seen["families"].items()}
+        event["vendor_call_list"] = base.vendor_seen["calls"]
     groups = {}
     for i, (name, cls, sizes) in enumerate(base.seq):
         if cls is None:
@@ -287,30 +325,64 @@ def run_probe(runner, spec, call, write, state_of):
             raise ProbeUnresolved("target-not-perturbed", "the %s replay perturbed %d of its %d targets (an "
                                   "operator without a floating output)" % (name, len(mode.perturbed), len(perturb)))
     if vendor_calls:
-        # every cuBLAS GEMM of the call replaced after it returned (the work below the dispatcher);
-        # a failure of this replay leaves the vendor channel unresolved, not the dispatcher's
-        mode = replay("vendor", frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB)
-        calls, perturbed, failed = mode.vendor
-        entry = event["replays"][-1]
-        entry["expected"], entry["perturbed"] = vendor_calls, perturbed
-        why = None
-        if [s[0] for s in mode.seq] != names:
-            why = ("the vendor replay dispatched another operator sequence than the baseline: the perturbation "
-                   "changed the candidate's path")
-        elif calls != vendor_calls or perturbed != calls or failed:
-            why = ("the vendor replay made %d library calls (the baseline %d) and replaced the outputs of %d (%d "
-                   "could not be: pointer arrays, GEMV, complex types, a stream being captured, or a copy failed)"
-                   % (calls, vendor_calls, perturbed, failed))
-        if why:
-            event["replays"].pop()
-            event["vendor_unresolved"] = why
+        vendor_replays(event, replay, names, base.vendor_seen)
     if not state_of_equal(before, state_of()):
         raise ProbeUnresolved("protected-state-changed", "the candidate's parameters or buffers changed during "
                               "the probe's replays")
     return event
 
 
+def vendor_replays(event, replay, names, base_seen):
+    """Every library output of the call replaced after it returned (the work below the
+    dispatcher), then one call at a time (one family at a time when there are more
+    than VENDOR_CALLS_LOCALIZED).  A failure of the joint replay leaves the vendor
+    channel unresolved, not the dispatcher's; a failure of a localizing replay leaves
+    only the localization out."""
+    total = base_seen["all"][0]
+    mode = replay("vendor", frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB)
+    why = vendor_replay_failure(event, mode, names, total, total, "vendor")
+    if why:
+        event["replays"].pop()
+        event["vendor_unresolved"] = why
+        return
+    families = {n: c[0] for n, c in base_seen["families"].items() if c[0]}
+    plan = []
+    if 2 <= total <= VENDOR_CALLS_LOCALIZED:
+        plan = [("vendor-call:%d" % i, i, 0, 1) for i in range(total)]
+    elif len(families) > 1:
+        bits = {n: 1 << f for f, n in VendorChannel.FAMILIES.items()}
+        plan = [("vendor:" + n, -1, bits[n], c) for n, c in sorted(families.items())]
+    done = len(event["replays"])
+    for name, call, bits, expected in plan:
+        mode = replay(name, frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB, vendor_call=call,
+                      vendor_families=bits)
+        why = vendor_replay_failure(event, mode, names, total, expected, name)
+        if not why and call >= 0 and mode.vendor_seen["calls"] != base_seen["calls"]:
+            why = ("the %s replay made other library calls, or in another order, than the baseline: its "
+                   "perturbation cannot be laid on one call" % name)
+        if why:
+            del event["replays"][done:]
+            event["vendor_localization_unresolved"] = why
+            return
+        event["replays"][-1]["call" if call >= 0 else "family"] = call if call >= 0 else name.split(":", 1)[1]
+
+
+def vendor_replay_failure(event, mode, names, total, expected, name):
+    """Why a vendor replay does not count (None when it does); its entry records what it replaced."""
+    calls, perturbed, failed = mode.vendor
+    entry = event["replays"][-1]
+    entry["expected"], entry["perturbed"] = expected, perturbed
+    if [s[0] for s in mode.seq] != names:
+        return ("the %s replay dispatched another operator sequence than the baseline: the perturbation changed "
+                "the candidate's path" % name)
+    if calls != total or perturbed != expected or failed:
+        return ("the %s replay made %d library calls (the baseline %d) and replaced the outputs of %d of %d (%d "
+                "could not be: pointer arrays, GEMV, tiled layouts, integer types, a stream being captured, or a "
+                "copy failed)" % (name, calls, total, perturbed, expected, failed))
+    return None
+
+
 def state_of_equal(a, b):
     if a.keys() != b.keys():
         return False
-    return all(torch.equal(a[k], b[k]) for k in a)
+    return all(kaudit_tensors.same_values(a[k], b[k]) for k in a)

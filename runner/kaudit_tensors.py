@@ -35,6 +35,16 @@ for _name, _code in (("float16", 1), ("bfloat16", 2), ("float32", 3), ("float64"
 _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
+def same_values(a, b):
+    """Bitwise-equal values, NaN equal to NaN (torch.equal says a NaN differs from itself)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.is_floating_point():
+        both_nan = torch.isnan(a) & torch.isnan(b)
+        return bool(((a == b) | both_nan).all())
+    return bool(torch.equal(a, b))
+
+
 def flatten(obj, prefix="out"):
     """(path, value) leaves of obj, paths in Python's own subscript syntax:
     out, out[0], out[1][2], out['a'].  Dicts keep insertion order (that is

@@ -19,6 +19,11 @@ add_test(NAME audit_cli COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_cli.sh
 add_test(NAME audit_controls COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_controls.sh
   $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
 set_tests_properties(audit_cli audit_controls PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+# The vendor-channel controls' extension on the stand-in cuBLAS (tests/programs/libprobe_ext.c).
+if(TARGET standin_probe_ext)
+  set_property(TEST audit_controls APPEND PROPERTY ENVIRONMENT
+    "KAUDIT_TEST_PROBE_EXT=$<TARGET_FILE:standin_probe_ext>")
+endif()
 
 # The sitecustomize's operator sampler on real PyTorch (docs/python-provenance.md, "Operators").
 add_test(NAME python_operators COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python_operators.sh

@@ -118,6 +118,16 @@ target_include_directories(standin_ext PRIVATE ${STANDIN_PROGRAM_SOURCE_DIR} ${S
 target_link_options(standin_ext PRIVATE "LINKER:--no-as-needed")
 target_link_libraries(standin_ext PRIVATE standin_cublas standin_cudart)
 
+# A candidate's extension on the stand-in cuBLAS and cuBLASLt, for the CPU audit
+# controls of the causal probe's vendor channel (tests/audit/candidates/probe_vendor_*).
+add_library(standin_probe_ext SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libprobe_ext.c)
+set_target_properties(standin_probe_ext PROPERTIES OUTPUT_NAME probe_ext PREFIX lib
+  LIBRARY_OUTPUT_DIRECTORY ${STANDIN_PROGRAMS_DIR} C_VISIBILITY_PRESET hidden)
+target_include_directories(standin_probe_ext PRIVATE ${STANDIN_PROGRAM_SOURCE_DIR} ${STANDIN_INCLUDES})
+target_compile_options(standin_probe_ext PRIVATE -Wno-deprecated-declarations)
+target_link_options(standin_probe_ext PRIVATE "LINKER:--no-as-needed")
+target_link_libraries(standin_probe_ext PRIVATE standin_cublas standin_cublaslt standin_cudart)
+
 # A minimal CUPTI client to check the stand-ins themselves (test_run_standin).
 add_library(standin_probe SHARED ${STANDIN_SOURCE_DIR}/standin_probe.c)
 set_target_properties(standin_probe PROPERTIES OUTPUT_NAME standin_probe PREFIX lib
@@ -126,7 +136,7 @@ target_include_directories(standin_probe PRIVATE ${STANDIN_INCLUDES})
 target_link_libraries(standin_probe PRIVATE standin_cupti)
 
 add_custom_target(standin_programs ALL DEPENDS prog_mixed prog_proc prog_recording prog_subscriber prog_dlopen
-  prog_module prog_probe standin_ext standin_probe)
+  prog_module prog_probe standin_ext standin_probe standin_probe_ext)
 
 # ---- the tests --------------------------------------------------------------------
 

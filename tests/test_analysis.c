@@ -82,28 +82,67 @@ static void kernel(struct scene *s, uint32_t corr, const char *name, uint32_t st
 }
 
 /* A cublasSgemm call m=n=k=dim from caller on tid, launching one kernel. */
-static void sgemm(struct scene *s, const char *caller, uint32_t tid, uint64_t t, int64_t dim)
+/* One library call (v: its api, library, class and summary) and the kernel it launched. */
+static void vendor_call(struct scene *s, struct kat_vendor_call_rec *v, const char *api, const char *caller,
+                        uint32_t tid, uint64_t t, const char *kernel_name)
+{
+    v->call_id = s->next_call++;
+    v->enter_ns = t;
+    v->exit_ns = t + 20000;
+    v->api_string = tb_string(&s->b, api);
+    v->caller_string = tb_string(&s->b, caller);
+    v->thread_id = tid;
+    v->depth = 1;
+    v->summary_known = 1;
+    tb_record(&s->b, KAT_REC_VENDOR_CALL, v, sizeof *v, NULL, 0);
+    uint32_t corr = launch(s, tid, t + 1000);
+    struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND, .correlation_id = corr,
+                                              .external_id = v->call_id };
+    tb_record(&s->b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
+    kernel(s, corr, kernel_name, 7, t + 10000, t + 90000, 64, 128);
+}
+
+static void gemm_of(struct scene *s, uint32_t library, const char *caller, uint32_t tid, uint64_t t, int64_t dim)
 {
     struct kat_vendor_call_rec v;
     memset(&v, 0, sizeof v);
-    v.call_id = s->next_call++;
-    v.enter_ns = t;
-    v.exit_ns = t + 20000;
-    v.api_string = tb_string(&s->b, "cublasSgemm_v2");
-    v.library = KAT_LIB_CUBLAS;
-    v.caller_string = tb_string(&s->b, caller);
-    v.thread_id = tid;
-    v.depth = 1;
+    v.library = library;
     v.work_class = KAT_WORK_GEMM;
-    v.summary_known = 1;
     v.op.gemm.m = v.op.gemm.n = v.op.gemm.k = dim;
     v.op.gemm.batch = 1;
-    tb_record(&s->b, KAT_REC_VENDOR_CALL, &v, sizeof v, NULL, 0);
-    uint32_t corr = launch(s, tid, t + 1000);
-    struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND, .correlation_id = corr,
-                                              .external_id = v.call_id };
-    tb_record(&s->b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
-    kernel(s, corr, "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3", 7, t + 10000, t + 90000, 64, 128);
+    vendor_call(s, &v, library == KAT_LIB_CUBLASLT ? "cublasLtMatmul" : "cublasSgemm_v2", caller, tid, t,
+                library == KAT_LIB_CUBLASLT ? "nvjet_sm90_tst_128x128_64x4_1x2_h_bz_coopA_NNT"
+                                            : "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize32x32x8_stage3");
+}
+
+static void sgemm(struct scene *s, const char *caller, uint32_t tid, uint64_t t, int64_t dim)
+{
+    gemm_of(s, KAT_LIB_CUBLAS, caller, tid, t, dim);
+}
+
+/* cudnnConvolutionForward: x 8x64x56x56, w 128x64x3x3, pad 1 (3.7 GFLOP). */
+static void cudnn_conv(struct scene *s, const char *caller, uint32_t tid, uint64_t t)
+{
+    struct kat_vendor_call_rec v;
+    memset(&v, 0, sizeof v);
+    v.library = KAT_LIB_CUDNN;
+    v.work_class = KAT_WORK_CONV;
+    v.dtype_space = KAT_DTYPE_SPACE_CUDNN;
+    struct kat_conv_summary *c = &v.op.conv;
+    c->direction = KAT_CONV_FORWARD;
+    c->spatial_dims = 2;
+    c->n = 8;
+    c->c = 64;
+    c->k = 128;
+    for (int i = 0; i < 2; i++) {
+        c->in_spatial[i] = c->out_spatial[i] = 56;
+        c->filter_spatial[i] = 3;
+        c->pad[i] = c->stride[i] = c->dilation[i] = 1;
+    }
+    c->groups = 1;
+    vendor_call(s, &v, "cudnnConvolutionForward", caller, tid, t,
+                "sm80_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nchw_tilesize128x128x16_stage4_"
+                "warpsize2x2x1_g1_tensor16x8x8_alignc4_execute_kernel__5x_cudnn");
 }
 
 static void timing_call(struct scene *s, uint32_t api, uint64_t event, uint64_t event2, uint64_t stream, uint64_t t,
@@ -1779,8 +1818,28 @@ static struct ka_probe_evidence probe_of(enum ka_probe_state state, double chang
                                     .why = state == KA_PROBE_UNRESOLVED ? "sequence-differs: test" : NULL };
     for (int i = 0; i < KA_CLASS_COUNT; i++)
         pr.class_delta[i] = -1;
+    for (int i = 0; i < KA_PROBE_FAMILIES; i++)
+        pr.vendor_family_delta[i] = -1;
     pr.class_delta[KA_CLASS_GEMM] = change;
     pr.class_calls[KA_CLASS_GEMM] = 1;
+    return pr;
+}
+
+/* The vendor replays as the reader leaves them: `n` library calls described, each
+   replayed alone with its change (the joint change is the largest). */
+static struct ka_probe_evidence vendor_probe_of(unsigned n, const struct ka_probe_vendor_call *calls)
+{
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    pr.classes = 0;
+    pr.vendor = 1;
+    pr.vendor_calls = n;
+    pr.n_vendor_localized = n;
+    for (unsigned i = 0; i < n; i++) {
+        pr.vendor_call[i] = calls[i];
+        pr.vendor_family_calls[calls[i].family]++;
+        if (calls[i].delta > pr.vendor_delta)
+            pr.vendor_delta = calls[i].delta;
+    }
     return pr;
 }
 
@@ -1962,33 +2021,116 @@ Test(probe, targets_are_the_forbidden_classes_less_the_allowed_epilogues)
 Test(probe, an_extensions_gemm_the_output_depends_on_convicts_by_the_vendor_channel)
 {
     struct scene s;
-    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
-    pr.classes = 0;
-    pr.vendor = 1;
-    pr.vendor_calls = 1;
-    pr.vendor_delta = 0.9;
+    struct ka_probe_vendor_call call = { KA_PROBE_FAMILY_GEMM, KAT_LIB_CUBLAS, 1024, 1024, 1024, 0.9 };
+    struct ka_probe_evidence pr = vendor_probe_of(1, &call);
     struct ka_analysis *a = probed_gemm(&s, "/root/.cache/torch_extensions/py312/ext/ext.so", &pr);
     cr_expect_eq(IMPL(a), KA_FAIL);
     const struct ka_finding *x = finding(a, "forbidden-vendor-call");
     cr_assert(x);
     cr_expect_str_eq(field(x, "channel")->s, "causal-probe-vendor");
     cr_expect_float_eq(field(x, "vendor_output_change")->d, 0.9, 1e-12);
-    cr_expect(strstr(x->text, "its cuBLAS calls"), "%s", x->text);
+    cr_expect(strstr(x->text, "its calls of this library and shape"), "%s", x->text);
+    cr_expect_str_eq(field(x, "vendor_localized")->s, "call");
     done(&s, a);
 }
 
 Test(probe, an_extensions_gemm_the_output_ignores_is_not_a_conviction)
 {
     struct scene s;
-    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
-    pr.classes = 0;
-    pr.vendor = 1;
-    pr.vendor_calls = 1;
-    pr.vendor_delta = 0.0;
+    struct ka_probe_vendor_call call = { KA_PROBE_FAMILY_GEMM, KAT_LIB_CUBLAS, 1024, 1024, 1024, 0.0 };
+    struct ka_probe_evidence pr = vendor_probe_of(1, &call);
     struct ka_analysis *a = probed_gemm(&s, "/root/.cache/torch_extensions/py312/ext/ext.so", &pr);
     cr_expect_eq(IMPL(a), KA_INCONCLUSIVE);
     cr_expect(has_finding(a, "forbidden-work-unused"));
     cr_expect(!has_finding(a, "forbidden-vendor-call"));
+    done(&s, a);
+}
+
+/* An extension's own cuDNN convolution and cuBLASLt GEMM in one call, each replayed alone:
+   the convolution the output depends on convicts through the vendor channel, the
+   GEMM it throws away is unused (reported, and no certificate). */
+static struct ka_analysis *probed_ext_conv_and_lt(struct scene *s, const struct ka_probe_evidence *pr)
+{
+    const char *ext = "/root/.cache/torch_extensions/py312/ext/ext.so";
+    scene_init(s);
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    nvtx(s, KAT_NVTX_PUSH, PID, "kaudit:probe baseline", T0 + 10 * MS + 50);
+    cudnn_conv(s, ext, PID, T0 + 10 * MS + 100);
+    gemm_of(s, KAT_LIB_CUBLASLT, ext, PID, T0 + 10 * MS + 200000, 1536);
+    nvtx(s, KAT_NVTX_POP, PID, NULL, T0 + 10 * MS + 900000);
+    finish(s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = pr };
+    return analyze(s, gemm_contract, &opt);
+}
+
+Test(probe, each_library_call_is_decided_by_its_own_replay)
+{
+    struct scene s;
+    struct ka_probe_vendor_call calls[2] = { { KA_PROBE_FAMILY_CONV, KAT_LIB_CUDNN, 0, 0, 0, 0.7 },
+                                             { KA_PROBE_FAMILY_GEMM, KAT_LIB_CUBLASLT, 1536, 1536, 1536, 0.0 } };
+    struct ka_probe_evidence pr = vendor_probe_of(2, calls);
+    struct ka_analysis *a = probed_ext_conv_and_lt(&s, &pr);
+    for (size_t i = 0; i < a->n_findings; i++)
+        cr_log_info("%s: %s", a->findings[i].code, a->findings[i].text);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect_str_eq(field(x, "channel")->s, "causal-probe-vendor");
+    cr_expect_str_eq(field(x, "class")->s, "conv");
+    cr_expect_float_eq(field(x, "item_output_change")->d, 0.7, 1e-12);
+    const struct ka_finding *u = finding(a, "forbidden-work-unused");
+    cr_assert(u, "the discarded cuBLASLt GEMM is unused");
+    cr_expect_str_eq(field(u, "vendor_localized")->s, "call");
+    done(&s, a);
+}
+
+/* Without the one-call replays both calls take the joint change: both convict. */
+Test(probe, without_localization_every_library_call_takes_the_joint_change)
+{
+    struct scene s;
+    struct ka_probe_vendor_call calls[2] = { { KA_PROBE_FAMILY_CONV, KAT_LIB_CUDNN, 0, 0, 0, 0.7 },
+                                             { KA_PROBE_FAMILY_GEMM, KAT_LIB_CUBLASLT, 1536, 1536, 1536, 0.0 } };
+    struct ka_probe_evidence pr = vendor_probe_of(2, calls);
+    pr.n_vendor_localized = 0;
+    struct ka_analysis *a = probed_ext_conv_and_lt(&s, &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(!has_finding(a, "forbidden-work-unused"));
+    size_t convicting = 0;
+    for (size_t i = 0; i < a->n_findings; i++)
+        if (!strcmp(a->findings[i].code, "forbidden-vendor-call")) {
+            convicting++;
+            cr_expect_str_eq(field(&a->findings[i], "vendor_localized")->s, "every-library-call");
+        }
+    cr_expect_eq(convicting, 2);
+    done(&s, a);
+}
+
+/* ATen's own BLAS wrapper called from C++: a framework library call with no operator
+   of its class dispatched is the vendor replay's to decide. */
+Test(probe, a_framework_library_call_no_operator_dispatched_is_the_vendor_channels)
+{
+    struct scene s;
+    struct ka_probe_vendor_call call = { KA_PROBE_FAMILY_GEMM, KAT_LIB_CUBLAS, 1024, 1024, 1024, 1.2 };
+    struct ka_probe_evidence pr = vendor_probe_of(1, &call);
+    struct ka_analysis *a = probed_gemm(&s, "/opt/torch/lib/libtorch_cuda.so", &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+    cr_assert(x);
+    cr_expect_str_eq(field(x, "channel")->s, "causal-probe-vendor");
+    done(&s, a);
+}
+
+/* The trace shows a cuDNN call in the baseline the probe did not count: no "unused". */
+Test(probe, a_library_call_the_probe_did_not_count_keeps_launch_provenance)
+{
+    struct scene s;
+    struct ka_probe_vendor_call calls[2] = { { KA_PROBE_FAMILY_CONV, KAT_LIB_CUDNN, 0, 0, 0, 0.7 },
+                                             { KA_PROBE_FAMILY_GEMM, KAT_LIB_CUBLASLT, 1536, 1536, 1536, 0.0 } };
+    struct ka_probe_evidence pr = vendor_probe_of(2, calls);
+    pr.vendor_family_calls[KA_PROBE_FAMILY_GEMM] = 0; /* as if the GEMM was made out of the channel's sight */
+    struct ka_analysis *a = probed_ext_conv_and_lt(&s, &pr);
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect(!has_finding(a, "forbidden-work-unused"));
     done(&s, a);
 }
 

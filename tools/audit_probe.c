@@ -152,6 +152,56 @@ static void read_targets(struct audit_probe *p, const cJSON *targets)
     p->ev.targets = p->targets;
 }
 
+static int family_parse(const char *name)
+{
+    return !name ? KA_PROBE_FAMILY_NONE
+           : !strcmp(name, "gemm") ? KA_PROBE_FAMILY_GEMM
+           : !strcmp(name, "conv") ? KA_PROBE_FAMILY_CONV
+                                   : KA_PROBE_FAMILY_NONE;
+}
+
+static const char *family_name(int family)
+{
+    return family == KA_PROBE_FAMILY_GEMM ? "gemm" : family == KA_PROBE_FAMILY_CONV ? "conv" : "?";
+}
+
+/* The baseline's library calls: per family, and the first ones as the preload described them. */
+static void read_vendor_calls(struct audit_probe *p, const cJSON *e)
+{
+    const cJSON *families = cJSON_GetObjectItemCaseSensitive(e, "vendor_families"), *f;
+    if (!cJSON_IsObject(families)) {
+        /* a probe event from before the families: its vendor channel counted cuBLAS GEMMs only */
+        p->ev.vendor_family_calls[KA_PROBE_FAMILY_GEMM] = p->ev.vendor_calls;
+    } else {
+        uint64_t sum = 0;
+        cJSON_ArrayForEach(f, families)
+        {
+            int family = family_parse(f->string);
+            if (family && cJSON_IsNumber(f) && f->valuedouble >= 0) {
+                p->ev.vendor_family_calls[family] = (uint64_t)f->valuedouble;
+                sum += (uint64_t)f->valuedouble;
+            }
+        }
+        if (sum != p->ev.vendor_calls)
+            unresolved(p, "the probe's library calls by family add up to %llu, not to its %llu calls",
+                       (unsigned long long)sum, (unsigned long long)p->ev.vendor_calls);
+    }
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(e, "vendor_call_list"), *c;
+    cJSON_ArrayForEach(c, list)
+    {
+        if (p->vendor_listed >= KA_PROBE_VENDOR_CALLS)
+            break;
+        double library = kat_event_num(c, "library", -1);
+        struct ka_probe_vendor_call *v = &p->ev.vendor_call[p->vendor_listed];
+        *v = (struct ka_probe_vendor_call){ .family = family_parse(kat_event_str(c, "family")),
+                                            .library = library >= 1 && library <= 3 ? (uint32_t)library : 0,
+                                            .m = (int64_t)kat_event_num(c, "m", 0),
+                                            .n = (int64_t)kat_event_num(c, "n", 0),
+                                            .k = (int64_t)kat_event_num(c, "k", 0), .delta = -1 };
+        p->vendor_listed++;
+    }
+}
+
 static int on_probe(const cJSON *e, unsigned lineno, void *arg)
 {
     struct read_state *st = arg;
@@ -173,9 +223,13 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     read_targets(p, cJSON_GetObjectItemCaseSensitive(e, "targets"));
     double vc = kat_event_num(e, "vendor_calls", 0);
     p->ev.vendor_calls = vc > 0 ? (uint64_t)vc : 0;
+    read_vendor_calls(p, e);
     const char *vendor_why = kat_event_str(e, "vendor_unresolved");
     if (vendor_why) /* the vendor replay did not decide: its calls are left to launch provenance */
         snprintf(p->vendor_why, sizeof p->vendor_why, "%s", vendor_why);
+    const char *localization_why = kat_event_str(e, "vendor_localization_unresolved");
+    if (localization_why)
+        snprintf(p->localization_why, sizeof p->localization_why, "%s", localization_why);
     if (!strcmp(status, "no-targets")) {
         p->ev.state = KA_PROBE_NO_TARGETS;
         return 0;
@@ -184,6 +238,7 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     const cJSON *replays = cJSON_GetObjectItemCaseSensitive(e, "replays"), *r;
     struct kat_tensor_file *base = NULL;
     int have_joint = 0, have_repeat = 0;
+    unsigned localized = 0;
     cJSON_ArrayForEach(r, replays)
     {
         const char *name = kat_event_str(r, "name");
@@ -221,6 +276,16 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         } else if (!strcmp(name, "vendor")) {
             p->ev.vendor_delta = change;
             p->ev.vendor = 1;
+        } else if (!strncmp(name, "vendor-call:", 12)) {
+            double call = kat_event_num(r, "call", -1);
+            if (call >= 0 && call < p->vendor_listed && p->ev.vendor_call[(unsigned)call].delta < 0) {
+                p->ev.vendor_call[(unsigned)call].delta = change;
+                localized++;
+            }
+        } else if (!strncmp(name, "vendor:", 7)) {
+            int family = family_parse(name + 7);
+            if (family)
+                p->ev.vendor_family_delta[family] = change;
         } else if (!strncmp(name, "class:", 6)) {
             int cls = ka_class_parse(name + 6);
             if (cls >= 0)
@@ -230,6 +295,25 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     kat_tensor_file_close(base);
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
+    /* one call at a time counts only when every call was replayed alone */
+    if (localized && (localized != p->vendor_listed || p->vendor_listed != p->ev.vendor_calls)) {
+        if (!p->localization_why[0])
+            snprintf(p->localization_why, sizeof p->localization_why,
+                     "%u of the %llu library calls were replayed alone", localized,
+                     (unsigned long long)p->ev.vendor_calls);
+        localized = 0;
+    }
+    if (p->ev.vendor) {
+        /* a single call, or a single family, was alone in the vendor replay */
+        if (!localized && p->ev.vendor_calls == 1 && p->vendor_listed == 1) {
+            p->ev.vendor_call[0].delta = p->ev.vendor_delta;
+            localized = 1;
+        }
+        for (int f = 1; f < KA_PROBE_FAMILIES; f++)
+            if (p->ev.vendor_family_calls[f] && p->ev.vendor_family_calls[f] == p->ev.vendor_calls)
+                p->ev.vendor_family_delta[f] = p->ev.vendor_delta;
+        p->ev.n_vendor_localized = localized;
+    }
     if (!have_repeat || (!have_joint && !p->ev.vendor && !p->vendor_why[0]) || (p->ev.classes && !have_joint)) {
         unresolved(p, "the probe's log lacks its %s replay", have_repeat ? "joint" : "repeat");
         return 0;
@@ -261,6 +345,8 @@ void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p
     p->ev.threshold = AUDIT_PROBE_THRESHOLD;
     for (int i = 0; i < KA_CLASS_COUNT; i++)
         p->ev.class_delta[i] = -1;
+    for (int i = 0; i < KA_PROBE_FAMILIES; i++)
+        p->ev.vendor_family_delta[i] = -1;
     if (!planned)
         return;
     struct read_state st = { .p = p, .dir = runner_dir };
@@ -307,6 +393,37 @@ void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p)
         kat_json_double(j, "vendor_output_change", p->ev.vendor_delta);
     else
         kat_json_null(j, "vendor_output_change");
+    if (p->ev.vendor_calls) {
+        kat_json_open(j, "vendor_families", '[');
+        for (int f = 1; f < KA_PROBE_FAMILIES; f++) {
+            if (!p->ev.vendor_family_calls[f])
+                continue;
+            kat_json_open(j, NULL, '{');
+            kat_json_str(j, "family", family_name(f));
+            kat_json_u64(j, "calls", p->ev.vendor_family_calls[f]);
+            if (p->ev.vendor_family_delta[f] >= 0)
+                kat_json_double(j, "output_change", p->ev.vendor_family_delta[f]);
+            kat_json_close(j, '}');
+        }
+        kat_json_close(j, ']');
+        kat_json_open(j, "vendor_calls_localized", '[');
+        for (unsigned i = 0; i < p->ev.n_vendor_localized; i++) {
+            const struct ka_probe_vendor_call *v = &p->ev.vendor_call[i];
+            kat_json_open(j, NULL, '{');
+            kat_json_str(j, "family", family_name(v->family));
+            kat_json_str(j, "library", v->library == 1 ? "cublas" : v->library == 2 ? "cublasLt" : "cudnn");
+            if (v->family == KA_PROBE_FAMILY_GEMM) {
+                kat_json_i64(j, "m", v->m);
+                kat_json_i64(j, "n", v->n);
+                kat_json_i64(j, "k", v->k);
+            }
+            kat_json_double(j, "output_change", v->delta);
+            kat_json_close(j, '}');
+        }
+        kat_json_close(j, ']');
+        if (p->localization_why[0])
+            kat_json_str(j, "vendor_localization_unresolved", p->localization_why);
+    }
     if (p->ev.targets)
         kat_json_str(j, "targets", p->ev.targets);
     kat_json_open(j, "classes", '[');
@@ -339,8 +456,8 @@ void audit_probe_print(FILE *f, const struct audit_probe *p)
                     p->ev.joint_delta, p->ev.targets ? p->ev.targets : "?", p->ev.threshold, p->ev.noise_floor,
                     (unsigned long long)p->ev.seed);
         if (p->ev.vendor)
-            fprintf(f, "  causal probe    output change %.3g with the outputs of its %llu cuBLAS call%s replaced by "
-                       "noise (threshold %.3g, seed %llu)\n",
+            fprintf(f, "  causal probe    output change %.3g with the outputs of its %llu library call%s (cuBLAS, "
+                       "cuBLASLt, cuDNN) replaced by noise (threshold %.3g, seed %llu)\n",
                     p->ev.vendor_delta, (unsigned long long)p->ev.vendor_calls, p->ev.vendor_calls == 1 ? "" : "s",
                     p->ev.threshold, (unsigned long long)p->ev.seed);
         break;

@@ -25,6 +25,8 @@ struct audit_probe {
     char why[512];                  /* ev.why points here */
     char targets[512];              /* ev.targets points here */
     char vendor_why[400];           /* the vendor replay did not decide: why (its calls keep launch provenance) */
+    char localization_why[400];     /* the vendor replays one call or family at a time did not count: why */
+    unsigned vendor_listed;         /* calls the runner described (ev.vendor_call) */
     unsigned replays;
     double seconds;
 };

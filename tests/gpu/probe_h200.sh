@@ -5,7 +5,10 @@
 # weak verifier ACCEPT: each conviction should carry the output's change
 # with the forbidden operators replaced by noise; deleg_discarded_gemm
 # (cuBLAS computed and thrown away) should not be convicted; the bias
-# epilogue allowed by the contract should not be either.
+# epilogue allowed by the contract should not be either.  Work an extension hands
+# to cuBLAS, cuBLASLt or cuDNN itself, or ATen's BLAS wrapper called from C++,
+# is the vendor channel's (tests/gpu/controls/vendor_ext.py); deleg_ext_mixed's
+# two library calls are replayed one at a time.
 #   bash tests/gpu/carry_kaudit.sh           (here)
 #   bash tests/gpu/probe_h200.sh             (on the device, carrying .gpu-carry)
 # Output: $OUT/probe-controls.tsv, probe-log.txt, probe-records.tar.gz.
@@ -23,11 +26,16 @@ mkdir -p "$W/records"
 : >"$log"
 start=$SECONDS
 export TORCH_EXTENSIONS_DIR=$W/torch-extensions   # the contracts' candidate.objects pattern
-# the controls' extension, built once before the audits (outside kaudit)
-(cd "$ROOT" && timeout 300 "$KAUDIT_PYTHON" tests/gpu/controls/kernels.py --build) >>"$log" 2>&1
-echo "extension built: rc=$? after $((SECONDS - start)) s" | tee -a "$log"
+# the controls' extensions, built once before the audits (outside kaudit), in parallel
+(cd "$ROOT" && timeout 300 "$KAUDIT_PYTHON" tests/gpu/controls/kernels.py --build) >"$W/build-kernels.log" 2>&1 &
+for ext in vendor aten aten_blas; do
+    (cd "$ROOT" && timeout 300 "$KAUDIT_PYTHON" tests/gpu/controls/vendor_ext.py --build $ext) >"$W/build-$ext.log" 2>&1 &
+done
+wait
+for f in "$W"/build-*.log; do echo "== $f"; tail -5 "$f"; done >>"$log"
+echo "extensions built after $((SECONDS - start)) s" | tee -a "$log"
 table=$OUTDIR/probe-controls.tsv
-printf 'name\ttask\texit\timplementation\tcertificate\toutcome\tprobe\toutput_change\tvendor_calls\tvendor_output_change\ttargets\tconvicting\tchannel\twall_s\tprobe_s\n' >"$table"
+printf 'name\ttask\texit\timplementation\tcertificate\toutcome\tprobe\toutput_change\tvendor_calls\tvendor_output_change\ttargets\tconvicting\tchannel\tper_item\twall_s\tprobe_s\n' >"$table"
 cases="
 deleg_torch_matmul matmul
 deleg_nn_linear linear
@@ -36,6 +44,11 @@ deleg_unused_kernel matmul
 deleg_failed_build matmul
 deleg_ext_cublas matmul
 deleg_ext_cublas_discarded matmul
+deleg_ext_cublaslt matmul
+deleg_ext_cudnn conv
+deleg_ext_mixed matmul
+deleg_aten_cpp matmul
+deleg_aten_blas matmul
 deleg_discarded_gemm matmul
 allowed_bias_epilogue gemm_bias gemm-bias
 clean_tiled_gemm matmul
@@ -55,14 +68,22 @@ import json, sys
 try:
     r = json.load(open(sys.argv[1]))
 except Exception as e:
-    print("no-record\t-\t-\t-\t-\t-\t-\t-\t-"); sys.exit()
+    print("no-record\t-\t-\t-\t-\t-\t-\t-\t-\t-"); sys.exit()
 p = r.get("probe") or {}
 conv = [f for f in r["analysis"]["findings"] if f["kind"] == "convicts" or f["code"] == "forbidden-work-unused"]
 codes = ",".join(sorted(set(f["code"] for f in conv))) or "-"
 chan = ",".join(sorted(set((f.get("fields") or {}).get("channel", "-") for f in conv))) or "-"
+# each library call item: what decided it (the replay of that call, its family, all) and its change
+items = []
+for f in conv:
+    fl = f.get("fields") or {}
+    if "vendor_localized" in fl:
+        items.append("%s/%s:%s:%s" % (fl.get("library", "?"), f["code"], fl["vendor_localized"],
+                                      fl.get("item_output_change", fl.get("vendor_output_change", "-"))))
+per_item = ";".join(items) or "-"
 print("\t".join(str(x) for x in (r["axes"]["implementation"]["verdict"], r["certificate"], r["outcome"],
       p.get("state"), p.get("output_change", "-"), p.get("vendor_calls", "-"), p.get("vendor_output_change", "-"),
-      p.get("targets", "-") or "-", codes, chan, r["wall_s"], p.get("seconds", "-"))))
+      p.get("targets", "-") or "-", codes, chan, per_item, r["wall_s"], p.get("seconds", "-"))))
 PYEOF
 )
     printf '%s\t%s\t%s\t%s\n' "$name" "$task" "$rc" "$row" | tee -a "$table"
