@@ -305,8 +305,10 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
             item_fields(x, it);
             ka_field_str(x, "rule", rule);
             ka_probe_fields(x, probe, it->cls);
-            if (level)
+            if (level) {
                 ka_field_str(x, "vendor_localized", level);
+                ka_field_num(x, "item_output_change", change);
+            }
             continue;
         }
         convicting++;

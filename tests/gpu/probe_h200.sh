@@ -6,8 +6,7 @@
 # with the forbidden operators replaced by noise; deleg_discarded_gemm
 # (cuBLAS computed and thrown away) should not be convicted; the bias
 # epilogue allowed by the contract should not be either.  Work an extension hands
-# to cuBLAS, cuBLASLt or cuDNN itself, or ATen's BLAS wrapper called from C++,
-# is the vendor channel's (tests/gpu/controls/vendor_ext.py); deleg_ext_mixed's
+# to cuBLAS, cuBLASLt or cuDNN itself is the vendor channel's (tests/gpu/controls/vendor_ext.py); deleg_ext_mixed's
 # two library calls are replayed one at a time.
 #   bash tests/gpu/carry_kaudit.sh           (here)
 #   bash tests/gpu/probe_h200.sh             (on the device, carrying .gpu-carry)
@@ -28,7 +27,7 @@ start=$SECONDS
 export TORCH_EXTENSIONS_DIR=$W/torch-extensions   # the contracts' candidate.objects pattern
 # the controls' extensions, built once before the audits (outside kaudit), in parallel
 (cd "$ROOT" && timeout 300 "$KAUDIT_PYTHON" tests/gpu/controls/kernels.py --build) >"$W/build-kernels.log" 2>&1 &
-for ext in vendor aten aten_blas; do
+for ext in vendor aten; do
     (cd "$ROOT" && timeout 300 "$KAUDIT_PYTHON" tests/gpu/controls/vendor_ext.py --build $ext) >"$W/build-$ext.log" 2>&1 &
 done
 wait
@@ -48,7 +47,6 @@ deleg_ext_cublaslt matmul
 deleg_ext_cudnn conv
 deleg_ext_mixed matmul
 deleg_aten_cpp matmul
-deleg_aten_blas matmul
 deleg_discarded_gemm matmul
 allowed_bias_epilogue gemm_bias gemm-bias
 clean_tiled_gemm matmul
@@ -74,13 +72,13 @@ conv = [f for f in r["analysis"]["findings"] if f["kind"] == "convicts" or f["co
 codes = ",".join(sorted(set(f["code"] for f in conv))) or "-"
 chan = ",".join(sorted(set((f.get("fields") or {}).get("channel", "-") for f in conv))) or "-"
 # each library call item: what decided it (the replay of that call, its family, all) and its change
-items = []
+items = []   # one per distinct (library, finding, level, change): the harness's calls repeat them
 for f in conv:
     fl = f.get("fields") or {}
     if "vendor_localized" in fl:
         items.append("%s/%s:%s:%s" % (fl.get("library", "?"), f["code"], fl["vendor_localized"],
                                       fl.get("item_output_change", fl.get("vendor_output_change", "-"))))
-per_item = ";".join(items) or "-"
+per_item = ";".join(dict.fromkeys(items)) or "-"
 print("\t".join(str(x) for x in (r["axes"]["implementation"]["verdict"], r["certificate"], r["outcome"],
       p.get("state"), p.get("output_change", "-"), p.get("vendor_calls", "-"), p.get("vendor_output_change", "-"),
       p.get("targets", "-") or "-", codes, chan, per_item, r["wall_s"], p.get("seconds", "-"))))

@@ -12,9 +12,11 @@ candidate's own C++ or CUDA code does, below or beside PyTorch's dispatcher
                               the extension's own cuDNN handle (NCHW, fp32)
   aten    (torch headers): matmul_aten(a, b) -> at::matmul from C++ (through
                               the dispatcher, whichever language calls it)
-  aten_blas (torch headers): gemm_aten_blas(a, b) -> at::cuda::blas::gemm<float>,
-                              ATen's own cuBLAS wrapper called from C++: a
-                              framework library call the dispatcher never sees
+
+ATen's own cuBLAS wrapper, at::cuda::blas::gemm<float>, is not a way in for a
+candidate on torch 2.11: an extension calling it built, and failed to load on
+the H200 with "undefined symbol: _ZN2at4cuda4blas4gemmIffLPf0EEEv..." (the
+specialization is not exported from libtorch_cuda).
 
 The cuDNN prototypes are declared here (the few legacy entry points used),
 so that no cuDNN header is needed; the library is the libcudnn.so.9 PyTorch
@@ -167,28 +169,7 @@ torch::Tensor matmul_aten(torch::Tensor a, torch::Tensor b) { return at::matmul(
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("matmul_aten", &matmul_aten); }
 """
 
-ATEN_BLAS_CPP = r"""
-#include <torch/extension.h>
-#include <ATen/cuda/CUDABlas.h>
-#include <ATen/cuda/CUDAContext.h>
-
-// ATen's own cuBLAS wrapper from C++: row-major C = A @ B as column-major C^T = B^T A^T.
-// No operator is dispatched: the library call comes from libtorch_cuda, beside the dispatcher.
-torch::Tensor gemm_aten_blas(torch::Tensor a, torch::Tensor b)
-{
-    a = a.contiguous();
-    b = b.contiguous();
-    int64_t m = a.size(0), k = a.size(1), n = b.size(1);
-    auto c = torch::empty({m, n}, a.options());
-    at::cuda::blas::gemm<float>('n', 'n', n, m, k, 1.0f, b.data_ptr<float>(), n, a.data_ptr<float>(), k, 0.0f,
-                                c.data_ptr<float>(), n);
-    return c;
-}
-
-PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("gemm_aten_blas", &gemm_aten_blas); }
-"""
-
-NAMES = ("vendor", "aten", "aten_blas")
+NAMES = ("vendor", "aten")
 _lock = threading.Lock()
 _loaded = {}
 
@@ -230,7 +211,7 @@ def build(name, verbose=False):
         if "no_implicit_headers" in inspect.signature(load_inline).parameters:
             kwargs["no_implicit_headers"] = True
     else:
-        kwargs = dict(cpp_sources=[ATEN_CPP if name == "aten" else ATEN_BLAS_CPP], with_cuda=True)
+        kwargs = dict(cpp_sources=[ATEN_CPP], with_cuda=True)
     module = load_inline(name=ext, build_directory=build_dir, verbose=verbose, **kwargs)
     return module if name != "vendor" else os.path.join(build_dir, ext + ".so")
 
