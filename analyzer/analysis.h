@@ -272,6 +272,11 @@ void ka_withhold_certificate(struct ka_analysis *a, const char *why);
 /* Reports (report.c). */
 #include <stdio.h>
 void ka_report_summary(FILE *f, const struct ka_analysis *a);     /* a few lines: axes, certificate, outcome */
+/* The outcome code (paper Table 1) of a certificate against one weak decision
+ * (ACCEPT or REJECT): C0, C1, C2, C3a, C3b, C3c or INCONCL, with the priority
+ * C3b > C3c > C3a > C2 among false accepts; *why (may be NULL) says it. */
+const char *ka_outcome_code(enum ka_verdict certificate, enum ka_weak weak, enum ka_verdict implementation,
+                            enum ka_verdict measurement, int semantic_signature, const char **why);
 void ka_report_text(FILE *f, const struct ka_analysis *a);        /* the explanation, with the evidence */
 /* The stable JSON document (docs/report-format.md); NULL on allocation failure. */
 char *ka_report_json(const struct ka_analysis *a);

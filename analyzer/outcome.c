@@ -74,35 +74,49 @@ void ka_aggregate(struct ka_findings *f, const struct ka_options *opt, const str
     a->weak = opt->weak;
     if (a->weak == KA_WEAK_NONE)
         return;
-    const char *code, *why;
-    if (a->certificate == KA_PASS) {
-        code = "C0";
-        why = a->weak == KA_WEAK_ACCEPT ? "certified, and the weak verifier accepts"
-                                        : "certified; the weak verifier's rejection is a false reject";
-    } else if (a->certificate == KA_FAIL && a->weak == KA_WEAK_REJECT) {
-        code = "C1";
-        why = "the weak verifier rejects and the certificate is FAIL (public failure)";
-    } else if (a->certificate == KA_FAIL) {
-        /* priority C3b over C3c over C3a over C2 */
-        if (a->axis[KA_AXIS_IMPLEMENTATION].verdict == KA_FAIL) {
-            code = "C3b";
-            why = "false accept: the implementation axis FAILs";
-        } else if (a->axis[KA_AXIS_MEASUREMENT].verdict == KA_FAIL) {
-            code = "C3c";
-            why = "false accept: the measurement axis FAILs";
-        } else if (sem && sem->signature) {
-            code = "C3a";
-            why = "false accept: the semantic axis FAILs on a stress input the weak verifier does not draw";
-        } else {
-            code = "C2";
-            why = "false accept: the semantic axis FAILs without a mechanism signature";
-        }
-    } else {
-        code = "INCONCL";
+    const char *why;
+    const char *code = ka_outcome_code(a->certificate, a->weak, a->axis[KA_AXIS_IMPLEMENTATION].verdict,
+                                       a->axis[KA_AXIS_MEASUREMENT].verdict, sem && sem->signature, &why);
+    if (!strcmp(code, "INCONCL"))
         why = a->certificate_reason ? a->certificate_reason : "unresolved";
-    }
     snprintf(a->outcome, sizeof a->outcome, "%s", code);
     a->outcome_reason = strdup(why);
+}
+
+const char *ka_outcome_code(enum ka_verdict certificate, enum ka_weak weak, enum ka_verdict implementation,
+                            enum ka_verdict measurement, int semantic_signature, const char **why)
+{
+    const char *unused;
+    if (!why)
+        why = &unused;
+    if (certificate == KA_PASS) {
+        *why = weak == KA_WEAK_ACCEPT ? "certified, and the weak verifier accepts"
+                                      : "certified; the weak verifier's rejection is a false reject";
+        return "C0";
+    }
+    if (certificate == KA_FAIL && weak == KA_WEAK_REJECT) {
+        *why = "the weak verifier rejects and the certificate is FAIL (public failure)";
+        return "C1";
+    }
+    if (certificate == KA_FAIL) {
+        /* priority C3b over C3c over C3a over C2 */
+        if (implementation == KA_FAIL) {
+            *why = "false accept: the implementation axis FAILs";
+            return "C3b";
+        }
+        if (measurement == KA_FAIL) {
+            *why = "false accept: the measurement axis FAILs";
+            return "C3c";
+        }
+        if (semantic_signature) {
+            *why = "false accept: the semantic axis FAILs on a stress input the weak verifier does not draw";
+            return "C3a";
+        }
+        *why = "false accept: the semantic axis FAILs without a mechanism signature";
+        return "C2";
+    }
+    *why = "unresolved";
+    return "INCONCL";
 }
 
 void ka_withhold_certificate(struct ka_analysis *a, const char *why)

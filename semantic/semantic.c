@@ -893,6 +893,8 @@ void kat_semantic_write_json(struct kat_json *j, const char *key, const struct k
 {
     kat_json_open(j, key, '{');
     kat_json_str(j, "verdict", kat_sem_verdict_name(s->verdict));
+    /* a FAIL on a stress slot: the mechanism signature of outcome C3a */
+    kat_json_bool(j, "stress_signature", s->signature != 0);
     if (s->root_cause)
         kat_json_str(j, "root_cause", s->root_cause);
     else

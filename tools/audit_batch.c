@@ -37,7 +37,7 @@
 enum retry { RETRY_NONE, RETRY_PENDING, RETRY_RUNNING };
 
 struct pair {
-    char *id, *reference, *candidate, *contract, *weak;
+    char *id, *reference, *candidate, *contract, *weak, *corpus;
     char claimed[32];           /* "claimed_speedup", as --claimed-speedup takes it; "" when none */
     int done;
     enum retry retry;
@@ -121,6 +121,7 @@ static int read_pairs(const char *file, struct pair **out, size_t *n_out)
         p->candidate = member(o, "candidate", file, lineno, 1, &bad);
         p->contract = member(o, "contract", file, lineno, 0, &bad);
         p->weak = member(o, "weak", file, lineno, 0, &bad);
+        p->corpus = member(o, "corpus", file, lineno, 0, &bad);
         const cJSON *claimed = cJSON_GetObjectItemCaseSensitive(o, "claimed_speedup");
         if (claimed && !(cJSON_IsNumber(claimed) && claimed->valuedouble > 0 && isfinite(claimed->valuedouble))) {
             cli_error("%s:%u: claimed_speedup must be a positive number", file, lineno);
@@ -233,6 +234,10 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     snprintf(log, sizeof log, "%s/audit.log", dir);
     cJSON *line = cJSON_CreateObject();
     cJSON_AddStringToObject(line, "id", p->id);
+    if (p->corpus)
+        cJSON_AddStringToObject(line, "corpus", p->corpus);
+    if (p->weak)
+        cJSON_AddStringToObject(line, "weak", p->weak);
     cJSON_AddNumberToObject(line, "exit", status);
     cJSON_AddNumberToObject(line, "wall_s", wall);
     if (p->retry == RETRY_RUNNING)
@@ -253,6 +258,10 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
             if (cJSON_IsString(v))
                 cJSON_AddStringToObject(axes, names[i], v->valuestring);
         }
+        const cJSON *sig = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "semantic"),
+                                                            "stress_signature");
+        if (cJSON_IsBool(sig))
+            cJSON_AddBoolToObject(line, "stress_signature", cJSON_IsTrue(sig));
         /* the speedup as the record has it, with whether it may be quoted */
         const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
         const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
@@ -551,6 +560,7 @@ int audit_batch(const struct audit_args *a)
         free(pairs[i].candidate);
         free(pairs[i].contract);
         free(pairs[i].weak);
+        free(pairs[i].corpus);
     }
     free(pairs);
     free(run);

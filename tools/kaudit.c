@@ -39,6 +39,7 @@ static const struct command commands[] = {
     { "verify", cmd_verify, "check a recorded session against its seal" },
     { "audit", cmd_audit, "audit a candidate against its reference: stress runs, all three axes, the certificate" },
     { "contract", cmd_contract, "check and pin task contracts" },
+    { "validators", cmd_validators, "score weak validators on audited records: false accepts, misses, paired tests" },
     { "demo", cmd_demo, "judge two sessions recorded on an H200 that kaudit ships (no paths needed)" },
 #endif
 #ifdef KAUDIT_HAVE_INVENTORY
