@@ -310,6 +310,7 @@ void rh_session_free(struct rh_session *s)
         if (t->t)
             kat_trace_close(t->t);
         free(t->recs);
+        free(t->kernels_by_correlation);
         free(t->path);
         free(t->name);
     }
@@ -467,13 +468,47 @@ uint64_t rh_vendor_window(const struct rh_trace *t, uint32_t correlation_id, int
     return n ? ids[0] : 0;
 }
 
+static const struct rh_trace *sorting_trace;
+
+static uint32_t kernel_correlation(const struct rh_trace *t, size_t rec)
+{
+    return ((const struct kat_kernel_rec *)t->recs[rec].body)->correlation_id;
+}
+
+static int by_correlation(const void *x, const void *y)
+{
+    uint32_t a = kernel_correlation(sorting_trace, *(const size_t *)x),
+             b = kernel_correlation(sorting_trace, *(const size_t *)y);
+    if (a != b)
+        return a < b ? -1 : 1;
+    return *(const size_t *)x < *(const size_t *)y ? -1 : *(const size_t *)x > *(const size_t *)y;
+}
+
 const struct kat_kernel_rec *rh_kernel(const struct rh_trace *t, uint32_t correlation_id, const char *name)
 {
-    for (size_t i = 0; i < t->nrecs; i++) {
-        if (t->recs[i].type != KAT_REC_KERNEL)
-            continue;
-        const struct kat_kernel_rec *k = t->recs[i].body;
-        if (k->correlation_id == correlation_id && (!name || strcmp(rh_str(t, k->name_string), name) == 0))
+    struct rh_trace *w = (struct rh_trace *)t; /* the index is a cache: the records are unchanged */
+    if (!w->kernels_by_correlation) {
+        w->kernels_by_correlation = malloc((t->nrecs ? t->nrecs : 1) * sizeof *w->kernels_by_correlation);
+        if (!w->kernels_by_correlation)
+            return NULL;
+        for (size_t i = 0; i < t->nrecs; i++)
+            if (t->recs[i].type == KAT_REC_KERNEL)
+                w->kernels_by_correlation[w->nkernels_indexed++] = i;
+        sorting_trace = t;
+        qsort(w->kernels_by_correlation, w->nkernels_indexed, sizeof *w->kernels_by_correlation, by_correlation);
+    }
+    /* the first of this correlation id, then each of them in record order */
+    size_t lo = 0, hi = w->nkernels_indexed;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (kernel_correlation(t, w->kernels_by_correlation[mid]) < correlation_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < w->nkernels_indexed && kernel_correlation(t, w->kernels_by_correlation[lo]) == correlation_id; lo++) {
+        const struct kat_kernel_rec *k = t->recs[w->kernels_by_correlation[lo]].body;
+        if (!name || strcmp(rh_str(t, k->name_string), name) == 0)
             return k;
     }
     return NULL;

@@ -78,6 +78,9 @@ struct rh_trace {
     int complete;               /* kat_trace_complete after the whole read */
     const struct kat_process_start_rec *start;
     const struct kat_process_end_rec *end; /* the last PROCESS_END, NULL if none */
+    /* the KERNEL records' indices by correlation id, built on first lookup
+       (a program of 100,000 launches is checked launch by launch) */
+    size_t *kernels_by_correlation, nkernels_indexed;
 };
 
 struct rh_session {
