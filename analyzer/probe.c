@@ -88,10 +88,14 @@ int ka_probe_vendor_family(const struct ka_work_item *it)
 
 /*
  * What the vendor replays say of one library call item, from the narrowest
- * replay that covers it: the calls of its own library and shape replaced one
- * at a time (the largest change among them; a convolution's calls are matched
- * by library, their shapes not being in the call descriptions), else its
- * family alone, else every library call at once.
+ * replay that covers it.  The localizing replays replace every call but one
+ * (or but one family), and the change is measured against the replay of all:
+ * what replacing that call too adds, with everything else already noise (a
+ * call replaced alone can change nothing while the output depends on it: a
+ * majority vote of three identical GEMMs).  So: the largest such change among
+ * the calls of the item's own library and shape (a convolution's calls are
+ * matched by library, their shapes not being in the call descriptions), else
+ * its family's, else every library call replaced against none.
  */
 static double vendor_change(const struct ka_probe_evidence *pr, const struct ka_work_item *it, int family,
                             const char **level)
@@ -173,16 +177,24 @@ void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, i
 static double vendor_family_change(const struct ka_probe_evidence *pr, int family, double *work)
 {
     double worst = -1;
+    uint64_t described = 0;
     *work = 0;
     for (unsigned i = 0; i < KA_PROBE_VENDOR_CALLS && i < pr->vendor_calls; i++) {
         const struct ka_probe_vendor_call *v = &pr->vendor_call[i];
         if (v->family != family)
             continue;
+        described++;
         if (family == KA_PROBE_FAMILY_GEMM && v->m > 0 && v->n > 0 && v->k > 0)
             *work += 2.0 * (double)v->m * (double)v->n * (double)v->k;
+        else
+            *work = -INFINITY; /* a call of unknown work: the family's is unknown */
         if (i < pr->n_vendor_localized && v->delta > worst)
             worst = v->delta;
     }
+    /* calls beyond the ones described (the first KA_PROBE_VENDOR_CALLS) have work of their
+       own: unknown, never counted as none (512 small GEMMs are not below a threshold) */
+    if (described < pr->vendor_family_calls[family] || !(*work > 0))
+        *work = 0;
     if (worst >= 0)
         return worst;
     return pr->vendor_family_delta[family] >= 0 ? pr->vendor_family_delta[family] : pr->vendor_delta;

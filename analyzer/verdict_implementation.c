@@ -260,7 +260,7 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         int family = probed == KA_PROBE_VENDOR ? ka_probe_vendor_family(it) : KA_PROBE_FAMILY_NONE;
         const char *level = probed == KA_PROBE_VENDOR ? ka_probe_vendor_localized(probe, it) : NULL;
         const char *perturbed = !level                  ? "the candidate's forbidden operators"
-                                : !strcmp(level, "call") ? "its calls of this library and shape, one at a time"
+                                : !strcmp(level, "call") ? "its calls of this library and shape (each added to every other library call replaced)"
                                 : !strcmp(level, "family")
                                     ? (family == KA_PROBE_FAMILY_CONV ? "its cuDNN convolutions"
                                                                       : "its cuBLAS and cuBLASLt GEMMs")

@@ -144,8 +144,9 @@ static void matmul_summary(struct kat_vendor_call_rec *rec, kat_cublasLtMatmulDe
 /*
  * The causal probe's vendor channel (vendor_probe.c): D as its layout says,
  * batch matrices batch_stride elements apart; row-major D is the transpose of
- * a column-major one.  Tiled orders and pointer arrays are not replaced
- * (counted as failed, so the replay is unresolved).
+ * a column-major one.  Tiled orders, pointer arrays and epilogues with an
+ * output besides D are not replaced (counted as failed, so the replay is
+ * unresolved).
  */
 static void probe_matmul(const struct kat_vendor_call_rec *rec, const struct lt_layout *dl, void *d,
                          kat_cudaStream_t stream, kat_cublasStatus_t status, uint32_t depth)
@@ -154,7 +155,14 @@ static void probe_matmul(const struct kat_vendor_call_rec *rec, const struct lt_
                                   .have_stream = 1, .base = d, .type = (int32_t)dl->type };
     int col = dl->order == KAT_CUBLASLT_ORDER_COL, row = dl->order == KAT_CUBLASLT_ORDER_ROW;
     int64_t inner = (int64_t)(col ? dl->rows : dl->cols), outer = (int64_t)(col ? dl->cols : dl->rows);
-    if (rec->summary_known) {
+    /* D is the only output only for these epilogues: the AUX ones also write the
+       pre-activation product to a buffer of their own, the gradient ones a bias
+       gradient, and a candidate could read those instead of D */
+    uint32_t e = (uint32_t)rec->op.gemm.epilogue;
+    int d_only = e == KAT_CUBLASLT_EPILOGUE_DEFAULT || e == KAT_CUBLASLT_EPILOGUE_RELU ||
+                 e == KAT_CUBLASLT_EPILOGUE_BIAS || e == KAT_CUBLASLT_EPILOGUE_RELU_BIAS ||
+                 e == KAT_CUBLASLT_EPILOGUE_GELU || e == KAT_CUBLASLT_EPILOGUE_GELU_BIAS;
+    if (rec->summary_known && d_only) {
         o.m = rec->op.gemm.m;
         o.n = rec->op.gemm.n;
         o.k = rec->op.gemm.k;

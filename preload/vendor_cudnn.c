@@ -810,7 +810,11 @@ static void classify_ops(const void *const *ops, int64_t count, struct graph_inf
             if (r == OP_CONV || r == OP_CONV_NO_SUMMARY) {
                 struct graph_info op;
                 info->class = r == OP_CONV ? GRAPH_CONV : GRAPH_CONV_NO_SUMMARY;
-                if (graph_get(ops[i], &op) && op.output_known) {
+                /* the output is replaced after the whole plan ran: only when the
+                   convolution is the plan's one op is that the plan's output (a fused
+                   pointwise op after it has already read it; a second convolution
+                   would not be replaced at all) */
+                if (count == 1 && graph_get(ops[i], &op) && op.output_known) {
                     info->output_known = 1;
                     info->output_uid = op.output_uid;
                     info->output_bytes = op.output_bytes;

@@ -54,9 +54,15 @@ struct call_info {
 };
 static struct call_info calls_kept[KAT_PROBE_CALLS_KEPT];
 
-/* Set the mode (0 off, 1 count the calls only, 2 replace their outputs) and the
- * seed; the counters start again and every call is selected. */
-KAT_EXPORT void kaudit_probe_vendor(int mode, uint64_t seed)
+static _Atomic int select_except;
+
+/* Set the selection, then the mode (0 off, 1 count the calls only, 2 replace
+ * their outputs) and the seed; the counters start again.  A call is selected
+ * when it is number `call` (counting from 0 since the mode was set; -1: any)
+ * of the families in `families` (bits 1 << KAT_PROBE_GEMM, 1 << KAT_PROBE_CONV;
+ * 0: any), or, with `except`, when it is not: every call but one, or but one
+ * family (the localizing replays compare those with the replay of all). */
+KAT_EXPORT void kaudit_probe_vendor_set(int mode, uint64_t seed, int64_t call, unsigned families, int except)
 {
     atomic_store(&probe_mode, KAT_PROBE_OFF);
     atomic_store(&probe_seed, seed);
@@ -65,14 +71,20 @@ KAT_EXPORT void kaudit_probe_vendor(int mode, uint64_t seed)
         atomic_store(&probe_perturbed[f], 0);
         atomic_store(&probe_failed[f], 0);
     }
-    atomic_store(&select_call, -1);
-    atomic_store(&select_families, 0u);
+    /* the selection before the mode: no call of another thread sees a mode without it */
+    atomic_store(&select_call, call < 0 ? -1 : call);
+    atomic_store(&select_families, families);
+    atomic_store(&select_except, except != 0);
     atomic_store(&probe_mode, mode == KAT_PROBE_COUNT || mode == KAT_PROBE_PERTURB ? mode : KAT_PROBE_OFF);
 }
 
-/* Replace only call number `call` (counting from 0 since the mode was set; -1:
- * any) of the families in `families` (bits 1 << KAT_PROBE_GEMM, 1 << KAT_PROBE_CONV;
- * 0: any).  The others are counted and left as they are. */
+/* Every call selected. */
+KAT_EXPORT void kaudit_probe_vendor(int mode, uint64_t seed)
+{
+    kaudit_probe_vendor_set(mode, seed, -1, 0u, 0);
+}
+
+/* Narrow the selection of the mode in force (kaudit_probe_vendor_set's call and families). */
 KAT_EXPORT void kaudit_probe_vendor_select(int64_t call, unsigned families)
 {
     atomic_store(&select_call, call < 0 ? -1 : call);
@@ -251,6 +263,17 @@ static int walk_next(struct walk *w)
     return 0;
 }
 
+/* The number of elements an output has (dims all positive: checked before);
+ * SIZE_MAX when it overflows. */
+static size_t count_elements(const struct kat_probe_output *o)
+{
+    size_t n = 1;
+    for (int i = 0; i < o->ndims; i++)
+        if (__builtin_mul_overflow(n, (size_t)o->dims[i], &n))
+            return SIZE_MAX;
+    return n;
+}
+
 /*
  * Replace the elements of one output (dims and strides in elements): read the
  * span they cover, take their mean and standard deviation, write noise of those
@@ -273,6 +296,14 @@ static int perturb_output(const struct driver *d, const struct kat_probe_output 
     }
     if (__builtin_add_overflow(last, (size_t)1, &span) || __builtin_mul_overflow(span, es, &span) ||
         span > KAT_PROBE_SPAN_MAX)
+        return -1;
+    /* more elements than places: overlapping strides (a broadcast), not an output; and
+       a walk over them could run for ever */
+    if (count_elements(o) > span / es)
+        return -1;
+    /* the elements go back by runs of the innermost dimension, which must be contiguous
+       unless the output is dense (cuDNN's NHWC y: its innermost listed dimension is w) */
+    if (count_elements(o) != span / es && o->strides[o->ndims - 1] != 1)
         return -1;
     unsigned char *h = malloc(span);
     if (!h)
@@ -302,13 +333,30 @@ static int perturb_output(const struct driver *d, const struct kat_probe_output 
     do
         store(h + w.offset * es, o->type, mean + sd * normal(state));
     while (walk_next(&w));
-    /* (what lies between the elements goes back as read: the call's stream was idle since the read) */
-    int rc = d->copy((uint64_t)(uintptr_t)o->base, (uint64_t)(uintptr_t)h, span, o->stream) != 0 ||
-                     d->sync(o->stream) != 0
-                 ? -1
-                 : 0;
+    /* Only the elements are written back: what lies between them (padding rows,
+       gaps between batches, another tensor's data) may be written meanwhile by
+       another stream or thread.  Dense outputs in one copy, else one copy per
+       run of the innermost dimension. */
+    int rc = 0;
+    if (count_elements(o) == span / es) {
+        rc = d->copy((uint64_t)(uintptr_t)o->base, (uint64_t)(uintptr_t)h, span, o->stream);
+    } else {
+        int inner = o->ndims - 1;
+        size_t run = (size_t)o->dims[inner] * es;
+        struct walk outer = { .nd = inner, .dims = o->dims, .strides = o->strides };
+        if (inner == 0) /* a single strided run: only reached with a stride above 1 (refused below) */
+            rc = -1;
+        while (rc == 0 && inner > 0) {
+            size_t at = outer.offset * es;
+            rc = d->copy((uint64_t)(uintptr_t)o->base + at, (uint64_t)(uintptr_t)(h + at), run, o->stream);
+            if (!walk_next(&outer))
+                break;
+        }
+    }
+    if (rc == 0)
+        rc = d->sync(o->stream);
     free(h);
-    return rc;
+    return rc != 0 ? -1 : 0;
 }
 
 /* ---- the calls ------------------------------------------------------------------------ */
@@ -331,8 +379,8 @@ void kat_probe_vendor_call(const struct kat_probe_output *o, int succeeded, uint
     }
     int64_t only = atomic_load(&select_call);
     unsigned families = atomic_load(&select_families);
-    if (mode != KAT_PROBE_PERTURB || (only >= 0 && (uint64_t)only != call) ||
-        (families && !(families & (1u << o->family))))
+    int match = (only < 0 || (uint64_t)only == call) && (!families || (families & (1u << o->family)));
+    if (mode != KAT_PROBE_PERTURB || match == atomic_load(&select_except))
         return;
     const struct driver *d = driver_get();
     int capture = 0;
@@ -369,7 +417,7 @@ void kat_probe_vendor_gemm(kat_cublasHandle_t handle, int32_t ctype, void *C, in
     /* column-major m x n, leading dimension ldc, batch matrices stride_c apart */
     if (ldc >= m && stride_c >= 0) {
         o.ndims = 3;
-        o.dims[0] = batch > 0 ? batch : 1;
+        o.dims[0] = batch > 0 ? batch : 0; /* no batch: nothing written, nothing to replace */
         o.strides[0] = stride_c;
         o.dims[1] = n;
         o.strides[1] = ldc;

@@ -17,10 +17,14 @@ from Python or from C++ (an extension calling at::matmul):
   vendor     with the dispatcher untouched, the output of every library call
              (cuBLAS and cuBLASLt GEMMs, cuDNN convolutions) replaced after
              the real call by the preload (preload/vendor_probe.c)
-  vendor-call:i, vendor:F
-             the same for one library call at a time (at most
-             VENDOR_CALLS_LOCALIZED calls), or for one family (gemm, conv)
-             when there are more (localization)
+  vendor-except-call:i, vendor-except:F
+             the same for every library call but call i (at most
+             VENDOR_CALLS_LOCALIZED calls), or but family F (gemm, conv)
+             when there are more (localization): kaudit compares each with
+             the vendor replay, so a call is cleared only when replacing it
+             too, with every other call replaced, changes nothing (a call
+             replaced alone can change nothing while the output still depends
+             on it: a majority vote of three identical GEMMs)
 
 The runner only calls, perturbs and writes; kaudit (tools/audit_probe.c)
 compares the outputs, checks their structure and decides.  The noise is made
@@ -163,12 +167,9 @@ class VendorChannel:
         import ctypes
         lib = ctypes.CDLL(None)
         u64p = ctypes.POINTER(ctypes.c_uint64)
-        self._set = lib.kaudit_probe_vendor
-        self._set.argtypes = [ctypes.c_int, ctypes.c_uint64]
+        self._set = lib.kaudit_probe_vendor_set
+        self._set.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_int64, ctypes.c_uint, ctypes.c_int]
         self._set.restype = None
-        self._select = lib.kaudit_probe_vendor_select
-        self._select.argtypes = [ctypes.c_int64, ctypes.c_uint]
-        self._select.restype = None
         self._counts = lib.kaudit_probe_vendor_family_counts
         self._counts.argtypes = [ctypes.c_int, u64p, u64p, u64p]
         self._counts.restype = None
@@ -184,10 +185,9 @@ class VendorChannel:
         except (AttributeError, OSError):
             return None
 
-    def set(self, mode, seed=0, call=-1, families=0):
-        self._set(mode, seed & 0xFFFFFFFFFFFFFFFF)
-        if call >= 0 or families:
-            self._select(call, families)
+    def set(self, mode, seed=0, call=-1, families=0, except_=False):
+        """Selection and mode at once (the preload sets the selection first)."""
+        self._set(mode, seed & 0xFFFFFFFFFFFFFFFF, call, families, 1 if except_ else 0)
 
     def counts(self, family=0):
         c, p, f = self._ct.c_uint64(), self._ct.c_uint64(), self._ct.c_uint64()
@@ -241,7 +241,8 @@ def run_probe(runner, spec, call, write, state_of):
 
     vendor = VendorChannel.find()
 
-    def replay(name, perturb, classes=None, vendor_mode=VendorChannel.OFF, vendor_call=-1, vendor_families=0):
+    def replay(name, perturb, classes=None, vendor_mode=VendorChannel.OFF, vendor_call=-1, vendor_families=0,
+               vendor_except=False):
         t0 = time.monotonic()
         mode = Dispatch(targets, perturb, seed)
         args = []
@@ -252,7 +253,7 @@ def run_probe(runner, spec, call, write, state_of):
             else:
                 args.append(copy.deepcopy(p))
         if vendor is not None:
-            vendor.set(vendor_mode, seed, vendor_call, vendor_families)
+            vendor.set(vendor_mode, seed, vendor_call, vendor_families, vendor_except)
         # the baseline replay is marked in the trace, which then shows the library calls
         # made in it, whatever thread made them: what the probe must have seen
         window = name == "baseline"
@@ -334,13 +335,15 @@ def run_probe(runner, spec, call, write, state_of):
 
 def vendor_replays(event, replay, names, base_seen):
     """Every library output of the call replaced after it returned (the work below the
-    dispatcher), then one call at a time (one family at a time when there are more
+    dispatcher), then every one but one call (but one family when there are more
     than VENDOR_CALLS_LOCALIZED).  A failure of the joint replay leaves the vendor
     channel unresolved, not the dispatcher's; a failure of a localizing replay leaves
     only the localization out."""
     total = base_seen["all"][0]
     mode = replay("vendor", frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB)
     why = vendor_replay_failure(event, mode, names, total, total, "vendor")
+    if not why and mode.vendor_seen["calls"] != base_seen["calls"]:
+        why = "the vendor replay made other library calls, or in another order, than the baseline"
     if why:
         event["replays"].pop()
         event["vendor_unresolved"] = why
@@ -348,23 +351,24 @@ def vendor_replays(event, replay, names, base_seen):
     families = {n: c[0] for n, c in base_seen["families"].items() if c[0]}
     plan = []
     if 2 <= total <= VENDOR_CALLS_LOCALIZED:
-        plan = [("vendor-call:%d" % i, i, 0, 1) for i in range(total)]
+        plan = [("vendor-except-call:%d" % i, i, 0, total - 1) for i in range(total)]
     elif len(families) > 1:
         bits = {n: 1 << f for f, n in VendorChannel.FAMILIES.items()}
-        plan = [("vendor:" + n, -1, bits[n], c) for n, c in sorted(families.items())]
+        plan = [("vendor-except:" + n, -1, bits[n], total - c) for n, c in sorted(families.items())]
     done = len(event["replays"])
     for name, call, bits, expected in plan:
         mode = replay(name, frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB, vendor_call=call,
-                      vendor_families=bits)
+                      vendor_families=bits, vendor_except=True)
         why = vendor_replay_failure(event, mode, names, total, expected, name)
-        if not why and call >= 0 and mode.vendor_seen["calls"] != base_seen["calls"]:
+        if not why and mode.vendor_seen["calls"] != base_seen["calls"]:
             why = ("the %s replay made other library calls, or in another order, than the baseline: its "
                    "perturbation cannot be laid on one call" % name)
         if why:
             del event["replays"][done:]
             event["vendor_localization_unresolved"] = why
             return
-        event["replays"][-1]["call" if call >= 0 else "family"] = call if call >= 0 else name.split(":", 1)[1]
+        event["replays"][-1]["except_call" if call >= 0 else "except_family"] = (
+            call if call >= 0 else name.split(":", 1)[1])
 
 
 def vendor_replay_failure(event, mode, names, total, expected, name):

@@ -16,12 +16,18 @@
 
 #define PROG PROGRAMS_DIR "/prog_probe"
 
-static void probe_run(struct rh_case *p, const char *mode, const char *seed, const char *call, const char *families)
+static void probe_run_except(struct rh_case *p, const char *mode, const char *seed, const char *call,
+                             const char *families, const char *except)
 {
     rh_case_init(p, "probe");
-    char *argv[] = { PROG, (char *)mode, (char *)seed, (char *)call, (char *)families, NULL };
+    char *argv[] = { PROG, (char *)mode, (char *)seed, (char *)call, (char *)families, (char *)except, NULL };
     rh_case_run(p, argv, argv, NULL);
     cr_assert_eq(p->run.status, 0, "%s", p->run.err);
+}
+
+static void probe_run(struct rh_case *p, const char *mode, const char *seed, const char *call, const char *families)
+{
+    probe_run_except(p, mode, seed, call, families, "0");
 }
 
 /* The line of one call's result ("sgemm", "lt", "conv", "backend"). */
@@ -33,16 +39,21 @@ static const char *result_of(const char *out, const char *name)
     return l ? l + 1 : "";
 }
 
+/* Whether that call's result is exact; the line must be there (a missing one fails, never reads as 0). */
 static int exact(const char *out, const char *name)
 {
-    return strncmp(result_of(out, name), name, strlen(name)) == 0 &&
-           !strncmp(result_of(out, name) + strlen(name), " exact=1", 8);
+    const char *l = result_of(out, name);
+    cr_assert(!strncmp(l, name, strlen(name)) && (!strncmp(l + strlen(name), " exact=1", 8) ||
+                                                 !strncmp(l + strlen(name), " exact=0", 8)),
+              "no result line for %s in:\n%s", name, out);
+    return !strncmp(l + strlen(name), " exact=1", 8);
 }
 
 static unsigned long long checksum(const char *out, const char *name)
 {
     const char *l = result_of(out, name), *c = strstr(l, "checksum ");
-    return c ? strtoull(c + 9, NULL, 16) : 0;
+    cr_assert(c, "no checksum for %s in:\n%s", name, out);
+    return strtoull(c + 9, NULL, 16);
 }
 
 static const char *const calls[4] = { "sgemm", "lt", "conv", "backend" };
@@ -102,6 +113,23 @@ Test(probe_vendor, replaces_only_the_selected_call_or_family, .timeout = 120)
     cr_expect(exact(p.run.out, "sgemm") && exact(p.run.out, "lt") && !exact(p.run.out, "conv") &&
                   !exact(p.run.out, "backend"),
               "%s", p.run.out);
+    rh_case_free(&p);
+}
+
+/* Every call but one, or but one family: what the localizing replays do. */
+Test(probe_vendor, replaces_every_call_but_the_excepted_one_or_family, .timeout = 120)
+{
+    struct rh_case p;
+    probe_run_except(&p, "2", "5", "1", "0", "1");
+    cr_expect(strstr(p.run.out, "channel calls=4 perturbed=3 failed=0\n"), "%s", p.run.out);
+    cr_expect(!exact(p.run.out, "sgemm") && exact(p.run.out, "lt") && !exact(p.run.out, "conv") &&
+                  !exact(p.run.out, "backend"),
+              "%s", p.run.out);
+    rh_case_free(&p);
+    probe_run_except(&p, "2", "5", "-1", "2", "1");
+    cr_expect(strstr(p.run.out, "gemm calls=2 perturbed=0 failed=0\n"), "%s", p.run.out);
+    cr_expect(strstr(p.run.out, "conv calls=2 perturbed=2 failed=0\n"), "%s", p.run.out);
+    cr_expect(exact(p.run.out, "sgemm") && exact(p.run.out, "lt") && !exact(p.run.out, "conv"), "%s", p.run.out);
     rh_case_free(&p);
 }
 

@@ -108,6 +108,13 @@ static double output_change(struct audit_probe *p, const char *name, const struc
     return worst;
 }
 
+/* The vendor replay's output again, kept to compare the replays of all but one call with. */
+static int open_again(struct audit_probe *p, const char *dir, const cJSON *replay, struct kat_tensor_file **f)
+{
+    *f = open_output(p, dir, replay);
+    return *f ? 0 : -1;
+}
+
 static void read_targets(struct audit_probe *p, const cJSON *targets)
 {
     size_t used = 0;
@@ -236,7 +243,7 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     }
     /* decided here, from the files: baseline, repeat, joint, class:C ... */
     const cJSON *replays = cJSON_GetObjectItemCaseSensitive(e, "replays"), *r;
-    struct kat_tensor_file *base = NULL;
+    struct kat_tensor_file *base = NULL, *vendor_out = NULL;
     int have_joint = 0, have_repeat = 0;
     unsigned localized = 0;
     cJSON_ArrayForEach(r, replays)
@@ -263,6 +270,27 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
             unresolved(p, "the %s replay comes before any baseline", name);
             break;
         }
+        if (!strncmp(name, "vendor-except", 13)) {
+            if (!vendor_out) {
+                kat_tensor_file_close(f);
+                unresolved(p, "the %s replay comes before the vendor replay it is compared with", name);
+                break;
+            }
+            double marginal = output_change(p, name, vendor_out, f);
+            kat_tensor_file_close(f);
+            if (marginal < 0)
+                break;
+            double call = kat_event_num(r, "except_call", -1);
+            int family = family_parse(kat_event_str(r, "except_family"));
+            if (!strncmp(name, "vendor-except-call:", 19) && call >= 0 && call < p->vendor_listed &&
+                p->ev.vendor_call[(unsigned)call].delta < 0) {
+                p->ev.vendor_call[(unsigned)call].delta = marginal;
+                localized++;
+            } else if (!strncmp(name, "vendor-except:", 14) && family) {
+                p->ev.vendor_family_delta[family] = marginal;
+            }
+            continue;
+        }
         double change = output_change(p, name, base, f);
         kat_tensor_file_close(f);
         if (change < 0)
@@ -276,16 +304,11 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         } else if (!strcmp(name, "vendor")) {
             p->ev.vendor_delta = change;
             p->ev.vendor = 1;
-        } else if (!strncmp(name, "vendor-call:", 12)) {
-            double call = kat_event_num(r, "call", -1);
-            if (call >= 0 && call < p->vendor_listed && p->ev.vendor_call[(unsigned)call].delta < 0) {
-                p->ev.vendor_call[(unsigned)call].delta = change;
-                localized++;
-            }
-        } else if (!strncmp(name, "vendor:", 7)) {
-            int family = family_parse(name + 7);
-            if (family)
-                p->ev.vendor_family_delta[family] = change;
+            if (!vendor_out && open_again(p, st->dir, r, &vendor_out) != 0)
+                break;
+        } else if (!strncmp(name, "vendor-except", 13)) {
+            /* every library call but one (or one family) replaced: against the replay of all,
+               how much replacing that one too moves the output (handled above) */
         } else if (!strncmp(name, "class:", 6)) {
             int cls = ka_class_parse(name + 6);
             if (cls >= 0)
@@ -293,13 +316,14 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         }
     }
     kat_tensor_file_close(base);
+    kat_tensor_file_close(vendor_out);
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
-    /* one call at a time counts only when every call was replayed alone */
+    /* the calls one at a time count only when every call had its replay */
     if (localized && (localized != p->vendor_listed || p->vendor_listed != p->ev.vendor_calls)) {
         if (!p->localization_why[0])
             snprintf(p->localization_why, sizeof p->localization_why,
-                     "%u of the %llu library calls were replayed alone", localized,
+                     "%u of the %llu library calls had their replay", localized,
                      (unsigned long long)p->ev.vendor_calls);
         localized = 0;
     }
@@ -411,7 +435,7 @@ void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p)
             const struct ka_probe_vendor_call *v = &p->ev.vendor_call[i];
             kat_json_open(j, NULL, '{');
             kat_json_str(j, "family", family_name(v->family));
-            kat_json_str(j, "library", v->library == 1 ? "cublas" : v->library == 2 ? "cublasLt" : "cudnn");
+            kat_json_str(j, "library", v->library == 1 ? "cublas" : v->library == 2 ? "cublasLt" : v->library == 3 ? "cudnn" : "?");
             if (v->family == KA_PROBE_FAMILY_GEMM) {
                 kat_json_i64(j, "m", v->m);
                 kat_json_i64(j, "n", v->n);

@@ -10,9 +10,10 @@
  *   3  cudnnBackendExecute          N=1 C=2 H=W=6, K=3 R=S=3 (prog_cudnn_backend.h)
  * The rows between 24 and 30 of each GEMM column must be left as they were.
  *
- * Usage: prog_probe MODE SEED [CALL [FAMILIES]]
+ * Usage: prog_probe MODE SEED [CALL [FAMILIES [EXCEPT]]]
  *   MODE 0 off, 1 count, 2 perturb; CALL: replace only that call (-1: any);
- *   FAMILIES: bit set, 2 GEMMs, 4 convolutions (0: any).
+ *   FAMILIES: bit set, 2 GEMMs, 4 convolutions (0: any); EXCEPT 1: replace
+ *   every call but those (kaudit_probe_vendor_set).
  * stdout: the channel's counts in all and per family, the calls as it
  * describes them, and per call whether its result is exact, whether its
  * padding is untouched, its mean and standard deviation against the exact
@@ -132,8 +133,10 @@ int main(int argc, char **argv)
     uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 0;
     int64_t only = argc > 3 ? strtoll(argv[3], NULL, 10) : -1;
     unsigned families = argc > 4 ? (unsigned)strtoul(argv[4], NULL, 10) : 0;
+    int except = argc > 5 ? atoi(argv[5]) : 0;
     void (*set)(int, uint64_t) = (void (*)(int, uint64_t))dlsym(RTLD_DEFAULT, "kaudit_probe_vendor");
-    void (*select)(int64_t, unsigned) = (void (*)(int64_t, unsigned))dlsym(RTLD_DEFAULT, "kaudit_probe_vendor_select");
+    void (*set_selected)(int, uint64_t, int64_t, unsigned, int) =
+        (void (*)(int, uint64_t, int64_t, unsigned, int))dlsym(RTLD_DEFAULT, "kaudit_probe_vendor_set");
     void (*counts)(int, uint64_t *, uint64_t *, uint64_t *) = (void (*)(int, uint64_t *, uint64_t *, uint64_t *))dlsym(
         RTLD_DEFAULT, "kaudit_probe_vendor_family_counts");
     int (*call_info)(uint64_t, int64_t *) = (int (*)(uint64_t, int64_t *))dlsym(RTLD_DEFAULT,
@@ -189,10 +192,8 @@ int main(int argc, char **argv)
     CHECK_STATUS(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, 4, 3, 3, 3));
     CHECK_STATUS(cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
 
-    if (set)
-        set(mode, seed);
-    if (select)
-        select(only, families);
+    if (set_selected)
+        set_selected(mode, seed, only, families, except);
     const float one = 1.0f, zero = 0.0f;
     CHECK_STATUS(cublasSgemm_v2(h, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &one, da, M, db, K, &zero, dc, LDC));
     CHECK_STATUS(cublasLtMatmul(lt, op, &one, da, la, db, lb, &zero, dd, ld, dd, ld, &heur.algo, NULL, 0, NULL));
