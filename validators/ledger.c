@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 #include "validator_stats.h"
 
@@ -86,8 +87,20 @@ static int parse_verdict(const char *s, enum ka_verdict *v)
     return 0;
 }
 
+static uint64_t id_hash(const char *id)
+{
+    return XXH3_64bits(id, strlen(id));
+}
+
+/* Through the hash (a ledger and its decisions look up every line's id); a
+ * second id of the same hash is not in the map and is found by a scan. */
 static ssize_t record_index(const struct kvs_ledger *l, const char *id)
 {
+    const uint64_t *slot = kat_u64map_find(&l->by_id, id_hash(id));
+    if (!slot)
+        return -1;
+    if (!strcmp(l->records[*slot].id, id))
+        return (ssize_t)*slot;
     for (size_t i = 0; i < l->n_records; i++)
         if (!strcmp(l->records[i].id, id))
             return (ssize_t)i;
@@ -188,7 +201,9 @@ static int ledger_line(struct kvs_ledger *l, const cJSON *o, const char *where, 
             l->records_alloc = alloc;
         }
     }
-    if (!rec.id || !rec.corpus || !rec.decision || l->n_records == l->records_alloc) {
+    int fresh = 0;
+    uint64_t *slot = rec.id ? kat_u64map_get(&l->by_id, id_hash(rec.id), &fresh) : NULL;
+    if (!rec.id || !rec.corpus || !rec.decision || !slot || l->n_records == l->records_alloc) {
         free(rec.id);
         free(rec.corpus);
         free(rec.decision);
@@ -196,6 +211,8 @@ static int ledger_line(struct kvs_ledger *l, const cJSON *o, const char *where, 
     }
     size_t r = l->n_records++;
     l->records[r] = rec;
+    if (fresh)
+        *slot = r;
     const cJSON *weak = cJSON_GetObjectItemCaseSensitive(o, "weak");
     if (weak) {
         int d = parse_decision(weak);
@@ -254,6 +271,7 @@ void kvs_ledger_free(struct kvs_ledger *l)
     free(l->records);
     free(l->validators);
     free(l->corpora);
+    kat_u64map_free(&l->by_id);
     memset(l, 0, sizeof *l);
 }
 

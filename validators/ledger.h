@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "analysis.h"
+#include "u64map.h"
 
 enum kvs_decision { KVS_NONE = 0, KVS_ACCEPT, KVS_REJECT };
 
@@ -33,6 +34,7 @@ struct kvs_ledger {
     size_t n_validators;
     char **corpora;
     size_t n_corpora;
+    struct kat_u64map by_id;    /* XXH3 of a record's id -> its index (the first id of a hash) */
 };
 
 /* Reads a ledger: one JSON object per line, {"id", "certificate": PASS|FAIL|INCONCL,
