@@ -422,13 +422,14 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                                struct ka_analysis *a);
 /* The causal probe (probe.c): does it reach this work item; its fields on a finding; its verdict without traces. */
 enum { KA_PROBE_DISPATCHER = 1, KA_PROBE_VENDOR = 2 };
-/* 0, or the channel that reached it (KA_PROBE_*) with the output's change in *change. */
-int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change);
+/* 0, or the channel that reached it (KA_PROBE_*) with the output's change in
+ * *change; for the vendor channel, *vendor_level says which of its replays
+ * decided: "call", "family" or "every-library-call" (NULL otherwise). */
+int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change,
+                     const char **vendor_level);
 /* The vendor channel's family of a library call item (enum ka_probe_family; NONE:
- * not a call the channel replaces), and which vendor replay decided it: "call",
- * "family" or "every-library-call". */
+ * not a call the channel replaces). */
 int ka_probe_vendor_family(const struct ka_work_item *it);
-const char *ka_probe_vendor_localized(const struct ka_probe_evidence *pr, const struct ka_work_item *it);
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls);
 void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
                            struct ka_analysis *a);

@@ -122,8 +122,10 @@ static double vendor_change(const struct ka_probe_evidence *pr, const struct ka_
     return pr->vendor_delta;
 }
 
-int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change)
+int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_item *it, double *change,
+                     const char **vendor_level)
 {
+    *vendor_level = NULL;
     if (!pr || pr->state != KA_PROBE_DECIDED)
         return 0;
     /* the dispatcher sees framework work and the library calls the framework makes */
@@ -138,22 +140,12 @@ int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_it
        those calls' outputs */
     int family = ka_probe_vendor_family(it);
     if (pr->vendor && family && (it->below_framework || !(pr->classes & (1u << it->cls)))) {
-        const char *level;
-        *change = vendor_change(pr, it, family, &level);
+        *change = vendor_change(pr, it, family, vendor_level);
         return KA_PROBE_VENDOR;
     }
     /* anything else (a kernel launched without a library call, a library call of
        another kind) is left to launch provenance, the second channel */
     return 0;
-}
-
-const char *ka_probe_vendor_localized(const struct ka_probe_evidence *pr, const struct ka_work_item *it)
-{
-    const char *level = NULL;
-    int family = ka_probe_vendor_family(it);
-    if (pr && family)
-        vendor_change(pr, it, family, &level);
-    return level;
 }
 
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls)

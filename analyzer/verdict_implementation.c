@@ -256,9 +256,9 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
         /* Channel 1 (paper 3.3): where the causal probe reached this work, its counterfactual
            decides; launch provenance convicts the rest (probe.c) */
         double change = 0;
-        int probed = ka_probe_reaches(probe, it, &change);
+        const char *level;
+        int probed = ka_probe_reaches(probe, it, &change, &level);
         int family = probed == KA_PROBE_VENDOR ? ka_probe_vendor_family(it) : KA_PROBE_FAMILY_NONE;
-        const char *level = probed == KA_PROBE_VENDOR ? ka_probe_vendor_localized(probe, it) : NULL;
         const char *perturbed = !level                  ? "the candidate's forbidden operators"
                                 : !strcmp(level, "call") ? "its calls of this library and shape (each added to every other library call replaced)"
                                 : !strcmp(level, "family")

@@ -8,11 +8,12 @@
  * GEMM (cuBLAS, cuBLASLt) and convolution (cuDNN, legacy and backend) is
  * replaced, after the real call returned, by noise of its own mean and
  * standard deviation, from a seeded generator: the runner then compares the
- * candidate's output with the unperturbed one.  kaudit_probe_vendor_select
- * narrows the replacement to one family or one call (localization); every
- * call is counted, and the first KAT_PROBE_CALLS_KEPT are described
- * (kaudit_probe_vendor_call_info) so the runner can check that a localized
- * replay made the same calls as the baseline.
+ * candidate's output with the unperturbed one.  kaudit_probe_vendor_set
+ * narrows the replacement to one family or one call, or to every call but
+ * those (localization); every call is counted, and the first
+ * KAT_PROBE_CALLS_KEPT are described (kaudit_probe_vendor_call_info) so the
+ * runner can check that a localized replay made the same calls as the
+ * baseline.
  *
  * Nothing here runs unless the runner switched it on: a harness under
  * `kaudit run` never calls kaudit_probe_vendor, and with the mode off each
@@ -44,17 +45,17 @@ static _Atomic uint64_t probe_seed;
 static _Atomic uint64_t probe_calls[KAT_PROBE_FAMILIES], probe_perturbed[KAT_PROBE_FAMILIES],
     probe_failed[KAT_PROBE_FAMILIES];
 /* the replacement narrowed to one call (its index among the calls seen) or to a
-   set of families (bit 1 << family); -1 and 0: every call */
+   set of families (bit 1 << family), -1 and 0: every call; or, with
+   select_except, to every call but those */
 static _Atomic int64_t select_call = -1;
 static _Atomic unsigned select_families;
+static _Atomic int select_except;
 
 /* What the first calls were, so that a localized replay can be aligned with the baseline. */
 struct call_info {
     _Atomic int64_t family, library, m, n, k;
 };
 static struct call_info calls_kept[KAT_PROBE_CALLS_KEPT];
-
-static _Atomic int select_except;
 
 /* Set the selection, then the mode (0 off, 1 count the calls only, 2 replace
  * their outputs) and the seed; the counters start again.  A call is selected
@@ -84,14 +85,10 @@ KAT_EXPORT void kaudit_probe_vendor(int mode, uint64_t seed)
     kaudit_probe_vendor_set(mode, seed, -1, 0u, 0);
 }
 
-/* Narrow the selection of the mode in force (kaudit_probe_vendor_set's call and families). */
-KAT_EXPORT void kaudit_probe_vendor_select(int64_t call, unsigned families)
-{
-    atomic_store(&select_call, call < 0 ? -1 : call);
-    atomic_store(&select_families, families);
-}
-
-static void counts_of(int family, uint64_t *calls, uint64_t *perturbed, uint64_t *failed)
+/* What happened since the mode was set, for one family (KAT_PROBE_GEMM,
+ * KAT_PROBE_CONV; 0: all): calls seen, outputs replaced, failures. */
+KAT_EXPORT void kaudit_probe_vendor_family_counts(int family, uint64_t *calls, uint64_t *perturbed,
+                                                  uint64_t *failed)
 {
     int f = family > 0 && family < KAT_PROBE_FAMILIES ? family : KAT_PROBE_ALL;
     if (calls)
@@ -100,19 +97,6 @@ static void counts_of(int family, uint64_t *calls, uint64_t *perturbed, uint64_t
         *perturbed = atomic_load(&probe_perturbed[f]);
     if (failed)
         *failed = atomic_load(&probe_failed[f]);
-}
-
-/* What happened since the mode was set: calls seen, outputs replaced, failures. */
-KAT_EXPORT void kaudit_probe_vendor_counts(uint64_t *calls, uint64_t *perturbed, uint64_t *failed)
-{
-    counts_of(KAT_PROBE_ALL, calls, perturbed, failed);
-}
-
-/* The same for one family (KAT_PROBE_GEMM, KAT_PROBE_CONV; 0: all). */
-KAT_EXPORT void kaudit_probe_vendor_family_counts(int family, uint64_t *calls, uint64_t *perturbed,
-                                                  uint64_t *failed)
-{
-    counts_of(family, calls, perturbed, failed);
 }
 
 /* Call number i as it was seen: family, library (KAT_LIB_*), m, n, k (0 for a

@@ -341,9 +341,7 @@ def vendor_replays(event, replay, names, base_seen):
     only the localization out."""
     total = base_seen["all"][0]
     mode = replay("vendor", frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB)
-    why = vendor_replay_failure(event, mode, names, total, total, "vendor")
-    if not why and mode.vendor_seen["calls"] != base_seen["calls"]:
-        why = "the vendor replay made other library calls, or in another order, than the baseline"
+    why = vendor_replay_failure(event, mode, names, base_seen, total, "vendor")
     if why:
         event["replays"].pop()
         event["vendor_unresolved"] = why
@@ -359,10 +357,7 @@ def vendor_replays(event, replay, names, base_seen):
     for name, call, bits, expected in plan:
         mode = replay(name, frozenset(), ["library"], vendor_mode=VendorChannel.PERTURB, vendor_call=call,
                       vendor_families=bits, vendor_except=True)
-        why = vendor_replay_failure(event, mode, names, total, expected, name)
-        if not why and mode.vendor_seen["calls"] != base_seen["calls"]:
-            why = ("the %s replay made other library calls, or in another order, than the baseline: its "
-                   "perturbation cannot be laid on one call" % name)
+        why = vendor_replay_failure(event, mode, names, base_seen, expected, name)
         if why:
             del event["replays"][done:]
             event["vendor_localization_unresolved"] = why
@@ -371,14 +366,18 @@ def vendor_replays(event, replay, names, base_seen):
             call if call >= 0 else name.split(":", 1)[1])
 
 
-def vendor_replay_failure(event, mode, names, total, expected, name):
+def vendor_replay_failure(event, mode, names, base_seen, expected, name):
     """Why a vendor replay does not count (None when it does); its entry records what it replaced."""
     calls, perturbed, failed = mode.vendor
+    total = base_seen["all"][0]
     entry = event["replays"][-1]
     entry["expected"], entry["perturbed"] = expected, perturbed
     if [s[0] for s in mode.seq] != names:
         return ("the %s replay dispatched another operator sequence than the baseline: the perturbation changed "
                 "the candidate's path" % name)
+    if mode.vendor_seen["calls"] != base_seen["calls"]:
+        return ("the %s replay made other library calls, or in another order, than the baseline: its "
+                "perturbation cannot be laid on the baseline's calls" % name)
     if calls != total or perturbed != expected or failed:
         return ("the %s replay made %d library calls (the baseline %d) and replaced the outputs of %d of %d (%d "
                 "could not be: pointer arrays, GEMV, tiled layouts, integer types, a stream being captured, or a "

@@ -108,13 +108,6 @@ static double output_change(struct audit_probe *p, const char *name, const struc
     return worst;
 }
 
-/* The vendor replay's output again, kept to compare the replays of all but one call with. */
-static int open_again(struct audit_probe *p, const char *dir, const cJSON *replay, struct kat_tensor_file **f)
-{
-    *f = open_output(p, dir, replay);
-    return *f ? 0 : -1;
-}
-
 static void read_targets(struct audit_probe *p, const cJSON *targets)
 {
     size_t used = 0;
@@ -270,6 +263,8 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
             unresolved(p, "the %s replay comes before any baseline", name);
             break;
         }
+        /* every library call but one (or but one family) replaced: against the replay of
+           all, how much replacing that one too moves the output */
         if (!strncmp(name, "vendor-except", 13)) {
             if (!vendor_out) {
                 kat_tensor_file_close(f);
@@ -292,7 +287,11 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
             continue;
         }
         double change = output_change(p, name, base, f);
-        kat_tensor_file_close(f);
+        /* the vendor replay's output stays open: the replays of all calls but one are compared with it */
+        if (!strcmp(name, "vendor") && !vendor_out)
+            vendor_out = f;
+        else
+            kat_tensor_file_close(f);
         if (change < 0)
             break;
         if (!strcmp(name, "repeat")) {
@@ -304,11 +303,6 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         } else if (!strcmp(name, "vendor")) {
             p->ev.vendor_delta = change;
             p->ev.vendor = 1;
-            if (!vendor_out && open_again(p, st->dir, r, &vendor_out) != 0)
-                break;
-        } else if (!strncmp(name, "vendor-except", 13)) {
-            /* every library call but one (or one family) replaced: against the replay of all,
-               how much replacing that one too moves the output (handled above) */
         } else if (!strncmp(name, "class:", 6)) {
             int cls = ka_class_parse(name + 6);
             if (cls >= 0)

@@ -2,7 +2,7 @@
  * prog_probe.c - the causal probe's vendor-boundary channel on the stand-in
  * CUDA stack (preload/vendor_probe.c): a program that, like `kaudit audit`'s
  * runner, switches the channel on through the preload's exports
- * (kaudit_probe_vendor, kaudit_probe_vendor_select) and then makes four
+ * (kaudit_probe_vendor_set, kaudit_probe_vendor) and then makes four
  * library calls, each computing real results in host memory:
  *   0  cublasSgemm_v2               m=24 n=16 k=8, ldc=30
  *   1  cublasLtMatmul               m=24 n=16 k=8, D column-major, ld=30
