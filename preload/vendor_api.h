@@ -208,6 +208,12 @@ enum { KAT_CUBLAS_CONST_LIST(KAT_VENDOR_ENUMERATOR_) };
 enum { KAT_CUBLASLT_CONST_LIST(KAT_VENDOR_ENUMERATOR_) };
 enum { KAT_CUDNN_CONST_LIST(KAT_VENDOR_ENUMERATOR_) };
 
+/* The sizes of cuBLASLt's semi-opaque descriptors, cublasLt.h (13.1):
+ * cublasLtMatmulDescOpaque_t is uint64_t data[32], cublasLtMatrixLayoutOpaque_t
+ * uint64_t data[8].  cuBLASLt keeps a descriptor's whole state in them
+ * (vendor_cublaslt.c's summary cache relies on it). */
+enum { KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES = 256, KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES = 64 };
+
 /* ---- cuBLAS prototypes (cublas_api.h) ------------------------------------------
  * I is the index type (int, or int64_t for the _64 variants), T the element
  * type.  Strides are `long long int` in both variants, as in the header.

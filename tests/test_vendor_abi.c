@@ -82,6 +82,10 @@ KAT_CUDA_DATATYPE_LIST(CHECK_CONST)
 KAT_CUBLAS_CONST_LIST(CHECK_CONST)
 KAT_CUBLASLT_CONST_LIST(CHECK_CONST)
 KAT_CUDNN_CONST_LIST(CHECK_CONST)
+KAT_STATIC_ASSERT(KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES == sizeof(cublasLtMatmulDescOpaque_t),
+                  "KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES != sizeof(cublasLtMatmulDescOpaque_t)");
+KAT_STATIC_ASSERT(KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES == sizeof(cublasLtMatrixLayoutOpaque_t),
+                  "KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES != sizeof(cublasLtMatrixLayoutOpaque_t)");
 
 /* The preload passes these as int and void *. */
 #define CHECK_INT_SIZED(type) KAT_STATIC_ASSERT(sizeof(type) == sizeof(int), #type " is not int-sized");
