@@ -298,6 +298,62 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
     return kat_intern(name);
 }
 
+/*
+ * A kernel record's interned name.  Conversion runs for every kernel record,
+ * mostly on CUPTI's worker thread, and kat_intern takes the writer lock and
+ * hashes the whole name (often a few hundred bytes, mangled) under it: the
+ * lock the launching thread's vendor records wait on.  CUPTI shares one name
+ * string among all the records of a kernel (CUpti_ActivityKernel10.name), so
+ * ids are kept by that pointer, each beside a copy of the name it stood for
+ * (a name freed and another put at its address is a miss): a hit costs one
+ * comparison and no writer lock.  No writer-lock call is made under this
+ * cache's own lock.
+ */
+#define KERNEL_NAME_SLOTS 256
+struct kernel_name_slot {
+    const char *at;
+    char *copy;
+    uint32_t id;
+};
+static struct kernel_name_slot kernel_names[KERNEL_NAME_SLOTS];
+static pthread_mutex_t kernel_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t kernel_names_atfork_once = PTHREAD_ONCE_INIT;
+
+static void kernel_names_lock_take(void) { pthread_mutex_lock(&kernel_names_lock); }
+static void kernel_names_lock_give(void) { pthread_mutex_unlock(&kernel_names_lock); }
+
+static void kernel_names_atfork(void)
+{
+    pthread_atfork(kernel_names_lock_take, kernel_names_lock_give, kernel_names_lock_give);
+}
+
+static uint32_t kernel_name_id(const char *name)
+{
+    if (!name)
+        return 0;
+    pthread_once(&kernel_names_atfork_once, kernel_names_atfork);
+    struct kernel_name_slot *slot = &kernel_names[((uintptr_t)name >> 3) % KERNEL_NAME_SLOTS];
+    uint32_t id = 0;
+    pthread_mutex_lock(&kernel_names_lock);
+    if (slot->at == name && slot->copy && strcmp(slot->copy, name) == 0)
+        id = slot->id;
+    pthread_mutex_unlock(&kernel_names_lock);
+    if (id)
+        return id;
+    id = kat_intern(name);
+    char *copy = id ? strdup(name) : NULL;
+    if (copy) {
+        pthread_mutex_lock(&kernel_names_lock);
+        char *old = slot->copy;
+        slot->at = name;
+        slot->copy = copy;
+        slot->id = id;
+        pthread_mutex_unlock(&kernel_names_lock);
+        free(old);
+    }
+    return id;
+}
+
 static void convert_record(const CUpti_Activity *record)
 {
     switch (record->kind) {
@@ -312,7 +368,7 @@ static void convert_record(const CUpti_Activity *record)
             .block = { k->blockX, k->blockY, k->blockZ },
             .static_shared = k->staticSharedMemory, .dynamic_shared = k->dynamicSharedMemory,
             .registers = k->registersPerThread,
-            .name_string = kat_intern(k->name),
+            .name_string = kernel_name_id(k->name),
             .graph_id = k->graphId, .launch_type = k->launchType,
             .graph_node_id = k->graphNodeId, .device_launched = k->isDeviceLaunched,
         };
@@ -548,13 +604,32 @@ static const struct timing_entry driver_timing[] = {
 
 #define TABLE_SIZE(t) (sizeof(t) / sizeof((t)[0]))
 
-static const struct timing_entry *find_timing(const struct timing_entry *table, size_t n,
-                                              uint32_t cbid)
+/* Every runtime and driver callback asks whether it is a timing call: by
+ * callback id, one load (index + 1, 0 for none) instead of a scan of the
+ * table, since every launch passes here four times.  Filled before the
+ * first callback is enabled. */
+static uint8_t runtime_timing_at[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static uint8_t driver_timing_at[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+static void index_timing_tables(void)
 {
-    for (size_t i = 0; i < n; i++)
-        if (table[i].cbid == cbid)
-            return &table[i];
-    return NULL;
+    _Static_assert(TABLE_SIZE(runtime_timing) < 255 && TABLE_SIZE(driver_timing) < 255,
+                   "timing tables indexed by uint8_t");
+    for (size_t i = 0; i < TABLE_SIZE(runtime_timing); i++)
+        if (runtime_timing[i].cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+            runtime_timing_at[runtime_timing[i].cbid] = (uint8_t)(i + 1);
+    for (size_t i = 0; i < TABLE_SIZE(driver_timing); i++)
+        if (driver_timing[i].cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+            driver_timing_at[driver_timing[i].cbid] = (uint8_t)(i + 1);
+}
+
+static const struct timing_entry *find_timing(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+        return cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && runtime_timing_at[cbid]
+                   ? &runtime_timing[runtime_timing_at[cbid] - 1] : NULL;
+    return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && driver_timing_at[cbid]
+               ? &driver_timing[driver_timing_at[cbid] - 1] : NULL;
 }
 
 /* Driver timing calls made inside a runtime timing call are the same call. */
@@ -849,14 +924,9 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
             real_cuptiActivityFlushAll(0);
         }
         break;
-    case CUPTI_CB_DOMAIN_RUNTIME_API: {
-        const struct timing_entry *e = find_timing(runtime_timing, TABLE_SIZE(runtime_timing), cbid);
-        if (e)
-            timing_callback(domain, e, cbdata);
-        break;
-    }
+    case CUPTI_CB_DOMAIN_RUNTIME_API:
     case CUPTI_CB_DOMAIN_DRIVER_API: {
-        const struct timing_entry *e = find_timing(driver_timing, TABLE_SIZE(driver_timing), cbid);
+        const struct timing_entry *e = find_timing(domain, cbid);
         if (e)
             timing_callback(domain, e, cbdata);
         break;
@@ -1359,6 +1429,7 @@ static int start_cupti(void)
 
     setup_buffer_pool();
     apply_tuning();
+    index_timing_tables();
     CUptiResult rc = real_cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (rc != CUPTI_SUCCESS) {
         kat_health(KAT_HEALTH_CUPTI_ENABLE_FAILED, result_text(rc), 0);
