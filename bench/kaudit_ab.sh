@@ -7,8 +7,10 @@
 # Environment: AB_PROCESSES=3 (processes with the default setup),
 # AB_SETTINGS (the settings each process alternates), AB_VARIANTS (more
 # process-wide setups, each "NAME:VAR=VALUE[,VAR=VALUE]" run once, e.g.
-# "clock:KAUDIT_CUPTI_CLOCK=default"; "+" between variables), AB_REPEATS=20, AB_ITERS=200, PYTHON.
-# Output: a table per process; the JSON lines in $OUT/kaudit-ab.jsonl.
+# "clock:KAUDIT_CUPTI_CLOCK=default"; "+" between variables), AB_REPEATS=20, AB_ITERS=200, PYTHON,
+# AB_KAUDIT (a kaudit built elsewhere, e.g. a carried one; default: build-gpu, built if missing),
+# AB_NAME (the prefix of the default processes' names).
+# Output: a table per process; the JSON lines appended to $OUT/kaudit-ab.jsonl.
 set -u
 set -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,14 +18,14 @@ OUTDIR=${OUT:-$ROOT/bench-out}
 mkdir -p "$OUTDIR"
 PY=${PYTHON:-python3}
 cd "$ROOT" || exit 99
-KAUDIT=$ROOT/build-gpu/bin/kaudit
-if [ ! -x "$KAUDIT" ]; then
+KAUDIT=${AB_KAUDIT:-$ROOT/build-gpu/bin/kaudit}
+if [ -z "${AB_KAUDIT:-}" ] && [ ! -x "$KAUDIT" ]; then
     (cmake -S . -B build-gpu -G Ninja -DKAUDIT_CORE_ONLY=ON && cmake --build build-gpu) >/tmp/kaudit-ab-build.log 2>&1 ||
         { tail -20 /tmp/kaudit-ab-build.log; echo "kaudit did not build"; exit 1; }
 fi
 read -r -a SETTINGS <<<"${AB_SETTINGS:-pause resume kinds= kinds=device,kernel kinds=device,runtime,driver kinds=device,kernel,runtime,driver}"
 W=$(mktemp -d /tmp/kaudit-ab.XXXXXX)
-: >"$OUTDIR/kaudit-ab.jsonl"
+: >>"$OUTDIR/kaudit-ab.jsonl"
 
 one() {   # one(NAME, ENV...)
     local name=$1 out
@@ -46,7 +48,7 @@ for s, v in d["settings"].items():
 ' "$name" "$OUTDIR/kaudit-ab.jsonl"
 }
 
-for ((p = 0; p < ${AB_PROCESSES:-3}; p++)); do one "default-$p"; done
+for ((p = 0; p < ${AB_PROCESSES:-3}; p++)); do one "${AB_NAME:-default}-$p"; done
 for v in ${AB_VARIANTS:-}; do
     IFS=+ read -r -a envs <<<"${v#*:}"
     one "${v%%:*}" "${envs[@]}"
