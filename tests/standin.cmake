@@ -101,6 +101,7 @@ function(standin_program name)
 endfunction()
 
 standin_program(prog_mixed standin_cudart standin_cublas standin_cublaslt standin_cudnn)
+standin_program(prog_lt_cache standin_cudart standin_cublaslt)
 standin_program(prog_proc standin_cudart standin_cublas pthread)
 standin_program(prog_recording standin_cudart ${CMAKE_DL_LIBS})
 standin_program(prog_subscriber standin_cudart standin_cupti)
@@ -135,7 +136,7 @@ set_target_properties(standin_probe PROPERTIES OUTPUT_NAME standin_probe PREFIX 
 target_include_directories(standin_probe PRIVATE ${STANDIN_INCLUDES})
 target_link_libraries(standin_probe PRIVATE standin_cupti)
 
-add_custom_target(standin_programs ALL DEPENDS prog_mixed prog_proc prog_recording prog_subscriber prog_dlopen
+add_custom_target(standin_programs ALL DEPENDS prog_mixed prog_lt_cache prog_proc prog_recording prog_subscriber prog_dlopen
   prog_module prog_probe standin_ext standin_probe standin_probe_ext)
 
 # ---- the tests --------------------------------------------------------------------

@@ -548,3 +548,58 @@ Test(mixed, health_versions_and_process_records, .timeout = 240)
     }
     mixed_free(&m);
 }
+
+/*
+ * The cublasLtMatmul wrapper keeps what the descriptor getters said under a
+ * copy of the descriptors' bytes (preload/vendor_cublaslt.c).  prog_lt_cache
+ * repeats, changes (through setters) and recreates its descriptors; every
+ * record must describe the call as it was made, with the cache and without.
+ */
+static void lt_summaries_follow_descriptors(const char *const extra[])
+{
+    char *dir = rh_tmpdir("ltcache");
+    cr_assert_not_null(dir);
+    char *session = rh_path(dir, "session"), *log = rh_path(dir, "truth.log");
+    char *argv[] = { PROGRAMS_DIR "/prog_lt_cache", NULL };
+    struct rh_run run;
+    cr_assert_eq(rh_run_kaudit(session, STANDIN_DIR, log, argv, extra, &run), 0);
+    cr_assert_eq(run.status, 0, "kaudit run -- prog_lt_cache: status %#x, stderr:\n%s", run.status, run.err);
+    struct rh_session s;
+    char err[512];
+    cr_assert_eq(rh_session_load(session, &s, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(s.ntraces, 1, "%s", rh_describe(&s));
+    const struct rh_trace *t = &s.traces[0];
+    size_t cursor = 0, calls = 0;
+    const char *line = run.out;
+    int m, n, k, ldc, ta, used;
+    while (sscanf(line, "lt %d %d %d %d %d\n%n", &m, &n, &k, &ldc, &ta, &used) == 5) {
+        line += used;
+        const struct kat_vendor_call_rec *v = rh_vendor_call_by_api(t, "cublasLtMatmul", &cursor);
+        cr_assert_not_null(v, "call %zu has no record", calls);
+        const struct kat_gemm_summary *g = &v->op.gemm;
+        cr_expect(v->summary_known, "call %zu: no summary", calls);
+        cr_expect(g->m == m && g->n == n && g->k == k && g->ldc == ldc && g->trans_a == ta,
+                  "call %zu: recorded m=%lld n=%lld k=%lld ldc=%lld trans_a=%d, the call had %d %d %d %d %d", calls,
+                  (long long)g->m, (long long)g->n, (long long)g->k, (long long)g->ldc, g->trans_a, m, n, k, ldc,
+                  ta);
+        calls++;
+    }
+    cr_expect_eq(calls, 6, "the program printed %zu calls:\n%s", calls, run.out);
+    cr_expect_null(rh_vendor_call_by_api(t, "cublasLtMatmul", &cursor), "more records than calls");
+    rh_session_free(&s);
+    rh_run_free(&run);
+    free(session);
+    free(log);
+    rh_cleanup(dir);
+}
+
+Test(mixed, lt_summaries_follow_descriptor_bytes, .timeout = 240)
+{
+    lt_summaries_follow_descriptors(NULL);
+}
+
+Test(mixed, lt_summaries_without_the_cache, .timeout = 240)
+{
+    const char *const extra[] = { "KAUDIT_LT_SUMMARY_CACHE=0", NULL };
+    lt_summaries_follow_descriptors(extra);
+}

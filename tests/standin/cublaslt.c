@@ -141,7 +141,10 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *matmu
 {
     if (!matmulDesc)
         return CUBLAS_STATUS_INVALID_VALUE;
-    struct lt_desc *d = calloc(1, sizeof *d);
+    /* As large as the real library's (cublasLt.h's opaque type): a descriptor's
+     * bytes are what kaudit's summary cache compares. */
+    _Static_assert(sizeof(struct lt_desc) <= sizeof(cublasLtMatmulDescOpaque_t), "lt_desc too large");
+    struct lt_desc *d = calloc(1, sizeof(cublasLtMatmulDescOpaque_t));
     if (!d)
         return CUBLAS_STATUS_ALLOC_FAILED;
     d->magic = DESC_MAGIC;
@@ -216,7 +219,8 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *m
 {
     if (!matLayout)
         return CUBLAS_STATUS_INVALID_VALUE;
-    struct lt_layout *l = calloc(1, sizeof *l);
+    _Static_assert(sizeof(struct lt_layout) <= sizeof(cublasLtMatrixLayoutOpaque_t), "lt_layout too large");
+    struct lt_layout *l = calloc(1, sizeof(cublasLtMatrixLayoutOpaque_t));
     if (!l)
         return CUBLAS_STATUS_ALLOC_FAILED;
     l->magic = LAYOUT_MAGIC;
