@@ -32,9 +32,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--iters", type=int, default=200)
+    ap.add_argument("--reference", default="pause",
+                    help="the setting each repeat's ratios divide by (e.g. floor: kaudit above the CUPTI floor)")
     ap.add_argument("settings", nargs="*", default=["pause", "resume"])
     args = ap.parse_args()
     settings = args.settings if "pause" in args.settings else ["pause"] + args.settings
+    if args.reference not in settings:
+        settings.append(args.reference)
     control = getattr(ctypes.CDLL(None), "kaudit_bench_control", None)
     if control is None:
         print("kaudit_ab.py: no kaudit_bench_control (run under kaudit run)", file=sys.stderr)
@@ -69,11 +73,11 @@ def main():
                 this_round[s] = (time.perf_counter() - t0) / args.iters * 1e6
             for s in settings:
                 times[s].append(this_round[s])
-                ratios[s].append(this_round[s] / this_round["pause"])
+                ratios[s].append(this_round[s] / this_round[args.reference])
         control(b"resume")
     if not torch.isfinite(y).all():
         raise RuntimeError("non-finite output")
-    out = {"repeats": args.repeats, "iters": args.iters, "unit": "us per iteration",
+    out = {"repeats": args.repeats, "iters": args.iters, "unit": "us per iteration", "reference": args.reference,
            "settings": {s: {"median": round(statistics.median(times[s]), 3),
                             "min": round(min(times[s]), 3),
                             "ratio_median": round(statistics.median(ratios[s]), 4),

@@ -9,7 +9,8 @@
 # process-wide setups, each "NAME:VAR=VALUE[,VAR=VALUE]" run once, e.g.
 # "clock:KAUDIT_CUPTI_CLOCK=default"; "+" between variables), AB_REPEATS=20, AB_ITERS=200, PYTHON,
 # AB_KAUDIT (a kaudit built elsewhere, e.g. a carried one; default: build-gpu, built if missing),
-# AB_NAME (the prefix of the default processes' names).
+# AB_NAME (the prefix of the default processes' names), AB_REFERENCE (the setting the
+# ratios divide by, default pause; "floor": what kaudit adds above the CUPTI floor).
 # Output: a table per process; the JSON lines appended to $OUT/kaudit-ab.jsonl.
 set -u
 set -o pipefail
@@ -32,7 +33,8 @@ one() {   # one(NAME, ENV...)
     shift
     rm -rf "$W/s"
     out=$(env KAUDIT_BENCH_CONTROL=1 "$@" "$KAUDIT" run -d "$W/s" -- "$PY" bench/kaudit_ab.py \
-        --repeats "${AB_REPEATS:-20}" --iters "${AB_ITERS:-200}" "${SETTINGS[@]}" 2>"$W/err") ||
+        --repeats "${AB_REPEATS:-20}" --iters "${AB_ITERS:-200}" --reference "${AB_REFERENCE:-pause}" \
+        "${SETTINGS[@]}" 2>"$W/err") ||
         { echo "$name: failed: $(tail -3 "$W/err")"; return; }
     echo "$out" | "$PY" -c '
 import json, sys
@@ -41,7 +43,7 @@ d = json.loads(sys.stdin.read().strip().splitlines()[-1])
 d["process"] = name
 open(sys.argv[2], "a").write(json.dumps(d) + "\n")
 p = d["settings"]["pause"]["median"]
-print(f"{name}: us/iteration, {d['"'"'repeats'"'"']} segments of {d['"'"'iters'"'"']} per setting")
+print(f"{name}: us/iteration, {d['"'"'repeats'"'"']} segments of {d['"'"'iters'"'"']} per setting, ratios to {d.get('"'"'reference'"'"', '"'"'pause'"'"')}")
 for s, v in d["settings"].items():
     print(f"  {s:<36} median {v['"'"'median'"'"']:8.2f}  min {v['"'"'min'"'"']:8.2f}  +{v['"'"'median'"'"'] - p:6.2f}"
           f"  ratio {v['"'"'ratio_median'"'"']:.3f} ({v['"'"'ratio_min'"'"']:.3f}..{v['"'"'ratio_max'"'"']:.3f})")

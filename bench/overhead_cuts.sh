@@ -16,7 +16,9 @@
 #
 # Both builds come from tests/gpu/carry_kaudit.sh (run here at each commit).
 # CUTS_PARTS="wrapper ab floor" picks parts; CUTS_FLOOR_ROUNDS (9),
-# CUTS_FLOOR_BUDGET_S (300), CUTS_AB_PROCESSES (2).  Output: the console
+# CUTS_FLOOR_BUDGET_S (300), CUTS_AB_PROCESSES (3 per build), CUTS_AB_REPEATS (30),
+# CUTS_AB_SETTINGS.  The old build needs the "floor" setting of the benchmark
+# control (preload/bench/bench_control.c): build it with that change applied.  Output: the console
 # summaries; $OUT/cuts.tar.gz holds every part's files.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -56,12 +58,16 @@ fi
 
 if part ab; then
     mkdir -p "$W/ab"
-    ABSET="pause callbacks wrappers kinds= kinds=device,kernel resume"
-    OUT=$W/ab AB_KAUDIT=$NEW AB_NAME=new AB_PROCESSES=${CUTS_AB_PROCESSES:-2} AB_SETTINGS="$ABSET" \
-        AB_REPEATS=30 AB_VARIANTS="new-nocache:KAUDIT_LT_SUMMARY_CACHE=0" PYTHON=$PY \
-        bash bench/kaudit_ab.sh >"$W/ab/console-new.txt" 2>&1
-    OUT=$W/ab AB_KAUDIT=$OLD AB_NAME=old AB_PROCESSES=${CUTS_AB_PROCESSES:-2} AB_SETTINGS="$ABSET" \
-        AB_REPEATS=30 PYTHON=$PY bash bench/kaudit_ab.sh >"$W/ab/console-old.txt" 2>&1
+    # Ratios to the CUPTI floor in the same process (setting "floor"): resume
+    # is what kaudit adds above it, the others split that.
+    ABSET=${CUTS_AB_SETTINGS:-"pause floor resume callbacks wrappers kinds="}
+    for build in new old; do
+        k=$NEW
+        [ "$build" = old ] && k=$OLD
+        OUT=$W/ab AB_KAUDIT=$k AB_NAME=$build AB_PROCESSES=${CUTS_AB_PROCESSES:-3} AB_SETTINGS="$ABSET" \
+            AB_REFERENCE=floor AB_REPEATS=${CUTS_AB_REPEATS:-30} PYTHON=$PY \
+            bash bench/kaudit_ab.sh >"$W/ab/console-$build.txt" 2>&1
+    done
     echo "ab done at $((SECONDS - start)) s"
 fi
 

@@ -210,6 +210,10 @@ static int load_cupti_functions(char *missing, size_t missing_size)
 /* KAUDIT_CUPTI_BUFFER_MB overrides the size (for measuring its effect). */
 static size_t activity_buffer_bytes = ACTIVITY_BUFFER_BYTES;
 
+/* The benchmark's floor is on (kat_cupti_bench_floor): records only counted. */
+static atomic_int bench_floor;
+static _Atomic uint64_t bench_floor_records;
+
 /*
  * Zeroed buffers, recycled.  CUPTI asks for a buffer on the thread that makes
  * the CUDA call (buffers are per thread), and unless told that the buffers
@@ -462,9 +466,14 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
                                       size_t size, size_t valid_size)
 {
     CUpti_Activity *record = NULL;
+    int floor = atomic_load_explicit(&bench_floor, memory_order_relaxed);
     if (buffer && valid_size) {
-        while (real_cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS)
-            convert_record(record);
+        while (real_cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+            if (floor)
+                atomic_fetch_add_explicit(&bench_floor_records, 1, memory_order_relaxed);
+            else
+                convert_record(record);
+        }
     }
     size_t dropped = 0;
     if (real_cuptiActivityGetNumDroppedRecords(context, stream_id, &dropped) == CUPTI_SUCCESS
@@ -905,11 +914,64 @@ static int set_api_callbacks(int on)
     return rc ? -1 : 0;
 }
 
+/*
+ * The benchmark's floor (bench/bench_control.c, setting "floor"): what a
+ * CUPTI client that records nothing costs, as bench/cupti_toggle.c's
+ * cb_kernel client does from process start (docs/overhead.md, "the floor"):
+ * kernel activity whose records are only counted, and a callback on every
+ * launch API that notes the correlation id and a time at entry.  Alternated
+ * with kaudit recording in one process, it measures what kaudit adds above
+ * that floor on one machine state.  While it is on, no record is kept (the
+ * trace says the control was used, so it is never evidence).
+ */
+static KAT_TLS uint64_t bench_floor_note[2];
+
+static void bench_floor_callback(const CUpti_CallbackData *data)
+{
+    if (data->callbackSite != CUPTI_API_ENTER)
+        return;
+    bench_floor_note[0] = kat_now_ns();
+    bench_floor_note[1] = data->correlationId;
+}
+
+static int is_launch_api(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    const char *name = NULL;
+    if (real_cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+        return 0;
+    const char *prefix = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cudaLaunch" : "cuLaunch";
+    return strncmp(name, prefix, strlen(prefix)) == 0;
+}
+
+int kat_cupti_bench_floor(int on)
+{
+    if (!kat_cupti_active())
+        return -1;
+    atomic_store(&bench_floor, on);
+    if (!on)
+        return 0;
+    int rc = 0;
+    static const struct { CUpti_CallbackDomain domain; uint32_t size; } domains[] = {
+        { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE },
+        { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE },
+    };
+    for (size_t d = 0; d < 2; d++)
+        for (uint32_t cbid = 1; cbid < domains[d].size; cbid++)
+            if (is_launch_api(domains[d].domain, cbid))
+                rc |= real_cuptiEnableCallback(1, subscriber, domains[d].domain, cbid) != CUPTI_SUCCESS;
+    return rc ? -1 : 0;
+}
+
 static void enable_deferred_kernel_activity(void);
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
                                  CUpti_CallbackId cbid, const void *cbdata)
 {
+    if (atomic_load_explicit(&bench_floor, memory_order_relaxed)
+        && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+        bench_floor_callback(cbdata);
+        return;
+    }
     if (api_by_callback && is_recorded_api(domain, cbid))
         api_callback(domain, cbid, cbdata);
     switch (domain) {

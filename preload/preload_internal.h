@@ -113,6 +113,9 @@ void *kat_cupti_symbol(const char *name);
  * API callbacks (timing calls, and the API records made by callback) on or off.  Return 0 when CUPTI accepted all. */
 int kat_cupti_select_kinds(const char *only);
 int kat_cupti_set_callbacks(int on);
+/* The benchmark's floor (bench_control.c): count-only callbacks on the launch
+ * APIs and kernel records counted, not kept. */
+int kat_cupti_bench_floor(int on);
 
 /* ---- process.c: lifetime, children, exits ------------------------------ */
 

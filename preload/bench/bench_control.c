@@ -29,6 +29,13 @@
  *                                          records) only: no callbacks, no
  *                                          activity
  * The last two split "kinds=" into its two halves.
+ *   kaudit_bench_control("floor")          what a CUPTI client that records
+ *                                          nothing costs (bench/cupti_toggle.c's
+ *                                          cb_kernel): kernel activity counted,
+ *                                          not kept, a callback noting each
+ *                                          launch's id and time; wrappers pass
+ *                                          through.  "resume" against it is
+ *                                          what kaudit adds above that floor.
  * Returns 0, or -1 when the control is off, the setting unknown, or CUPTI
  * refused a change.
  */
@@ -67,7 +74,12 @@ KAT_EXPORT int kaudit_bench_control(const char *setting)
     if (!setting || atomic_load(&control_state) != 1)
         return -1;
     int rc;
-    if (strcmp(setting, "pause") == 0) {
+    kat_cupti_bench_floor(0);
+    if (strcmp(setting, "floor") == 0) {
+        kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
+        kat_tracing_pause(1);
+        rc = kat_cupti_select_kinds("kernel") | kat_cupti_set_callbacks(0) | kat_cupti_bench_floor(1);
+    } else if (strcmp(setting, "pause") == 0) {
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
         rc = kat_cupti_select_kinds("") | kat_cupti_set_callbacks(0);
         kat_tracing_pause(1);
