@@ -68,4 +68,6 @@ printf '%s\n' '{"id": "t1s0", "task": "t1", "slot": 0, "certificate": "PASS"' >"
 refused_gates "malformed JSON" "torn.jsonl:1: not a JSON object" "$T/torn.jsonl"
 if "$K" gates "$P" --k 2,x >"$T/gerr" 2>&1; then echo "FAIL: --k 2,x"; fails=$((fails + 1)); fi
 check "gates refused: --k" "$T/gerr" "--k takes up to 8 positive numbers"
+if "$K" gates "$P" --human "$H" --human "$H" >"$T/gerr" 2>&1; then echo "FAIL: --human twice"; fails=$((fails + 1)); fi
+check "gates refused: --human twice" "$T/gerr" "--human is given once"
 [ "$fails" -eq 0 ]

@@ -478,6 +478,11 @@ int cmd_gates(int argc, char **argv)
             decisions[n_decisions++] = optarg;
             break;
         case 'H':
+            if (human) {
+                free(decisions);
+                return cli_usage_error(gates_usage, "--human is given once (merge the label files: a second label of "
+                                                    "a record is refused)");
+            }
             human = optarg;
             break;
         case 'k':
