@@ -245,10 +245,10 @@ check "generated contract: semantic PASS" \
 echo "batches:"
 C=$SRC/tests/audit/contracts
 cat >"$T/b1.jsonl" <<EOF
-{"id": "good-softmax", "reference": "$TASKS/softmax.py", "candidate": "$CANDS/private_scratch.py", "contract": "$C/softmax.json"}
-{"id": "good-rowsum", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json", "claimed_speedup": 3.0}
-{"id": "bad-syntax", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_syntax_error.py", "weak": "ACCEPT"}
-{"id": "missing-file", "reference": "$TASKS/softmax.py", "candidate": "$T/no-such-candidate.py"}
+{"id": "good-softmax", "reference": "$TASKS/softmax.py", "candidate": "$CANDS/private_scratch.py", "contract": "$C/softmax.json", "task": "softmax", "slot": 0}
+{"id": "good-rowsum", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json", "claimed_speedup": 3.0, "task": "rowsum", "slot": 0}
+{"id": "bad-syntax", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_syntax_error.py", "weak": "ACCEPT", "task": "softmax", "slot": 1}
+{"id": "missing-file", "reference": "$TASKS/softmax.py", "candidate": "$T/no-such-candidate.py", "task": "softmax", "slot": 2}
 EOF
 t0=$(date +%s)
 timeout 300 "$K" audit --batch "$T/b1.jsonl" -o "$T/l1.jsonl" --jobs 2 --device cpu --timing on --quiet \
@@ -303,6 +303,18 @@ reason_names_file() {
 }
 check "batch: missing-file reason names the file ($(lline "$T/l1.jsonl" missing-file "r['certificate_reason']"))" \
     reason_names_file
+check "batch: task and slot copied from the task line" \
+    [ "$(lline "$T/l1.jsonl" bad-syntax "(r['task'], r['slot'])")" = "('softmax', 1)" ]
+check "batch: task and slot on a line without a record" \
+    [ "$(lline "$T/l1.jsonl" missing-file "(r['task'], r['slot'])")" = "('softmax', 2)" ]
+# the ledger is a pool for the selection gates (docs/validators.md): 2 tasks, 4 slots
+"$K" gates "$T/l1.jsonl" --format json -o "$T/g1.json" 2>"$T/g1.err"
+check "gates on the batch's ledger: 2 tasks, 4 slots" \
+    [ "$(jget "$T/g1.json" "(r['tasks'], r['slots'], sorted(r['task_names']))")" = "(2, 4, ['rowsum', 'softmax'])" ]
+# 'weak' decided bad-syntax alone (ACCEPT): S0 ships it on softmax and abstains on rowsum
+check "gates: S0 of the batch's weak decision" [ "$(jget "$T/g1.json" "sorted((n, s and s['id']) for n, s in \
+zip(r['task_names'], [g for g in r['gates'] if g['gate'] == 'S0'][0]['selections']))")" = \
+    '[["rowsum", null], ["softmax", "bad-syntax"]]' ]
 
 # out of GPU memory while another audit shared it: run again alone, one line
 cat >"$T/b3.jsonl" <<EOF
@@ -390,6 +402,12 @@ timeout 60 "$K" audit --batch "$T/badclaim.jsonl" -o "$T/lbc.jsonl" --device cpu
 echo $? >"$T/badclaim.rc"
 check "bad claimed_speedup: exit 1" rc_is badclaim 1
 check "bad claimed_speedup: file and line named" err_has badclaim "$T/badclaim.jsonl:1: claimed_speedup"
+printf '%s\n' "{\"id\": \"a\", \"reference\": \"$TASKS/softmax.py\", \"candidate\": \"$CANDS/private_scratch.py\", \"task\": \"softmax\"}" \
+    >"$T/badslot.jsonl"
+timeout 60 "$K" audit --batch "$T/badslot.jsonl" -o "$T/lbs.jsonl" --device cpu >"$T/badslot.out" 2>"$T/badslot.err"
+echo $? >"$T/badslot.rc"
+check "task without slot: exit 1" rc_is badslot 1
+check "task without slot: file and line named" err_has badslot "$T/badslot.jsonl:1: task and slot go together"
 
 echo "audit_cli: $passes passed, $fails failed, $xfails known bugs (xfail), $(( $(date +%s) - t_start )) s"
 [ "$fails" -eq 0 ]

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/cli_validators.sh KAUDIT SRCDIR - `kaudit validators` on the fixture
 # ledger (tests/validators): each format's figures, and bad input refused with
-# the file and line and a non-zero exit.
+# the file and line and a non-zero exit; then `kaudit gates` on the fixture pool.
 K=$1 SRC=$2
 V=$SRC/tests/validators
 T=$(mktemp -d)
@@ -31,4 +31,43 @@ fi
 check "refused: second decision" "$T/err2" "decisions.jsonl:2: a second decision of validator 'strict'"
 if "$K" validators "$V/ledger.jsonl" --format xml >"$T/err3" 2>&1; then echo "FAIL: --format xml"; fails=$((fails + 1)); fi
 check "refused: format" "$T/err3" "--format takes md, csv or json"
+
+# kaudit gates on tests/validators/pool.jsonl (its header counts every figure)
+P="$V/pool.jsonl" H="$V/pool_human.jsonl"
+"$K" gates "$P" --human "$H" >"$T/gmd" 2>&1 || { echo "FAIL: gates md exit"; fails=$((fails + 1)); }
+check "gates md: lax (Table 11's columns)" "$T/gmd" "| lax | 60.0% (3) | 60.0% (3) | 5/5 | 40.0% (2) | 20.0% (1) | 1, 1 | 60.0% (60.0%) | 60.0–80.0% (60.0–80.0%) | 0 |"
+check "gates md: picky, one undecided slot" "$T/gmd" "| picky | 20.0% (1) | 20.0% (1) | 4/5 | 20.0% (1) | 20.0% (1) | 1, 1 | 20.0% (25.0%) | 40.0% (50.0%) | 1 |"
+check "gates md: S1 with its bounds" "$T/gmd" "| S1 | 6/12 | 3/5 (60.0%) | 2, 1 | 0 | 0 | [1,2]/5 (20.0–40.0%) | [1,2]/3 (33.3–66.7%) |"
+check "gates md: S_axis-first" "$T/gmd" "| S_axis-first | 7/12 | 4/5 (80.0%) | - | 0 | 1 | [0,2]/5 (0.0–40.0%) | [0,2]/4 (0.0–50.0%) |"
+check "gates md: contrasts" "$T/gmd" "| mean over 2 | 35.000 (range 20.000 to 50.000) | 5.000 (range 0.000 to 10.000) |"
+check "gates md: SafeFast (Table G.2)" "$T/gmd" "| picky | (1, 0) | (2, 1) |"
+check "gates md: a delivery without a label" "$T/gmd" "| S0-fast | lax | t3 | 1 | t3s1 |"
+"$K" gates "$P" --format csv --k 1,1.5,2 -o "$T/gcsv" || { echo "FAIL: gates csv exit"; fails=$((fails + 1)); }
+# t1s2 2.5 and t5s1 2.0 exceed 1.5; only t1s2 exceeds 2
+check "gates csv: S0-fast picky, no labels, three thresholds" "$T/gcsv" 'S0-fast,"picky",5,12,7,1,4,3,1,1,1,1,,,,2,2,1'
+check "gates csv: thresholds' columns" "$T/gcsv" "safefast_gt_1,safefast_gt_1.5,safefast_gt_2"
+"$K" gates "$P" --human "$H" --format json -o "$T/gjson" || { echo "FAIL: gates json exit"; fails=$((fails + 1)); }
+check "gates json: version" "$T/gjson" '"kaudit_gates": 1'
+check "gates json: S1's selections" "$T/gjson" '"selections": [{"slot": 2, "id": "t1s2"}, {"slot": 1, "id": "t2s1"}, null, null, {"slot": 1, "id": "t5s1"}]'
+check "gates json: S1's human bounds" "$T/gjson" '"unsafe_shipped": [0.33333333333333331, 0.66666666666666663]'
+# refusals, each naming the file and line, exit 1
+refused_gates() { # what, expected text, kaudit gates arguments...
+    what=$1 want=$2
+    shift 2
+    "$K" gates "$@" >"$T/gerr" 2>&1
+    rc=$?
+    if [ "$rc" -ne 1 ]; then echo "FAIL: $what: exit $rc, not 1"; fails=$((fails + 1)); fi
+    check "gates refused: $what" "$T/gerr" "$want"
+}
+refused_gates "a ledger without task and slot" 'ledger.jsonl:6: record '"'a1'"' has no "task" string' "$V/ledger.jsonl"
+{ cat "$P"; printf '%s\n' '{"id": "again", "task": "t1", "slot": 2, "certificate": "PASS"}'; } >"$T/dup.jsonl"
+refused_gates "a second record at one task and slot" "dup.jsonl:45: record 'again' at task 't1' slot 2, where line 35 put 't1s2'" "$T/dup.jsonl"
+printf '%s\n' '{"id": "x", "label": "clean"}' >"$T/labels.jsonl"
+refused_gates "a label of an unknown record" "labels.jsonl:1: record 'x' is not in the ledger" "$P" --human "$T/labels.jsonl"
+printf '%s\n' '{"id": "t1s0", "task": "t1", "slot": 0, "certificate": "PASS"' >"$T/torn.jsonl"
+refused_gates "malformed JSON" "torn.jsonl:1: not a JSON object" "$T/torn.jsonl"
+if "$K" gates "$P" --k 2,x >"$T/gerr" 2>&1; then echo "FAIL: --k 2,x"; fails=$((fails + 1)); fi
+check "gates refused: --k" "$T/gerr" "--k takes up to 8 positive numbers"
+if "$K" gates "$P" --human "$H" --human "$H" >"$T/gerr" 2>&1; then echo "FAIL: --human twice"; fails=$((fails + 1)); fi
+check "gates refused: --human twice" "$T/gerr" "--human is given once"
 [ "$fails" -eq 0 ]

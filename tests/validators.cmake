@@ -1,13 +1,19 @@
 # The validator statistics (validators/): McNemar and Holm against the
 # paper's Table B.2, the rates and bounds on ledgers with known answers, the
-# ledger reader's refusals, and `kaudit validators` itself.  Included from
-# tests/CMakeLists.txt.
+# ledger reader's refusals, and `kaudit validators` itself; the selection
+# gates (test_selection) against Appendix G and a hand-counted pool.  Included
+# from tests/CMakeLists.txt.
 if(TARGET kaudit_validators)
   add_executable(test_validators ${CMAKE_CURRENT_LIST_DIR}/test_validators.c)
   target_link_libraries(test_validators PRIVATE kaudit_validators PkgConfig::CRITERION)
   target_compile_definitions(test_validators PRIVATE VALIDATORS_DIR="${CMAKE_CURRENT_LIST_DIR}/validators")
   kaudit_sanitize(test_validators)
   add_test(NAME validators COMMAND test_validators)
+  add_executable(test_selection ${CMAKE_CURRENT_LIST_DIR}/test_selection.c)
+  target_link_libraries(test_selection PRIVATE kaudit_validators PkgConfig::CRITERION)
+  target_compile_definitions(test_selection PRIVATE VALIDATORS_DIR="${CMAKE_CURRENT_LIST_DIR}/validators")
+  kaudit_sanitize(test_selection)
+  add_test(NAME validators_selection COMMAND test_selection)
   add_test(NAME cli_validators COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_validators.sh $<TARGET_FILE:kaudit>
     ${CMAKE_SOURCE_DIR})
 endif()

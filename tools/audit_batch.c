@@ -39,6 +39,8 @@ enum retry { RETRY_NONE, RETRY_PENDING, RETRY_RUNNING };
 struct pair {
     char *id, *reference, *candidate, *contract, *weak, *corpus;
     char claimed[32];           /* "claimed_speedup", as --claimed-speedup takes it; "" when none */
+    char *task;                 /* "task" and "slot": where the selection gates place it (kaudit gates) */
+    long long slot;             /* -1 when none */
     int done;
     enum retry retry;
 };
@@ -122,6 +124,20 @@ static int read_pairs(const char *file, struct pair **out, size_t *n_out)
         p->contract = member(o, "contract", file, lineno, 0, &bad);
         p->weak = member(o, "weak", file, lineno, 0, &bad);
         p->corpus = member(o, "corpus", file, lineno, 0, &bad);
+        p->task = member(o, "task", file, lineno, 0, &bad);
+        const cJSON *slot = cJSON_GetObjectItemCaseSensitive(o, "slot");
+        p->slot = -1;
+        if (slot && !(cJSON_IsNumber(slot) && slot->valuedouble >= 0 && slot->valuedouble <= 9007199254740992.0 &&
+                      slot->valuedouble == floor(slot->valuedouble))) {
+            cli_error("%s:%u: slot must be a non-negative integer", file, lineno);
+            bad = 1;
+        } else if (slot) {
+            p->slot = (long long)slot->valuedouble;
+        }
+        if (!p->task != (p->slot < 0) && !bad) {
+            cli_error("%s:%u: task and slot go together (the selection gates place a record by both)", file, lineno);
+            bad = 1;
+        }
         const cJSON *claimed = cJSON_GetObjectItemCaseSensitive(o, "claimed_speedup");
         if (claimed && !(cJSON_IsNumber(claimed) && claimed->valuedouble > 0 && isfinite(claimed->valuedouble))) {
             cli_error("%s:%u: claimed_speedup must be a positive number", file, lineno);
@@ -238,6 +254,10 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
         cJSON_AddStringToObject(line, "corpus", p->corpus);
     if (p->weak)
         cJSON_AddStringToObject(line, "weak", p->weak);
+    if (p->task) {
+        cJSON_AddStringToObject(line, "task", p->task);
+        cJSON_AddNumberToObject(line, "slot", (double)p->slot);
+    }
     cJSON_AddNumberToObject(line, "exit", status);
     cJSON_AddNumberToObject(line, "wall_s", wall);
     if (p->retry == RETRY_RUNNING)
@@ -561,6 +581,7 @@ int audit_batch(const struct audit_args *a)
         free(pairs[i].contract);
         free(pairs[i].weak);
         free(pairs[i].corpus);
+        free(pairs[i].task);
     }
     free(pairs);
     free(run);
