@@ -116,6 +116,8 @@ int kat_cupti_set_callbacks(int on);
 /* The benchmark's floor (bench_control.c): count-only callbacks on the launch
  * APIs and kernel records counted, not kept. */
 int kat_cupti_bench_floor(int on);
+/* The benchmark's "noop": our API and timing callbacks enabled, returning at once. */
+void kat_cupti_bench_noop(int on);
 
 /* ---- process.c: lifetime, children, exits ------------------------------ */
 

@@ -36,6 +36,10 @@
  *                                          launch's id and time; wrappers pass
  *                                          through.  "resume" against it is
  *                                          what kaudit adds above that floor.
+ *   kaudit_bench_control("floorcb")        the floor's callbacks alone, no activity
+ *   kaudit_bench_control("noop")           our callbacks enabled but returning at
+ *                                          once, no activity, wrappers passing
+ *                                          through: CUPTI's dispatch of them
  * Returns 0, or -1 when the control is off, the setting unknown, or CUPTI
  * refused a change.
  */
@@ -75,10 +79,17 @@ KAT_EXPORT int kaudit_bench_control(const char *setting)
         return -1;
     int rc;
     kat_cupti_bench_floor(0);
-    if (strcmp(setting, "floor") == 0) {
+    kat_cupti_bench_noop(0);
+    if (strcmp(setting, "floor") == 0 || strcmp(setting, "floorcb") == 0) {
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
         kat_tracing_pause(1);
-        rc = kat_cupti_select_kinds("kernel") | kat_cupti_set_callbacks(0) | kat_cupti_bench_floor(1);
+        rc = kat_cupti_select_kinds(setting[5] ? "" : "kernel") | kat_cupti_set_callbacks(0)
+             | kat_cupti_bench_floor(1);
+    } else if (strcmp(setting, "noop") == 0) {
+        kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
+        kat_tracing_pause(1);
+        rc = kat_cupti_select_kinds("") | kat_cupti_set_callbacks(1);
+        kat_cupti_bench_noop(1);
     } else if (strcmp(setting, "pause") == 0) {
         kat_health(KAT_HEALTH_BENCH_CONTROL, setting, 1);
         rc = kat_cupti_select_kinds("") | kat_cupti_set_callbacks(0);
