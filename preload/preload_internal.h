@@ -21,6 +21,24 @@
 #include "trace_format.h"
 
 #define KAT_EXPORT __attribute__((visibility("default")))
+
+/* A bench build (cmake -DKAUDIT_WRAPPER_PROFILE=ON, never shipped) counts TSC
+ * cycles per stage of the cublasLtMatmul wrapper (bench/wrapper_profile.py);
+ * otherwise these compile to nothing. */
+#ifdef KAUDIT_WRAPPER_PROFILE
+#include <x86intrin.h>
+extern __thread unsigned long long kat_wrapper_profile[8];   /* the calling thread's */
+#define KAT_PROF_START() unsigned long long kat_prof_t_ = __rdtsc()
+#define KAT_PROF(stage)                                                            \
+    do {                                                                           \
+        unsigned long long kat_prof_now_ = __rdtsc();                              \
+        kat_wrapper_profile[(stage)] += kat_prof_now_ - kat_prof_t_;               \
+        kat_prof_t_ = kat_prof_now_;                                               \
+    } while (0)
+#else
+#define KAT_PROF_START() do { } while (0)
+#define KAT_PROF(stage) do { } while (0)
+#endif
 #define KAT_TLS __thread __attribute__((tls_model("initial-exec")))
 
 /* ---- trace_writer.c: the per-process trace file ------------------------ */
@@ -112,6 +130,9 @@ void *kat_cupti_symbol(const char *name);
  * comma-separated ONLY (NULL: every kind we normally enable), and switch our
  * API callbacks (timing calls, and the API records made by callback) on or off.  Return 0 when CUPTI accepted all. */
 int kat_cupti_select_kinds(const char *only);
+/* Maps the trace's next segment ahead of time, outside the writer lock
+ * (trace_writer.c); called by CUPTI's thread while it converts records. */
+void kat_writer_prepare_spare(void);
 int kat_cupti_set_callbacks(int on);
 /* The benchmark's floor (bench_control.c): count-only callbacks on the launch
  * APIs and kernel records counted, not kept. */

@@ -79,6 +79,10 @@ static struct {
     pid_t owner_pid;
     uint8_t *map;           /* current segment */
     uint64_t map_offset;    /* file offset of the segment */
+    uint8_t *spare;         /* the next segment, mapped ahead (kat_writer_prepare_spare) */
+    uint64_t spare_offset;
+    uint8_t *retired;       /* the last segment, to unmap outside the lock */
+    int preparing;          /* a thread is mapping a spare outside the lock */
     uint64_t used;          /* bytes used in the segment */
     uint64_t records;
     uint64_t lost;
@@ -96,6 +100,9 @@ static struct {
 } writer = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 static atomic_int tracing_state;
+/* Set under the lock when the current segment has no spare or a retired
+ * segment waits to be unmapped: kat_writer_prepare_spare has work. */
+static atomic_int spare_wanted;
 
 static void mark_failed(void)
 {
@@ -237,6 +244,81 @@ static void unmap_segment(void)
     }
 }
 
+/* The spare and the retired segment, when the file is trimmed, closed or
+ * left (fork child: they are the parent's).  A spare's reserved pages are
+ * given back to the kernel when the file is handed over (a memory file) and
+ * still ours. */
+static void drop_spare(int give_back)
+{
+    if (writer.spare) {
+        munmap(writer.spare, SEGMENT_BYTES);
+        if (give_back && writer.handed && trace_fd_check() == 0)
+            fallocate(writer.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)writer.spare_offset,
+                      (off_t)SEGMENT_BYTES);
+        writer.spare = NULL;
+    }
+    if (writer.retired) {
+        munmap(writer.retired, SEGMENT_BYTES);
+        writer.retired = NULL;
+    }
+}
+
+/*
+ * A new segment costs its mapping: reserving and zeroing 4 MiB of pages
+ * (MAP_POPULATE), under the writer lock, on whichever thread crossed the
+ * end of the last one.  Measured on the H200 (bench/wrapper_profile.py), the
+ * launching thread's vendor records then waited on that lock: their store
+ * took 370 to 710 ns per call instead of 130.  So CUPTI's thread, which
+ * writes most of the bytes (kernel records), maps the next segment ahead of
+ * time, outside the lock, and unmaps the last one there too; the thread that
+ * crosses the end only swaps the spare in.  Without a spare (none prepared
+ * yet, or no CUPTI thread) the crossing maps the segment as before.
+ *
+ * The descriptor is checked (trace_fd_check) under the lock before it is
+ * used, as map_segment does; a spare made for an offset that is no longer
+ * the next one (the writer crossed it meanwhile) is unmapped.
+ */
+void kat_writer_prepare_spare(void)
+{
+    if (!atomic_load_explicit(&spare_wanted, memory_order_relaxed))
+        return;
+    pthread_mutex_lock(&writer.lock);
+    if (writer.state != WRITER_OPEN || writer.use_pwrite || !writer.map || writer.preparing
+        || writer.owner_pid != getpid()) {
+        pthread_mutex_unlock(&writer.lock);
+        return;
+    }
+    atomic_store_explicit(&spare_wanted, 0, memory_order_relaxed);
+    uint8_t *retired = writer.retired;
+    writer.retired = NULL;
+    uint64_t offset = writer.map_offset + SEGMENT_BYTES;
+    int fd = -1;
+    if (!writer.spare && trace_fd_check() == 0)
+        fd = writer.fd;
+    writer.preparing = fd >= 0;
+    pthread_mutex_unlock(&writer.lock);
+
+    if (retired)
+        munmap(retired, SEGMENT_BYTES);
+    if (fd < 0)
+        return;
+    void *map = MAP_FAILED;
+    if (posix_fallocate(fd, (off_t)offset, SEGMENT_BYTES) == 0)
+        map = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)offset);
+
+    pthread_mutex_lock(&writer.lock);
+    writer.preparing = 0;
+    if (map != MAP_FAILED && writer.state == WRITER_OPEN && writer.fd == fd && !writer.spare
+        && writer.map_offset + SEGMENT_BYTES == offset) {
+        writer.spare = map;
+        writer.spare_offset = offset;
+        map = MAP_FAILED;
+    }
+    pthread_mutex_unlock(&writer.lock);
+    if (map != MAP_FAILED)
+        munmap(map, SEGMENT_BYTES);
+}
+
 /* Store one complete record; the header word goes last.  Lock held. */
 static int store_record(uint16_t type, const void *body, uint32_t body_size,
                         const void *tail, uint32_t tail_size)
@@ -295,17 +377,27 @@ static int store_record(uint16_t type, const void *body, uint32_t body_size,
             __atomic_store_n((uint64_t *)(writer.map + writer.used), pad, __ATOMIC_RELEASE);
         }
         uint64_t next = writer.map_offset + SEGMENT_BYTES;
-        unmap_segment();
         writer.used = 0;
-        if (map_segment(next) != 0) {
-            mark_failed();
-            writer.lost++;
-            return -1;
-        }
-        if (writer.use_pwrite) {
+        if (writer.spare && writer.spare_offset == next) {
+            if (writer.retired)
+                munmap(writer.retired, SEGMENT_BYTES);
+            writer.retired = writer.map;
+            writer.map = writer.spare;
             writer.map_offset = next;
-            return store_record(type, body, body_size, tail, tail_size);
+            writer.spare = NULL;
+        } else {
+            unmap_segment();
+            if (map_segment(next) != 0) {
+                mark_failed();
+                writer.lost++;
+                return -1;
+            }
+            if (writer.use_pwrite) {
+                writer.map_offset = next;
+                return store_record(type, body, body_size, tail, tail_size);
+            }
         }
+        atomic_store_explicit(&spare_wanted, 1, memory_order_relaxed);
     }
     uint8_t *p = writer.map + writer.used;
     if (body_size)
@@ -410,6 +502,7 @@ static int open_trace(void)
         mark_failed();
         return -1;
     }
+    atomic_store_explicit(&spare_wanted, 1, memory_order_relaxed);
     struct kat_file_header header = {
         .format_version = KAT_FORMAT_VERSION,
         .header_size = sizeof(struct kat_file_header),
@@ -626,6 +719,7 @@ static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
 static void trim_locked(void)
 {
     uint64_t length = writer.map_offset + writer.used;
+    drop_spare(1);
     unmap_segment();
     /* A handed-over trace is sealed against shrinking (its copy has no
      * tail): the unused, reserved rest of its segment is given back to the
@@ -672,6 +766,7 @@ void kat_writer_resume(void)
             if (map_segment(writer.map_offset) == 0) {
                 writer.used = used;
                 writer.state = WRITER_OPEN;
+                atomic_store_explicit(&spare_wanted, 1, memory_order_relaxed);
             } else {
                 mark_failed();
             }
@@ -704,6 +799,8 @@ void kat_writer_after_fork_child(void)
     if (writer.map)
         munmap(writer.map, SEGMENT_BYTES);
     writer.map = NULL;
+    drop_spare(0);
+    writer.preparing = 0;   /* the thread that was preparing is the parent's */
     /* The inherited number: closed only if it is still the parent's trace,
      * never when the program has put its own file there. */
     close_trace_fd();

@@ -277,18 +277,26 @@ KAT_EXPORT KAT_PROTO_cublasLtMatmul(cublasLtMatmul)
     if (!kat_tracing_enabled())
         return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
                     algo, workspace, workspaceSizeInBytes, stream);
+    KAT_PROF_START();
     struct kat_vendor_call_rec rec = {0};
     struct lt_layout d_layout = {0};
     matmul_summary(&rec, computeDesc, Adesc, Bdesc, Ddesc, D, &d_layout);
+    KAT_PROF(0);
 
     struct kat_vendor_scope scope;
     kat_vendor_begin(&scope);
+    KAT_PROF(1);
     kat_cublasStatus_t status = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta,
                                      C, Cdesc, D, Ddesc, algo, workspace,
                                      workspaceSizeInBytes, stream);
+    KAT_PROF(2);
     static _Atomic uint32_t api_id;
     kat_vendor_finish(&scope, &rec, KAT_LIB_CUBLASLT, "cublasLtMatmul", &api_id, status, lightHandle,
                       __builtin_return_address(0));
+    KAT_PROF(3);
+#ifdef KAUDIT_WRAPPER_PROFILE
+    kat_wrapper_profile[7]++;
+#endif
     if (kat_probe_vendor_on())
         probe_matmul(&rec, &d_layout, D, stream, status, scope.depth);
     return status;

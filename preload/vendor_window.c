@@ -30,6 +30,7 @@ void kat_vendor_begin(struct kat_vendor_scope *scope)
 void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *rec,
                     const void *return_address)
 {
+    KAT_PROF_START();
     uint64_t exit_ns = kat_now_ns();
     if (scope->pushed)
         kat_cupti_pop_external();
@@ -40,8 +41,11 @@ void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *
     rec->exit_ns = exit_ns;
     rec->depth = scope->depth;
     rec->thread_id = kat_tid();
+    KAT_PROF(4);
     rec->caller_string = kat_object_string(return_address);
+    KAT_PROF(5);
     kat_emit(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
+    KAT_PROF(6);
 }
 
 uint64_t kat_vendor_current_call(void)

@@ -46,6 +46,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "preload_internal.h"
 
@@ -112,3 +113,30 @@ KAT_EXPORT int kaudit_bench_control(const char *setting)
     }
     return rc ? -1 : 0;
 }
+
+#ifdef KAUDIT_WRAPPER_PROFILE
+__thread unsigned long long kat_wrapper_profile[8];
+
+/* Copies the calling thread's counters out (cycles per stage, [7] the calls)
+ * and clears them. */
+KAT_EXPORT void kaudit_wrapper_profile(unsigned long long out[8])
+{
+    for (int i = 0; i < 8; i++) {
+        out[i] = kat_wrapper_profile[i];
+        kat_wrapper_profile[i] = 0;
+    }
+}
+
+/* The TSC's rate, from 20 ms of it against CLOCK_MONOTONIC. */
+KAT_EXPORT double kaudit_tsc_hz(void)
+{
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    unsigned long long c0 = __rdtsc();
+    do
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    while ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec) < 2e7);
+    unsigned long long c1 = __rdtsc();
+    return (double)(c1 - c0) / ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9);
+}
+#endif
