@@ -199,7 +199,7 @@ class Surfaces:
             args, ref_out = self.kb_trial(seed)
             if guard:
                 guard.before(t)
-            out = self.cand_call(cand, args, t)
+            out = self.cand_call(cand, args, t + 1)
             if guard:
                 guard.after(t, cand, args, out)
             tl = tol(ref_out) if callable(tol) else tol
@@ -233,7 +233,7 @@ class Surfaces:
         # torch.allclose(atol=1e-02, rtol=1e-02); before it,
         # validate_no_lazy_evaluation (plain tensor, right device, storage).
         cand = self.fresh_candidate()
-        out = self.cand_call(cand, self.inputs(42), 0)
+        out = self.cand_call(cand, self.inputs(42), "of the lazy-output check")
         bad = lazy_output(out, self.device)
         if bad:
             return "REJECT", "lazy-output check: " + bad
@@ -254,9 +254,9 @@ class Surfaces:
             args = self.inputs(seed)
             ref = self.build(self.r.ref_mod.Model, seed, "ref")
             cand = self.build(self.r.cand_mod.ModelNew, seed, "cand")
-            out1 = self.cand_call(cand, args, t)
+            out1 = self.cand_call(cand, args, t + 1)
             ref_out = self.call(ref, args, "ref")
-            out2 = self.cand_call(cand, args, t)
+            out2 = self.cand_call(cand, args, t + 1)
             for which, out in (("first", out1), ("second", out2)):
                 ok, why = allclose_all(ref_out, out, tol)
                 if not ok:

@@ -29,3 +29,8 @@ endif()
 add_test(NAME python_operators COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python_operators.sh
   $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
 set_tests_properties(python_operators PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The weak surfaces of public validators (runner/kaudit_weak.py; docs/validators.md, "Weak surfaces").
+add_test(NAME audit_weak COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_weak.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+set_tests_properties(audit_weak PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
