@@ -1135,6 +1135,12 @@ def run_weak(r, plan, log):
     complete; kaudit REJECTs the surfaces that did not report."""
     names = plan.get("weak_surfaces") or []
     if names and r is not None and getattr(r, "cand_mod", None) is not None:
+        # the fp64 twin and the audit's value sets are not needed any more: room
+        # for the surfaces' own instances and inputs (KernelBench's largest)
+        r.ref64 = None
+        r.ref_results = {}
+        if r.device.type == "cuda":
+            torch.cuda.empty_cache()
         kaudit_weak.Surfaces(r, names, log, sys.modules[__name__]).run()
 
 
