@@ -161,6 +161,10 @@ struct ka_proc {
     /* the runner's "kaudit:probe baseline" ranges: how many, and the first one's span */
     unsigned probe_windows;
     uint64_t probe_start_ns, probe_end_ns;
+    /* the runner's first "kaudit:weak" range: the weak surfaces, after the audit's
+       work (runner/kaudit_weak.py); work launched from then on is no evidence */
+    uint64_t weak_start_ns;
+    uint64_t weak_kernels, weak_vcalls;   /* left out for that */
     struct ka_module *modules;          /* sorted by time */
     size_t n_modules, cap_modules;
     struct ka_window *windows;          /* sorted by host_start */

@@ -315,6 +315,9 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                                               nv->time_ns);
                     }
                 }
+                if (!python && nv->kind == KAT_NVTX_PUSH && !p->weak_start_ns &&
+                    !strcmp(kat_trace_string(t, nv->message_string), "kaudit:weak"))
+                    p->weak_start_ns = nv->time_ns;
                 int probe_baseline = !python && nv->kind == KAT_NVTX_PUSH &&
                                      !strcmp(kat_trace_string(t, nv->message_string), "kaudit:probe baseline");
                 if (probe_baseline && p->probe_windows++ == 0)

@@ -188,6 +188,12 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
             launch_ns = 0;
             run->facts.kernels_without_api++;
         }
+        /* The weak surfaces' phase (after the audit's work): their calls of both
+           parties are not the audit's evidence (docs/validators.md, "Weak surfaces") */
+        if (p->weak_start_ns && launch_ns >= p->weak_start_ns) {
+            p->weak_kernels++;
+            continue;
+        }
         /* What the name says (cached per name) */
         /* (name 0, no name, is never cached: each such kernel is looked at anew) */
         const uint64_t *slot = k->name_string ? kat_u64map_find(&name_index, k->name_string) : NULL;
@@ -383,5 +389,17 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
     }
     free(names);
     kat_u64map_free(&name_index);
+    if (p->weak_start_ns) {
+        for (size_t i = 0; i < p->n_vcalls; i++)
+            p->weak_vcalls += p->vcalls[i].outer == i && p->vcalls[i].rec.enter_ns >= p->weak_start_ns;
+        struct ka_finding *x = ka_add_finding(
+            &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "weak-phase-excluded", p->file,
+            p->weak_start_ns,
+            "%llu kernels and %llu library calls launched in the weak surfaces' phase (after the audit's work) "
+            "are not the audit's evidence and were left out",
+            (unsigned long long)p->weak_kernels, (unsigned long long)p->weak_vcalls);
+        ka_field_u64(x, "kernels", p->weak_kernels);
+        ka_field_u64(x, "library_calls", p->weak_vcalls);
+    }
 }
 

@@ -70,6 +70,8 @@ void ka_vendor_call_items(struct ka_work_tally *w, struct ka_analysis *a, const 
         const struct ka_vcall *vc = &p->vcalls[i];
         if (vc->outer != i)
             continue;
+        if (p->weak_start_ns && vc->rec.enter_ns >= p->weak_start_ns)
+            continue;   /* the weak surfaces' phase (kernels.c) */
         if (vc->party == KA_PARTY_REFERENCE) {
             a->reference_work.amount[vc->cls] += vc->work;
             a->reference_work.items[vc->cls]++;

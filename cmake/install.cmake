@@ -26,6 +26,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/inventory/data/h200-torch2.11-calibrated.inven
   DESTINATION ${KAUDIT_INSTALL_DATA}/inventory/data)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts DESTINATION ${KAUDIT_INSTALL_DATA})
 install(FILES ${CMAKE_SOURCE_DIR}/runner/kaudit_runner.py ${CMAKE_SOURCE_DIR}/runner/kaudit_tensors.py ${CMAKE_SOURCE_DIR}/runner/kaudit_probe.py
+  ${CMAKE_SOURCE_DIR}/runner/kaudit_weak.py
   DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
 # The example sessions `kaudit demo` judges (tools/cmd_demo.c).
 foreach(example controls/timing_thread controls/deleg_torch_matmul)

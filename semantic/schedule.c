@@ -126,6 +126,8 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     } else {
         kat_json_null(&j, "probe");
     }
+    /* The weak surfaces (docs/validators.md, "Weak surfaces"), run after the audit's work. */
+    kat_json_raw(&j, "weak_surfaces", p->weak_surfaces ? p->weak_surfaces : "[]");
     kat_json_close(&j, '}');
     fputc('\n', f);
     int bad = ferror(f);

@@ -52,6 +52,7 @@ struct kat_plan {
     int timing;                 /* the measurement tier's timing checks (A/A, speedup, stream differential) */
     int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
     const char *probe;                  /* the causal probe's targets (JSON, ka_probe_targets_json), NULL: none */
+    const char *weak_surfaces;          /* JSON array of the weak surfaces to run after the audit, NULL: none */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;
 };

@@ -29,3 +29,14 @@ endif()
 add_test(NAME python_operators COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/python_operators.sh
   $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
 set_tests_properties(python_operators PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The weak surfaces of public validators (runner/kaudit_weak.py; docs/validators.md, "Weak surfaces").
+add_test(NAME audit_weak COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_weak.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+set_tests_properties(audit_weak PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# The end-to-end demo: examples/validators-demo audited as a batch with the weak
+# surfaces, scored by kaudit validators, checked against its manifest.
+add_test(NAME validators_demo COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/validators_demo.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+set_tests_properties(validators_demo PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -327,6 +327,39 @@ Test(implementation, same_call_in_reference_phase_does_not_convict)
     done(&s, a);
 }
 
+/* The weak surfaces run after the audit's work inside "kaudit:weak" (runner/kaudit_weak.py):
+   their calls, the candidate's included, are left out; the same call before it convicts. */
+Test(implementation, weak_phase_work_is_left_out)
+{
+    for (int in_weak = 0; in_weak < 2; in_weak++) {
+        struct scene s;
+        scene_init(&s);
+        clean_candidate(&s);
+        nvtx(&s, KAT_NVTX_PUSH, PID, in_weak ? "kaudit:weak" : "kaudit:other", T0 + 20 * MS);
+        nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:weak KernelBench", T0 + 20 * MS + 10);
+        phase(&s, "kaudit:candidate", PID, T0 + 21 * MS, T0 + 22 * MS);
+        sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 21 * MS + 100, 1024);
+        uint32_t c = launch(&s, PID, T0 + 21 * MS + 500000);
+        kernel(&s, c, "my_add_kernel", 7, T0 + 23 * MS, T0 + 24 * MS, 4096, 256);
+        nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS);
+        nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS + 10);
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+        if (in_weak) {
+            cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                         a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+            cr_expect(has_finding(a, "weak-phase-excluded"));
+            cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 0);
+            cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);   /* the audit's own */
+        } else {
+            cr_expect_eq(IMPL(a), KA_FAIL, "without the weak range the GEMM is the candidate's evidence");
+            cr_expect(!has_finding(a, "weak-phase-excluded"));
+            cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 2);
+        }
+        done(&s, a);
+    }
+}
+
 Test(implementation, small_vendor_call_is_below_threshold)
 {
     struct scene s;

@@ -20,6 +20,8 @@ struct audit_args {
     const char *dir, *json, *python, *inventory;
     const char *id;             /* batch: the pair's id, written into the record */
     enum ka_weak weak;
+    const char *weak_surfaces;  /* --weak-surfaces as given (all, none or a list), NULL: the default, none */
+    unsigned weak_mask;         /* the surfaces it names (audit_weak.h) */
     int paper_tolerance, keep_tensors, quiet;
     int timing;                 /* --timing: 1 on, 0 off, -1 the default (on for cuda, off for cpu) */
     int probe;                  /* --probe: the causal probe, 1 on (the default), 0 off */

@@ -242,6 +242,22 @@ static int ran_out_of_memory(const cJSON *rec)
     return 0;
 }
 
+/* The record's weak surfaces as the ledger's weak_decisions {name: ACCEPT|REJECT}
+ * (validators/ledger.c reads them: docs/validators.md). */
+static void add_weak_decisions(cJSON *line, const cJSON *rec)
+{
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(rec, "weak_surfaces"), *s;
+    if (!cJSON_IsObject(ws) || !ws->child)
+        return;
+    cJSON *out = cJSON_AddObjectToObject(line, "weak_decisions");
+    cJSON_ArrayForEach(s, ws)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(s, "decision");
+        if (cJSON_IsString(d))
+            cJSON_AddStringToObject(out, s->string, d->valuestring);
+    }
+}
+
 /* One ledger line from the pair's record rec (NULL: none; taken). */
 static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall, cJSON *rec)
 {
@@ -282,6 +298,7 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
                                                             "stress_signature");
         if (cJSON_IsBool(sig))
             cJSON_AddBoolToObject(line, "stress_signature", cJSON_IsTrue(sig));
+        add_weak_decisions(line, rec);
         /* the speedup as the record has it, with whether it may be quoted */
         const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
         const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
@@ -399,6 +416,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     if (!a->probe) {
         argv[k++] = "--probe";
         argv[k++] = "off";
+    }
+    if (a->weak_surfaces) {
+        argv[k++] = "--weak-surfaces";
+        argv[k++] = a->weak_surfaces;
     }
     argv[k] = NULL;
     fflush(NULL);

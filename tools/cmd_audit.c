@@ -23,6 +23,7 @@
 #include "audit.h"
 #include "audit_probe.h"
 #include "audit_timing.h"
+#include "audit_weak.h"
 #include "audit_exec.h"
 #include "safe_file.h"
 #include "cli.h"
@@ -53,6 +54,9 @@
     "  -d DIR                 the audit directory (default kaudit.audit, kaudit-2.audit, ...)\n"                 \
     "  --json RECORD.json     also write the record there\n"                                                     \
     "  --weak ACCEPT|REJECT   the weak verifier's decision: prints the outcome code\n"                          \
+    "  --weak-surfaces L      run public validators' checks after the audit: all, none (default), or a\n"      \
+    "                         list of KernelBench,robust-kbench,CUDA-Agent,KernelGYM,DeepReinforce,\n"      \
+    "                         MusaCoder,CUDA-L1 (the record's weak_surfaces)\n"                               \
     "  --tolerance MODE       reference-floor (default) or paper (Eq. 1 exactly)\n"                             \
     "  --timeout S            the worker's time limit in seconds (600)\n"                                        \
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
@@ -128,11 +132,27 @@ static void write_axis(struct kat_json *j, const char *key, const struct ka_axis
     kat_json_close(j, '}');
 }
 
+/* How the worker ended when it did not finish, for the surfaces it left unreported; NULL when it finished. */
+static const char *worker_stop_reason(const struct kat_runner_end *end, char *buf, size_t n)
+{
+    if (end->timed_out)
+        snprintf(buf, n, "the worker was stopped at the time limit, %.0f s", end->timeout_s);
+    else if (end->signal)
+        snprintf(buf, n, "the worker was killed by signal %d", end->signal);
+    else if (end->exited && end->status == 3)
+        snprintf(buf, n, "the runner stopped at a failed stage before the candidate module was imported");
+    else if (end->exited && end->status != 0)
+        snprintf(buf, n, "the worker exited with status %d", end->status);
+    else
+        return NULL;
+    return buf;
+}
+
 static int write_record(const char *path, const struct audit_args *a, const struct audit_paths *p,
                         const struct kat_semantic *sem, const struct ka_analysis *an, const char *analysis_json,
                         const struct kat_runner_end *end, double wall_s, const double phase_s[3],
                         const struct audit_timing *timing,
-                        const struct audit_probe *probe)
+                        const struct audit_probe *probe, const struct audit_weak *weak)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -218,6 +238,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_semantic_write_json(&j, "semantic", sem);
     audit_timing_write_json(&j, timing);
     audit_probe_write_json(&j, probe);
+    audit_weak_write_json(&j, weak);
     if (analysis_json)
         kat_json_raw(&j, "analysis", analysis_json);
     kat_json_close(&j, '}');
@@ -381,7 +402,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                              .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
                              .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
-                             .timing = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing };
+                             .timing = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing,
+                             .weak_surfaces = a->weak_mask ? audit_weak_plan_json(a->weak_mask) : NULL };
     /* the causal probe's targets: the contract's forbidden classes, or the core classes
        a generated contract forbids (docs/audit.md, "Causal probe") */
     char *probe_targets = a->probe ? ka_probe_targets_json(contract) : NULL;
@@ -497,12 +519,15 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     timing.has_claimed = a->has_claimed;
     timing.claimed = a->claimed_speedup;
     audit_timing_decide(&timing, an);
+    struct audit_weak weak;
+    char stopped[160];
+    audit_weak_read(p.runner_dir, a->weak_mask, worker_stop_reason(&end, stopped, sizeof stopped), &weak);
     if (timing.stream_withholds)
         ka_withhold_certificate(an, timing.stream_why);
     char *json = ka_report_json(an);
     phase_s[2] = seconds_since(&tp);
     double wall = seconds_since(&t0);
-    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing, &probe) != 0) {
+    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing, &probe, &weak) != 0) {
         free(json);
         goto out;
     }
@@ -514,6 +539,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         ka_report_summary(stdout, an);
         audit_probe_print(stdout, &probe);
         audit_timing_print(stdout, &timing);
+        audit_weak_print(stdout, &weak);
         printf("  record: %s\n", p.record);
     }
     if (!a->keep_tensors) {
@@ -556,6 +582,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "jobs", required_argument, NULL, 'J' },      { "output", required_argument, NULL, 'o' },
         { "id", required_argument, NULL, 'i' },        { "allow-write", required_argument, NULL, 'A' },
         { "timing", required_argument, NULL, 'g' },    { "probe", required_argument, NULL, 'Q' },    { "claimed-speedup", required_argument, NULL, 'S' },
+        { "weak-surfaces", required_argument, NULL, 'W' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -585,6 +612,13 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (judge_parse_weak(optarg, &a->weak) != 0)
                 return cli_usage_error(AUDIT_USAGE, "--weak takes ACCEPT or REJECT, not '%s'", optarg);
             break;
+        case 'W': {
+            char werr[512];
+            if (audit_weak_parse(optarg, &a->weak_mask, werr, sizeof werr) != 0)
+                return cli_usage_error(AUDIT_USAGE, "--weak-surfaces: %s", werr);
+            a->weak_surfaces = optarg;
+            break;
+        }
         case 't':
             if (!strcmp(optarg, "paper"))
                 a->paper_tolerance = 1;
