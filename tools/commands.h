@@ -12,5 +12,6 @@ int cmd_demo(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_validators(int argc, char **argv);
+int cmd_ledger(int argc, char **argv);
 
 #endif

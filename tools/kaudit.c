@@ -40,6 +40,7 @@ static const struct command commands[] = {
     { "audit", cmd_audit, "audit a candidate against its reference: stress runs, all three axes, the certificate" },
     { "contract", cmd_contract, "check and pin task contracts" },
     { "validators", cmd_validators, "score weak validators on audited records: false accepts, misses, paired tests" },
+    { "ledger", cmd_ledger, "merge the ledgers of a batch's shards, refusing duplicates and conflicts" },
     { "demo", cmd_demo, "judge two sessions recorded on an H200 that kaudit ships (no paths needed)" },
 #endif
 #ifdef KAUDIT_HAVE_INVENTORY
