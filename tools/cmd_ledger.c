@@ -148,6 +148,9 @@ static int read_lines(struct table *t, const char *file, int is_tasks, int *refu
         if (first) {
             if (is_tasks)
                 cli_error("%s:%u: task id '%s' is also at line %u", file, lineno, id->valuestring, first->line);
+            else if (!strcmp(first->file, file) && first->line == lineno)
+                cli_error("%s:%u: id '%s' is a duplicate: the ledger '%s' is given twice", file, lineno,
+                          id->valuestring, file);
             else if (same_line(first->text, line))
                 cli_error("%s:%u: id '%s' is a duplicate of %s:%u (the same line twice: was a ledger given twice?)",
                           file, lineno, id->valuestring, first->file, first->line);
