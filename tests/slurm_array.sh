@@ -28,6 +28,11 @@ T=$(mktemp -d /tmp/kaudit-slurm.XXXXXX)
 chmod 0755 "$T"
 pids=""
 stop_all() {
+    # jobs first (a sbatch that timed out leaves them running under slurmstepd)
+    if [ -n "${SLURM_CONF:-}" ]; then
+        scancel --partition=test >/dev/null 2>&1
+        sleep 1
+    fi
     for p in $pids; do
         kill "$p" 2>/dev/null
     done
@@ -49,8 +54,18 @@ check() { # what, condition...
     _what=$1; shift
     if "$@"; then echo "ok: $_what"; else echo "FAIL: $_what"; fails=$((fails + 1)); fi
 }
+# COMMAND... in the background, waited for: a signal to this script is
+# handled at once (sh defers its traps until a foreground command ends), and
+# stop_all ends the command too.  Its status in $rc.
+waited() {
+    "$@" &
+    _bg=$!
+    pids="$_bg $pids"
+    wait $_bg
+    rc=$?
+}
 show_logs() {
-    for f in "$T"/munged.log "$T"/slurmctld.log "$T"/slurmd.log "$T"/out/*.out; do
+    for f in "$T"/munged.stdout "$T"/munged.log "$T"/slurmctld.stdout "$T"/slurmctld.log "$T"/slurmd.stdout "$T"/slurmd.log "$T"/out/*.out; do
         [ -f "$f" ] || continue
         echo "---- $f (last 30 lines)"
         tail -n 30 "$f"
@@ -66,13 +81,21 @@ mkdir -p "$T/munge" "$T/state" "$T/spool" "$T/out"
 chmod 0700 "$T/munge"
 head -c 1024 /dev/urandom >"$T/munge/munge.key"
 chmod 0400 "$T/munge/munge.key"
-munged --force --key-file="$T/munge/munge.key" --socket="$T/munge/munge.sock" \
-    --pid-file="$T/munge/munged.pid" --seed-file="$T/munge/munged.seed" --log-file="$T/munged.log" ||
-    cannot_start "munged did not start"
-pids="$(cat "$T/munge/munged.pid")"
+# in the foreground, as our child: a test killed from outside takes it along
+munged --foreground --force --key-file="$T/munge/munge.key" --socket="$T/munge/munge.sock" \
+    --pid-file="$T/munge/munged.pid" --seed-file="$T/munge/munged.seed" --log-file="$T/munged.log" \
+    >"$T/munged.stdout" 2>&1 &
+pids=$!
+i=0
+while [ ! -S "$T/munge/munge.sock" ] && [ $i -lt 100 ]; do
+    kill -0 "$pids" 2>/dev/null || break
+    sleep 0.1
+    i=$((i + 1))
+done
+[ -S "$T/munge/munge.sock" ] || cannot_start "munged did not start ($(cat "$T/munged.stdout"))"
 
 # ---------------------------------------------------------------- slurm.conf
-node=$(hostname -s)
+node=$(hostname -s 2>/dev/null || hostname)
 cpus=$(nproc)
 port=$((20000 + $$ % 20000))
 cat >"$T/slurm.conf" <<CONF
@@ -135,10 +158,10 @@ cat >"$T/tasks.jsonl" <<TASKS
 {"id": "rowsum-reordered", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
 TASKS
 t0=$(date +%s)
-KAUDIT=$K timeout 600 sbatch --wait --array=0-1 --output="$T/out/slurm-%A_%a.out" --chdir="$T" \
+export KAUDIT=$K
+waited timeout 600 sbatch --wait --array=0-1 --output="$T/out/slurm-%A_%a.out" --chdir="$T" \
     "$SRC/examples/slurm/kaudit-array.sbatch" "$T/tasks.jsonl" "$T/out" --device cpu --jobs 1 --probe off \
     >"$T/sbatch.out" 2>&1
-rc=$?
 echo "sbatch --wait --array=0-1: exit $rc, $(( $(date +%s) - t0 )) s: $(cat "$T/sbatch.out")"
 check "the array job ended with exit 0" [ "$rc" = 0 ]
 ids() { # LEDGER: its ids, sorted, one line
@@ -170,10 +193,9 @@ check "a ledger given twice is refused, naming the file and line (exit $rc)" \
     sh -c "[ $rc = 1 ] && grep -q 'ledger.0.jsonl:1: id .softmax-scratch. is a duplicate' '$T/twice.out' && [ ! -e '$T/twice.jsonl' ]"
 # an array with a gap (ids 0 and 2: SLURM_ARRAY_TASK_COUNT=2, MIN=0, MAX=2,
 # STEP=1) cannot be split without losing a shard: each task refuses to start
-KAUDIT=$K timeout 300 sbatch --wait --array=0,2 --output="$T/out/gap-%A_%a.out" --chdir="$T" \
+waited timeout 300 sbatch --wait --array=0,2 --output="$T/out/gap-%A_%a.out" --chdir="$T" \
     "$SRC/examples/slurm/kaudit-array.sbatch" "$T/tasks.jsonl" "$T/gap" --device cpu --jobs 1 --probe off \
     >"$T/sbatch-gap.out" 2>&1
-rc=$?
 check "an array with a gap fails (sbatch --wait exit $rc)" [ "$rc" != 0 ]
 check "its tasks say why" sh -c "[ \$(grep -l 'a batch splits only over an array of consecutive ids' '$T'/out/gap-*.out | wc -l) = 2 ]"
 check "and audit nothing" sh -c "! cat '$T'/gap/ledger.*.jsonl 2>/dev/null | grep -q ."
