@@ -122,15 +122,16 @@ static void text_at(cairo_t *cr, double x, double y, double align, const char *s
     cairo_show_text(cr, s);
 }
 
-/* Text whose end is at (x, y), turned by angle (radians, clockwise). */
-static void text_turned(cairo_t *cr, double x, double y, double angle, const char *s)
+/* Text turned by angle (radians, clockwise) about (x, y) on its baseline:
+ * align 0 starts it there, 0.5 centres it, 1 ends it there. */
+static void text_turned(cairo_t *cr, double x, double y, double angle, double align, const char *s)
 {
     cairo_text_extents_t e;
     cairo_text_extents(cr, s, &e);
     cairo_save(cr);
     cairo_translate(cr, x, y);
     cairo_rotate(cr, angle);
-    cairo_move_to(cr, -e.x_advance, 0);
+    cairo_move_to(cr, -align * e.x_advance, 0);
     cairo_show_text(cr, s);
     cairo_restore(cr);
 }
@@ -170,7 +171,7 @@ static void draw_false_accepts(cairo_t *cr, const struct kvs_fa_layout *g, const
         text_at(cr, g->plot_left - 8, y + 4, 1.0, tick);
     }
     font(cr, 13, 0);
-    text_turned(cr, 24, g->y100 + h / 2, -M_PI / 2, "false accepts (FAIL / accepted, decided)");
+    text_turned(cr, 24, g->y100 + h / 2, -M_PI / 2, 0.5, "false accepts (FAIL / accepted, decided)");
     /* bars, bounds, labels */
     for (size_t i = 0; i < n; i++) {
         const struct fa_row *r = &rows[i];
@@ -217,7 +218,7 @@ static void draw_false_accepts(cairo_t *cr, const struct kvs_fa_layout *g, const
         char name[64];
         shorten(name, sizeof name, r->name, 22);
         font(cr, 12, 0);
-        text_turned(cr, cx + 4, g->y0 + 16, -M_PI / 6, name);
+        text_turned(cr, cx + 4, g->y0 + 16, -M_PI / 6, 1.0, name);
     }
     /* the 0% axis over the bars' feet */
     rgb(cr, 0.2, 0.2, 0.2);
@@ -292,7 +293,7 @@ static void draw_mcnemar(cairo_t *cr, const struct kvs_heat_layout *g, const str
         char name[64];
         shorten(name, sizeof name, l->validators[i], 22);
         text_at(cr, g->left - 8, g->top + (int)i * g->cell + g->cell / 2.0 + 4, 1.0, name);
-        text_turned(cr, g->left + (int)i * g->cell + g->cell / 2.0 + 4, g->top - 8, -M_PI / 4, name);
+        text_turned(cr, g->left + (int)i * g->cell + g->cell / 2.0 - 4, g->top - 8, -M_PI / 4, 0.0, name);
     }
     /* the colour key: p from 1 (bottom) to 1e-4 (top), with the 0.05 line */
     int side = (int)n * g->cell, kh = side < 200 ? 200 : side;
@@ -316,7 +317,7 @@ static void draw_mcnemar(cairo_t *cr, const struct kvs_heat_layout *g, const str
         cairo_stroke(cr);
         text_at(cr, kx + kw + 8, y + 4, 0, names[t]);
     }
-    text_turned(cr, kx - 8, g->top + kh / 2.0 + 40, -M_PI / 2, "Holm-adjusted p");
+    text_turned(cr, kx - 8, g->top + kh / 2.0, -M_PI / 2, 0.5, "Holm-adjusted p");
     rgb(cr, 0, 0, 0);
     font(cr, 16, 1);
     text_at(cr, 16, 28, 0, "Paired misses: McNemar's exact test, Holm-adjusted p");
