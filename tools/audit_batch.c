@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,6 +29,7 @@
 
 #include "audit.h"
 #include "audit_exec.h"
+#include "audit_shard.h"
 #include "safe_file.h"
 #include "cli.h"
 
@@ -43,6 +45,7 @@ struct pair {
     long long slot;             /* -1 when none */
     int done;
     enum retry retry;
+    const char *gpu;            /* --gpus: the CUDA_VISIBLE_DEVICES its worker got; NULL: left alone */
 };
 
 struct running {
@@ -276,6 +279,8 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     }
     cJSON_AddNumberToObject(line, "exit", status);
     cJSON_AddNumberToObject(line, "wall_s", wall);
+    if (p->gpu)
+        cJSON_AddStringToObject(line, "gpu", p->gpu);
     if (p->retry == RETRY_RUNNING)
         cJSON_AddStringToObject(line, "retried_alone",
                                 "its first attempt ran out of memory while other audits ran beside it");
@@ -433,6 +438,9 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(128 + SIGTERM);
+        /* --gpus: this worker's GPU (the batch's slots take the list in turn) */
+        if (p->gpu)
+            setenv("CUDA_VISIBLE_DEVICES", p->gpu, 1);
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (fd >= 0) {
             dup2(fd, 1);
@@ -502,22 +510,90 @@ static void progress(size_t done, size_t total, size_t skipped, double t0)
     fflush(stderr);
 }
 
-int audit_batch(const struct audit_args *a)
+static const char *env_get(const char *name)
 {
+    return getenv(name);
+}
+
+/* The pairs of the shard (--shard, or the Slurm array task's), in place:
+ * the others are freed.  The whole file was checked first, so every shard
+ * refuses a bad batch file alike. */
+static void keep_shard(const struct audit_shard *sh, struct pair *pairs, size_t *n)
+{
+    size_t kept = 0;
+    for (size_t k = 0; k < *n; k++) {
+        if (audit_shard_has(sh, k)) {
+            pairs[kept++] = pairs[k];
+            continue;
+        }
+        free(pairs[k].id);
+        free(pairs[k].reference);
+        free(pairs[k].candidate);
+        free(pairs[k].contract);
+        free(pairs[k].weak);
+        free(pairs[k].corpus);
+    }
+    *n = kept;
+}
+
+int audit_batch(const struct audit_args *given)
+{
+    struct audit_args args = *given;
+    const struct audit_args *a = &args;
     struct pair *pairs = NULL;
     size_t n = 0;
-    if (read_pairs(a->batch, &pairs, &n) != 0)
+    char err[512];
+    struct audit_shard shard;
+    if (a->shard ? audit_shard_parse(a->shard, &shard, err, sizeof err) != 0
+                 : audit_shard_from_slurm(env_get, &shard, err, sizeof err) != 0)
+        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    char **gpus = NULL;
+    size_t n_gpus = 0;
+    if (a->gpus && audit_gpus_parse(a->gpus, env_get, "/dev", &gpus, &n_gpus, err, sizeof err) != 0)
+        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
+    if (a->gpus && !n_gpus && !a->quiet)
+        fprintf(stderr, "kaudit: --gpus %s: no GPU found; the workers' environment is left as it is\n", a->gpus);
+    if (n_gpus && !a->jobs_given)
+        args.jobs = n_gpus > 256 ? 256 : (int)n_gpus; /* one worker per GPU */
+    if (read_pairs(a->batch, &pairs, &n) != 0) {
+        audit_gpus_free(gpus, n_gpus);
         return KAUDIT_EXIT_ERROR;
+    }
+    size_t in_file = n;
+    keep_shard(&shard, pairs, &n);
+    if (shard.count && !a->quiet)
+        fprintf(stderr, "kaudit: %s: %zu of the %zu pairs of %s\n", shard.source, n, in_file, a->batch);
+    /* One batch per ledger at a time: two shards given one -o would cut
+     * each other's lines as torn (read_ledger) */
+    int fd = open(a->ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        audit_gpus_free(gpus, n_gpus);
+        return cli_error("cannot write the ledger '%s': %s", a->ledger, strerror(errno)), KAUDIT_EXIT_ERROR;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        close(fd);
+        audit_gpus_free(gpus, n_gpus);
+        if (e == EWOULDBLOCK)
+            return cli_error("the ledger '%s' is being written by another batch (each shard needs a ledger of its "
+                             "own; merge them with kaudit ledger merge)",
+                             a->ledger),
+                   KAUDIT_EXIT_ERROR;
+        return cli_error("cannot lock the ledger '%s': %s", a->ledger, strerror(e)), KAUDIT_EXIT_ERROR;
+    }
     size_t done = 0;
-    if (read_ledger(a->ledger, pairs, n, &done) != 0)
+    if (read_ledger(a->ledger, pairs, n, &done) != 0) {
+        close(fd);
+        audit_gpus_free(gpus, n_gpus);
         return KAUDIT_EXIT_ERROR;
+    }
     char records[PATH_MAX];
     snprintf(records, sizeof records, "%s.d", a->ledger);
-    if (mkdir(records, 0755) != 0 && errno != EEXIST)
+    if (mkdir(records, 0755) != 0 && errno != EEXIST) {
+        close(fd);
+        audit_gpus_free(gpus, n_gpus);
         return cli_error("cannot create '%s': %s", records, strerror(errno)), KAUDIT_EXIT_ERROR;
-    int fd = open(a->ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return cli_error("cannot write the ledger '%s': %s", a->ledger, strerror(errno)), KAUDIT_EXIT_ERROR;
+    }
     int tty = isatty(2) && !a->quiet;
     size_t skipped = done;
     double t0 = now_s();
@@ -550,17 +626,18 @@ int audit_batch(const struct audit_args *a)
                 pairs[pick].retry = RETRY_RUNNING;
             char dir[PATH_MAX + 256];
             pair_dir(dir, sizeof dir, records, &pairs[pick]);
+            int slot = 0;
+            while (slot < a->jobs && run[slot].pid)
+                slot++;
+            /* slot j runs on GPU j mod n: at most ceil(jobs / n) workers share one */
+            pairs[pick].gpu = n_gpus ? gpus[(size_t)slot % n_gpus] : NULL;
             pid_t pid = start_pair(a, &pairs[pick], dir);
             if (pid < 0) {
                 rc = cli_error("cannot start the audit of '%s': %s", pairs[pick].id, strerror(errno));
                 break;
             }
-            for (int j = 0; j < a->jobs; j++)
-                if (!run[j].pid) {
-                    run[j].pid = pid;
-                    run[j].pair = pick;
-                    break;
-                }
+            run[slot].pid = pid;
+            run[slot].pair = pick;
             started[pick] = now_s();
             active++;
         }
@@ -595,6 +672,7 @@ int audit_batch(const struct audit_args *a)
     close(fd);
     if (!a->quiet)
         fprintf(stderr, "kaudit: %zu of %zu pairs in the ledger %s\n", done, n, a->ledger);
+    audit_gpus_free(gpus, n_gpus);
     for (size_t i = 0; i < n; i++) {
         free(pairs[i].id);
         free(pairs[i].reference);

@@ -22,6 +22,7 @@
 #include "analysis.h"
 #include "audit.h"
 #include "audit_probe.h"
+#include "audit_shard.h"
 #include "audit_timing.h"
 #include "audit_weak.h"
 #include "audit_exec.h"
@@ -68,7 +69,10 @@
     "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n"\
     "  --quiet                print nothing but errors\n"                                                         \
     "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
-    "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"
+    "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"         \
+    "  --shard i/N (1 <= i <= N): the task lines k (from 0) with k mod N = i-1; without it a Slurm\n"  \
+    "  array task's SLURM_ARRAY_TASK_ID/COUNT/MIN pick the shard.  --gpus auto|0,1,...: each worker\n"  \
+    "  gets one GPU in turn (CUDA_VISIBLE_DEVICES), --jobs defaulting to one per GPU.\n"
 
 static int make_dir(const char *path)
 {
@@ -583,6 +587,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "id", required_argument, NULL, 'i' },        { "allow-write", required_argument, NULL, 'A' },
         { "timing", required_argument, NULL, 'g' },    { "probe", required_argument, NULL, 'Q' },    { "claimed-speedup", required_argument, NULL, 'S' },
         { "weak-surfaces", required_argument, NULL, 'W' },
+        { "shard", required_argument, NULL, 'H' },     { "gpus", required_argument, NULL, 'G' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -641,8 +646,18 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (*end || j < 1 || j > 256)
                 return cli_usage_error(AUDIT_USAGE, "--jobs takes 1 to 256, not '%s'", optarg);
             a->jobs = (int)j;
+            a->jobs_given = 1;
             break;
         }
+        case 'H': {
+            struct audit_shard sh;
+            char err[256];
+            if (audit_shard_parse(optarg, &sh, err, sizeof err) != 0)
+                return cli_usage_error(AUDIT_USAGE, "%s", err);
+            a->shard = optarg;
+            break;
+        }
+        case 'G': a->gpus = optarg; break;
         case 'o': a->ledger = optarg; break;
         case 'i': a->id = optarg; break;
         case 'A':
@@ -682,6 +697,8 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             return cli_usage_error(AUDIT_USAGE, "--batch needs -o LEDGER.jsonl");
         return 0;
     }
+    if (a->shard || a->gpus)
+        return cli_usage_error(AUDIT_USAGE, "%s splits a batch: it needs --batch", a->shard ? "--shard" : "--gpus");
     if (!a->reference)
         return cli_usage_error(AUDIT_USAGE, "--reference is required");
     if (!a->candidate)

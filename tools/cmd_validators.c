@@ -17,10 +17,11 @@
 #include "cli.h"
 #include "commands.h"
 #include "ledger.h"
+#include "plots.h"
 #include "validator_stats.h"
 
 static const char validators_usage[] =
-    "usage: kaudit validators LEDGER.jsonl [--decisions FILE]... [--format md|csv|json] [-o FILE]\n"
+    "usage: kaudit validators LEDGER.jsonl [--decisions FILE]... [--format md|csv|json] [-o FILE] [--plot DIR]\n"
     "\n"
     "Scores weak validators against the certificates of audited records.  LEDGER is a\n"
     "`kaudit audit --batch` ledger (or any JSONL of {id, certificate, corpus, axes,\n"
@@ -35,7 +36,8 @@ static const char validators_usage[] =
     "\n"
     "  --decisions FILE   more decisions (repeatable); a second decision on a record is refused\n"
     "  --format F         md (default), csv or json\n"
-    "  -o FILE            write there instead of standard output\n";
+    "  -o FILE            write there instead of standard output\n"
+    "  --plot DIR         also draw DIR/false_accepts.svg/.png and DIR/mcnemar.svg/.png\n";
 
 struct out {
     FILE *f;
@@ -265,9 +267,10 @@ int cmd_validators(int argc, char **argv)
 {
     static const struct option longopts[] = { { "decisions", required_argument, 0, 'D' },
                                                { "format", required_argument, 0, 'F' },
+                                               { "plot", required_argument, 0, 'P' },
                                                { "help", no_argument, 0, 'h' },
                                                { 0, 0, 0, 0 } };
-    const char *format = "md", *output = NULL;
+    const char *format = "md", *output = NULL, *plot_dir = NULL;
     const char **decisions = NULL;
     size_t n_decisions = 0;
     int c;
@@ -287,6 +290,9 @@ int cmd_validators(int argc, char **argv)
             break;
         case 'o':
             output = optarg;
+            break;
+        case 'P':
+            plot_dir = optarg;
             break;
         case 'h':
             free(decisions);
@@ -339,10 +345,15 @@ int cmd_validators(int argc, char **argv)
     if (!strcmp(format, "json"))
         fputs("}\n", f);
     int werr = ferror(f) || (output && fclose(f) != 0);
+    int plot_rc = plot_dir ? kvs_plot_write(&l, pairs, n_pairs, plot_dir, err, sizeof err) : 0;
     free(pairs);
     kvs_ledger_free(&l);
     if (werr) {
         cli_error("%s: write error", output ? output : "standard output");
+        return KAUDIT_EXIT_ERROR;
+    }
+    if (plot_rc != 0) {
+        cli_error("%s", err);
         return KAUDIT_EXIT_ERROR;
     }
     return KAUDIT_EXIT_OK;

@@ -13,5 +13,6 @@ int cmd_audit(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_validators(int argc, char **argv);
 int cmd_gates(int argc, char **argv);
+int cmd_ledger(int argc, char **argv);
 
 #endif

@@ -41,6 +41,7 @@ static const struct command commands[] = {
     { "contract", cmd_contract, "check and pin task contracts" },
     { "validators", cmd_validators, "score weak validators on audited records: false accepts, misses, paired tests" },
     { "gates", cmd_gates, "selection gates over a pool of tasks x slots: coverage, unsafe deliveries, SafeFast" },
+    { "ledger", cmd_ledger, "merge the ledgers of a batch's shards, refusing duplicates and conflicts" },
     { "demo", cmd_demo, "judge two sessions recorded on an H200 that kaudit ships (no paths needed)" },
 #endif
 #ifdef KAUDIT_HAVE_INVENTORY
