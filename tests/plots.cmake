@@ -2,7 +2,7 @@
 # PNG pixels through cairo, SVG through expat (libexpat1-dev).  Built where
 # cairo was found (validators/CMakeLists.txt); under CI a missing cairo or
 # expat is an error rather than a test left out.
-if(NOT TARGET kaudit_validators)
+if(NOT TARGET kaudit_validators OR NOT KAUDIT_PLOTS)
   return()
 endif()
 find_package(PkgConfig QUIET)
