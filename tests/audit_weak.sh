@@ -47,6 +47,19 @@ ev = [json.loads(l) for l in open(sys.argv[1] + "/runner/events.jsonl")]
 ran = [e["surface"] for e in ev if e["event"] == "weak"]
 assert ran == ["KernelBench", "CUDA-L1"], ran
 ' "$T/list" || fail "--weak-surfaces kernelbench,CUDA-L1: not exactly those two surfaces"
+# trials not kept between surfaces (on the H200, KernelBench's 6.4 GB
+# inputs are not): the seed-42 surfaces still decide, and accept an honest
+# candidate (they once raised KeyError looking a trial up after the loop)
+KAUDIT_WEAK_TRIAL_CACHE_BYTES=0 "$K" audit --reference "$A/tasks/gelu.py" --candidate "$A/weak/gelu_erf.py" \
+    --device cpu --weak-surfaces KernelBench,KernelGYM,CUDA-L1 -d "$T/nocache" --quiet >/dev/null 2>&1
+"$PY" -c '
+import json, sys
+ws = json.load(open(sys.argv[1] + "/record.json"))["weak_surfaces"]
+for name, tol, n in (("KernelBench", "0.0001", 5), ("KernelGYM", "0.01", 5), ("CUDA-L1", "0.01", 10)):
+    d = ws[name]
+    assert d["decision"] == "ACCEPT", (name, d)
+    assert d["reason"].startswith("%d of %d trials within atol=rtol=%s" % (n, n, tol)), (name, d)
+' "$T/nocache" || fail "trials not kept between surfaces: a seed-42 surface did not accept the honest candidate"
 "$K" audit --reference "$A/tasks/gelu.py" --candidate "$A/weak/gelu_erf.py" --device cpu \
     -d "$T/none" --quiet >/dev/null 2>&1
 "$PY" -c '
