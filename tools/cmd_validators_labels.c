@@ -137,6 +137,18 @@ static void md_estimate(FILE *f, const struct kvl_estimate *e, int percent)
         fprintf(f, "[%.3f, %.3f]", e->low, e->high);
 }
 
+/* CSV: an undefined value is an empty field. */
+static void csv_values(FILE *f, const struct kvl_estimate *e)
+{
+    const double v[3] = { e->estimate, e->low, e->high };
+    for (int i = 0; i < 3; i++)
+        if (isnan(v[i]))
+            fputc(',', f);
+        else
+            fprintf(f, ",%.6f", v[i]);
+    fprintf(f, ",%u\n", e->defined);
+}
+
 static void md_name(FILE *f, const char *s)
 {
     for (; *s; s++)
@@ -182,7 +194,8 @@ void validators_labels_print(FILE *f, const char *format, const struct validator
         fputs("\nmetric,validator,estimate,low,high,replicates_defined\n", f);
         for (int m = 0; m < KVL_VALIDITY; m++) {
             const struct kvl_estimate *e = &o->validity[m];
-            fprintf(f, "%s,,%.6f,%.6f,%.6f,%u\n", kvl_validity_names[m], e->estimate, e->low, e->high, e->defined);
+            fprintf(f, "%s,", kvl_validity_names[m]);
+            csv_values(f, e);
         }
         for (size_t v = 0; v < d->n_validators; v++)
             for (int m = 0; m < KVL_FA; m++) {
@@ -190,7 +203,8 @@ void validators_labels_print(FILE *f, const char *format, const struct validator
                 fprintf(f, "false_accepts_%s,\"", kvl_fa_names[m]);
                 for (const char *s = d->validators[v]; *s; s++)
                     fputs(*s == '"' ? "\"\"" : (char[2]){ *s, 0 }, f);
-                fprintf(f, "\",%.6f,%.6f,%.6f,%u\n", e->estimate, e->low, e->high, e->defined);
+                fputc('"', f);
+                csv_values(f, e);
             }
         return;
     }
