@@ -327,6 +327,8 @@ Test(labels, refusals_name_the_file_and_line)
     refused(S U("1", "defect", "FAIL") "{\"id\": \"2\"}", ":3: the last line is incomplete", 0);
     refused("{\"stratum\": \"s\"}\n", ":1: stratum 's' has no \"N\"", 0);
     refused("{\"stratum\": \"s\", \"N\": 2, \"n\": 3}\n", ":1: stratum 's': n_h 3 > N_h 2", 0);
+    refused("{\"stratum\": \"s\", \"N\": 2.5}\n", ":1: stratum 's': \"N\" must be a positive integer", 0);
+    refused("{\"stratum\": \"s\", \"N\": 2000000000}\n", ":1: stratum 's': \"N\" must be a positive integer", 0);
     refused("{\"stratum\": \"s\", \"N\": 2}\n" U("1", "defect", "FAIL") U("2", "defect", "FAIL") U("3", "clean", "FAIL"),
             ":1: stratum 's': n_h 3 > N_h 2", 0);
     refused("{\"stratum\": \"s\", \"N\": 4, \"pi\": 0}\n", ":1: stratum 's': \"pi\" must be a number in (0, 1]", 0);

@@ -52,8 +52,8 @@ int validators_labels_option(struct validators_labels *o, int opt, const char *a
         *(opt == VL_OPT_SEED ? &o->seed : &o->fa_seed) = v;
         return 0;
     case VL_OPT_REPLICATES:
-        if (number(arg, 10000000UL, &v) != 0 || v < 1)
-            return fail(err, errlen, "--replicates takes an integer in [1, 10^7], not '%s'", arg);
+        if (number(arg, 1000000UL, &v) != 0 || v < 1)
+            return fail(err, errlen, "--replicates takes an integer in [1, 10^6], not '%s'", arg);
         o->replicates = (unsigned)v;
         return 0;
     }

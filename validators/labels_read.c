@@ -101,8 +101,9 @@ static int stratum_line(struct kvl_design *d, const cJSON *o, unsigned line, con
     s.pi = NAN;
     if (!N)
         return fail(err, errlen, "%s: stratum '%s' has no \"N\" (its population size)", where, name->valuestring);
-    if (count_of(N, &s.N) != 0 || s.N == 0)
-        return fail(err, errlen, "%s: stratum '%s': \"N\" must be a positive integer", where, name->valuestring);
+    if (count_of(N, &s.N) != 0 || s.N == 0 || s.N > 1000000000)
+        return fail(err, errlen, "%s: stratum '%s': \"N\" must be a positive integer (at most 10^9)", where,
+                    name->valuestring);
     if (n && count_of(n, &s.n_declared) != 0)
         return fail(err, errlen, "%s: stratum '%s': \"n\" must be a non-negative integer", where, name->valuestring);
     if (s.n_declared != UINT64_MAX && s.n_declared > s.N)
