@@ -1,24 +1,42 @@
 /*
  * labels.c - the estimators of labels.h: weighted point estimates and the
  * stratified Jeffreys-Dirichlet completion (paper Appendix H, "Interval
- * Method").  The random draws are GSL's (MT19937, Dirichlet, multinomial),
- * the quantiles GSL's linear interpolation between order statistics.
+ * Method").  The random draws are variates.c's (gamma, Dirichlet,
+ * multinomial) from kat_rng (xoshiro256** seeded by splitmix64); the
+ * quantiles interpolate linearly between order statistics (Hyndman and Fan's
+ * type 7, R's and NumPy's default).  No GSL: it is GPL-3.0, KernelAudit MIT.
  */
 #include "labels.h"
 
-#include <gsl/gsl_randist.h>
-#include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "variates.h"
 
 const char *const kvl_cell_names[KVL_CELLS] = { "PASS", "FAIL", "INCONCL" };
 const char *const kvl_label_names[KVL_LABELS] = { "defect", "clean", "unknown" };
 const char *const kvl_validity_names[KVL_VALIDITY] = { "sensitivity", "specificity", "ppv", "npv", "unknown",
                                                        "inconcl_defect" };
 const char *const kvl_fa_names[KVL_FA] = { "decided", "all_accepted_lower", "all_accepted_upper" };
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* The f-quantile of sorted v[0..k), k > 0: Hyndman and Fan (1996) type 7,
+ * v[i] + d (v[i+1] - v[i]) at (k - 1) f = i + d; written so that equal order
+ * statistics give exactly their value (a census's degenerate interval). */
+static double quantile_sorted(const double *v, size_t k, double f)
+{
+    double at = f * (double)(k - 1);
+    size_t i = (size_t)floor(at);
+    if (i + 1 >= k)
+        return v[k - 1];
+    return v[i] + (at - (double)i) * (v[i + 1] - v[i]);
+}
 
 static double ratio(double a, double b)
 {
@@ -75,16 +93,14 @@ int kvl_complete(size_t H, const double *weight, const uint64_t (*N)[KVL_CELLS],
                 T[j][l] += weight[h] * (double)x[h][j][l];
     double *point = calloc(n_metrics, sizeof *point);
     double *draws = calloc((size_t)(B ? B : 1) * n_metrics, sizeof *draws);
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!point || !draws || !r) {
+    if (!point || !draws) {
         free(point);
         free(draws);
-        if (r)
-            gsl_rng_free(r);
         return -1;
     }
     metric(T, point);
-    gsl_rng_set(r, seed);
+    struct kat_rng rng;
+    kat_rng_seed(&rng, (uint64_t)seed);
     double *value = point; /* reused below once the point estimates are copied out */
     for (size_t m = 0; m < n_metrics; m++) {
         memset(&out[m], 0, sizeof out[m]);
@@ -99,14 +115,14 @@ int kvl_complete(size_t H, const double *weight, const uint64_t (*N)[KVL_CELLS],
                 for (int j = 0; j < KVL_CELLS; j++)
                     alpha[l] += (double)x[h][j][l];
             }
-            gsl_ran_dirichlet(r, KVL_LABELS, alpha, p);
+            kvl_dirichlet(&rng, KVL_LABELS, alpha, p);
             for (int j = 0; j < KVL_CELLS; j++) {
                 uint64_t n = 0;
                 for (int l = 0; l < KVL_LABELS; l++)
                     n += x[h][j][l];
-                unsigned y[KVL_LABELS] = { 0 };
+                uint64_t y[KVL_LABELS] = { 0 };
                 if (N[h][j] > n)
-                    gsl_ran_multinomial(r, KVL_LABELS, (unsigned)(N[h][j] - n), p, y);
+                    kvl_multinomial(&rng, KVL_LABELS, N[h][j] - n, p, y);
                 for (int l = 0; l < KVL_LABELS; l++)
                     T[j][l] += (double)(x[h][j][l] + y[l]);
             }
@@ -126,13 +142,20 @@ int kvl_complete(size_t H, const double *weight, const uint64_t (*N)[KVL_CELLS],
             out[m].low = out[m].high = out[m].mean = out[m].sd = NAN;
             continue;
         }
-        gsl_sort(v, 1, k);
-        out[m].low = gsl_stats_quantile_from_sorted_data(v, 1, k, 0.025);
-        out[m].high = gsl_stats_quantile_from_sorted_data(v, 1, k, 0.975);
-        out[m].mean = gsl_stats_mean(v, 1, k);
-        out[m].sd = k > 1 ? gsl_stats_sd(v, 1, k) : 0;
+        qsort(v, k, sizeof *v, by_value);
+        out[m].low = quantile_sorted(v, k, 0.025);
+        out[m].high = quantile_sorted(v, k, 0.975);
+        /* Welford's running mean and sum of squares: equal draws give exactly
+         * their value as the mean and 0 as the sd; sd with denominator k - 1. */
+        double mean = 0, ss = 0;
+        for (size_t i = 0; i < k; i++) {
+            double delta = v[i] - mean;
+            mean += delta / (double)(i + 1);
+            ss += delta * (v[i] - mean);
+        }
+        out[m].mean = mean;
+        out[m].sd = k > 1 ? sqrt(ss / (double)(k - 1)) : 0;
     }
-    gsl_rng_free(r);
     free(draws);
     free(point);
     return 0;

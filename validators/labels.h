@@ -87,8 +87,9 @@ void kvl_sample_cells(const struct kvl_design *d, uint64_t counts[KVL_CELLS][KVL
 /* Agreement of certificates (FAIL positive) with human labels (defect positive):
  * sensitivity, specificity, PPV and NPV on the human-known, PASS or FAIL
  * units; the share of unknown labels among all; the defect share of the
- * INCONCL cell, its unknowns included.  B completed populations drawn from an
- * MT19937 generator seeded with seed.  0, or -1 when out of memory. */
+ * INCONCL cell, its unknowns included.  B completed populations drawn from
+ * kat_rng (xoshiro256** seeded by splitmix64 with seed; variates.h).  0, or
+ * -1 when out of memory. */
 int kvl_validity_estimates(const struct kvl_design *d, unsigned B, unsigned long seed, struct kvl_estimate out[KVL_VALIDITY]);
 
 /* The human-referenced false-accept rate of validator v (an index into
