@@ -70,4 +70,59 @@ if "$K" gates "$P" --k 2,x >"$T/gerr" 2>&1; then echo "FAIL: --k 2,x"; fails=$((
 check "gates refused: --k" "$T/gerr" "--k takes up to 8 positive numbers"
 if "$K" gates "$P" --human "$H" --human "$H" >"$T/gerr" 2>&1; then echo "FAIL: --human twice"; fails=$((fails + 1)); fi
 check "gates refused: --human twice" "$T/gerr" "--human is given once"
+# --labels (tests/validators/labels.jsonl: its header has the answers by hand), joined to the ledger
+L="$V/ledger.jsonl --decisions $V/decisions.jsonl --labels $V/labels.jsonl"
+"$K" validators $L >"$T/lmd" 2>&1 || { echo "FAIL: --labels md exit"; fails=$((fails + 1)); }
+check "labels md: cells" "$T/lmd" "| INCONCL | 0 | 0 | 1 |"
+check "labels md: sensitivity" "$T/lmd" "| sensitivity | 1.000 | ["
+check "labels md: unknown" "$T/lmd" "| unknown labels | 19.4% | ["
+check "labels md: INCONCL defect" "$T/lmd" "| INCONCL defect | 0.0% | ["
+check "labels md: lax" "$T/lmd" "| lax | 50.0% | ["
+check "labels md: lax lower" "$T/lmd" "| 40.3% | ["
+check "labels md: lax upper" "$T/lmd" "| 59.7% | ["
+check "labels md: strict" "$T/lmd" "| strict | 0.0% | ["
+"$K" validators $L >"$T/lmd2" 2>&1
+cmp -s "$T/lmd" "$T/lmd2" || { echo "FAIL: --labels: two runs of one seed differ"; fails=$((fails + 1)); }
+"$K" validators $L --seed 1 --fa-seed 2 >"$T/lmd3" 2>&1
+cmp -s "$T/lmd" "$T/lmd3" && { echo "FAIL: --labels: --seed changed nothing"; fails=$((fails + 1)); }
+check "labels md: --seed" "$T/lmd3" "(seed 1)"
+"$K" validators $L --format json --replicates 50 -o "$T/ljson" || { echo "FAIL: --labels json exit"; fails=$((fails + 1)); }
+check "labels json: unknown" "$T/ljson" '"unknown": {"estimate": 0.19444444444444442, "interval": ['
+check "labels json: replicates" "$T/ljson" '"replicates": 50,'
+check "labels json: then the rates" "$T/ljson" '  "rates": ['
+"$K" validators $L --format csv -o "$T/lcsv" || { echo "FAIL: --labels csv exit"; fails=$((fails + 1)); }
+check "labels csv: lax upper" "$T/lcsv" 'false_accepts_all_accepted_upper,"lax",0.597222,'
+check "labels csv: INCONCL defect" "$T/lcsv" 'inconcl_defect,,0.000000,'
+# the paper's OV120 sample (tests/validators/ov120.jsonl): Table 8's estimates
+"$K" validators "$V/ledger.jsonl" --labels "$V/ov120.jsonl" >"$T/ov" 2>&1 || { echo "FAIL: ov120 exit"; fails=$((fails + 1)); }
+check "ov120: sensitivity" "$T/ov" "| sensitivity | 0.964 | ["
+check "ov120: specificity" "$T/ov" "| specificity | 0.626 | ["
+check "ov120: PPV" "$T/ov" "| PPV | 0.763 | ["
+check "ov120: NPV" "$T/ov" "| NPV | 0.934 | ["
+check "ov120: unknown" "$T/ov" "| unknown labels | 3.9% | ["
+check "ov120: INCONCL defect" "$T/ov" "| INCONCL defect | 39.5% | ["
+# refusals: bad labels (file and line, non-zero exit), bad options
+printf '{"stratum": "s", "N": 2, "n": 3}\n' >"$T/badl.jsonl"
+if "$K" validators "$V/ledger.jsonl" --labels "$T/badl.jsonl" >"$T/lerr" 2>&1; then
+    echo "FAIL: n_h > N_h was accepted"; fails=$((fails + 1))
+fi
+check "refused: n > N" "$T/lerr" "badl.jsonl:1: stratum 's': n_h 3 > N_h 2"
+printf '{"stratum": "s", "N": 2}\n{"id": "a1", "stratum": "s", "label": "defect", "certificate": "PASS"}\n' >"$T/badc.jsonl"
+if "$K" validators "$V/ledger.jsonl" --labels "$T/badc.jsonl" >"$T/lerr2" 2>&1; then
+    echo "FAIL: a certificate against the ledger was accepted"; fails=$((fails + 1))
+fi
+check "refused: certificate conflict" "$T/lerr2" "badc.jsonl:2: unit 'a1': certificate PASS, but the ledger's record has FAIL"
+printf '{"stratum": "s", "N": 2}\n{"id": "x", "stratum": "s", "label": "defect", "certificate": "FAIL"\n' >"$T/badj.jsonl"
+if "$K" validators "$V/ledger.jsonl" --labels "$T/badj.jsonl" >"$T/lerr3" 2>&1; then
+    echo "FAIL: malformed JSON was accepted"; fails=$((fails + 1))
+fi
+check "refused: malformed JSON" "$T/lerr3" "badj.jsonl:2: not a JSON object"
+if "$K" validators "$V/ledger.jsonl" --labels "$V/labels.jsonl" --replicates 0 >"$T/lerr4" 2>&1; then
+    echo "FAIL: --replicates 0"; fails=$((fails + 1))
+fi
+check "refused: replicates" "$T/lerr4" "--replicates takes an integer"
+if "$K" validators "$V/ledger.jsonl" --labels "$V/labels.jsonl" --seed x >"$T/lerr5" 2>&1; then
+    echo "FAIL: --seed x"; fails=$((fails + 1))
+fi
+check "refused: seed" "$T/lerr5" "--seed takes an integer"
 [ "$fails" -eq 0 ]

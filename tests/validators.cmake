@@ -17,3 +17,13 @@ if(TARGET kaudit_validators)
   add_test(NAME cli_validators COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_validators.sh $<TARGET_FILE:kaudit>
     ${CMAKE_SOURCE_DIR})
 endif()
+# Agreement with human labels (validators/labels.c): the paper's Table 8 from
+# Table H.1 (tests/validators/ov120.jsonl), the completion's known answers,
+# the labels reader's refusals.
+if(TARGET kaudit_validators)
+  add_executable(test_validators_labels ${CMAKE_CURRENT_LIST_DIR}/test_validators_labels.c)
+  target_link_libraries(test_validators_labels PRIVATE kaudit_validators PkgConfig::CRITERION)
+  target_compile_definitions(test_validators_labels PRIVATE VALIDATORS_DIR="${CMAKE_CURRENT_LIST_DIR}/validators")
+  kaudit_sanitize(test_validators_labels)
+  add_test(NAME validators_labels COMMAND test_validators_labels)
+endif()

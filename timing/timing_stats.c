@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kat_rng.h"
 #include "timing_stats.h"
 
 static int by_value(const void *x, const void *y)
@@ -88,53 +89,6 @@ double kat_order_effect(const double *t, size_t n)
     return (parity > halves ? parity : halves) / m;
 }
 
-/* xoshiro256** (Blackman and Vigna), its state filled by splitmix64. */
-struct rng {
-    uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(struct rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-static uint64_t rng_next(struct rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-/* Uniform in [0, n): draws above the largest multiple of n are thrown back. */
-static size_t rng_below(struct rng *r, size_t n)
-{
-    uint64_t limit = UINT64_MAX - UINT64_MAX % n, x;
-    do
-        x = rng_next(r);
-    while (x >= limit);
-    return (size_t)(x % n);
-}
-
 int kat_bootstrap_ratio(const double *med_a, const double *med_b, size_t n, unsigned resamples, uint64_t seed,
                         double *lo, double *hi)
 {
@@ -147,11 +101,11 @@ int kat_bootstrap_ratio(const double *med_a, const double *med_b, size_t n, unsi
         free(rb);
         return -1;
     }
-    struct rng r;
-    rng_seed(&r, seed);
+    struct kat_rng r; /* kat_rng.h: xoshiro256** seeded by splitmix64 */
+    kat_rng_seed(&r, seed);
     for (unsigned k = 0; k < resamples; k++) {
         for (size_t i = 0; i < n; i++) {
-            size_t j = rng_below(&r, n); /* the same batch for both arms */
+            size_t j = (size_t)kat_rng_below(&r, n); /* the same batch for both arms */
             ra[i] = med_a[j];
             rb[i] = med_b[j];
         }

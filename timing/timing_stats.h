@@ -23,7 +23,7 @@
  * The bootstrap resamples batch indices with replacement, the same indices
  * for both arms; each replicate is the median of the resampled A batch
  * medians over the median of the resampled B batch medians.  Its generator
- * is xoshiro256** seeded through splitmix64 (seed 0 by default), indices
+ * is xoshiro256** seeded through splitmix64 (kat_rng.h; seed 0 by default), indices
  * drawn without modulo bias; percentiles interpolate linearly between order
  * statistics (NumPy's default).  The paper does not name a generator, so a
  * replicate-for-replicate match with its implementation is not claimed; the

@@ -19,6 +19,7 @@
 #include "ledger.h"
 #include "plots.h"
 #include "validator_stats.h"
+#include "validators_labels.h"
 
 static const char validators_usage[] =
     "usage: kaudit validators LEDGER.jsonl [--decisions FILE]... [--format md|csv|json] [-o FILE] [--plot DIR]\n"
@@ -37,7 +38,8 @@ static const char validators_usage[] =
     "  --decisions FILE   more decisions (repeatable); a second decision on a record is refused\n"
     "  --format F         md (default), csv or json\n"
     "  -o FILE            write there instead of standard output\n"
-    "  --plot DIR         also draw DIR/false_accepts.svg/.png and DIR/mcnemar.svg/.png\n";
+    "  --plot DIR         also draw DIR/false_accepts.svg/.png and DIR/mcnemar.svg/.png\n"
+    VALIDATORS_LABELS_USAGE;
 
 struct out {
     FILE *f;
@@ -269,10 +271,13 @@ int cmd_validators(int argc, char **argv)
                                                { "format", required_argument, 0, 'F' },
                                                { "plot", required_argument, 0, 'P' },
                                                { "help", no_argument, 0, 'h' },
+                                               VALIDATORS_LABELS_LONGOPTS,
                                                { 0, 0, 0, 0 } };
     const char *format = "md", *output = NULL, *plot_dir = NULL;
     const char **decisions = NULL;
     size_t n_decisions = 0;
+    struct validators_labels labels = VALIDATORS_LABELS_INIT;
+    char labels_err[256];
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -293,6 +298,15 @@ int cmd_validators(int argc, char **argv)
             break;
         case 'P':
             plot_dir = optarg;
+            break;
+        case VL_OPT_LABELS:
+        case VL_OPT_SEED:
+        case VL_OPT_FA_SEED:
+        case VL_OPT_REPLICATES:
+            if (validators_labels_option(&labels, c, optarg, labels_err, sizeof labels_err) != 0) {
+                free(decisions);
+                return cli_usage_error(validators_usage, "%s", labels_err);
+            }
             break;
         case 'h':
             free(decisions);
@@ -323,9 +337,16 @@ int cmd_validators(int argc, char **argv)
         cli_error("%s: no validator decided any record (no \"weak\", \"weak_decisions\" or --decisions)", argv[optind]);
         return KAUDIT_EXIT_ERROR;
     }
+    if (labels.path && validators_labels_run(&labels, &l, err, sizeof err) != 0) {
+        validators_labels_free(&labels);
+        kvs_ledger_free(&l);
+        cli_error("%s", err);
+        return KAUDIT_EXIT_ERROR;
+    }
     struct kvs_pair *pairs = NULL;
     size_t n_pairs = 0;
     if (kvs_pairs(&l, &pairs, &n_pairs) != 0) {
+        validators_labels_free(&labels);
         kvs_ledger_free(&l);
         cli_error("out of memory");
         return KAUDIT_EXIT_ERROR;
@@ -333,6 +354,7 @@ int cmd_validators(int argc, char **argv)
     FILE *f = output ? fopen(output, "w") : stdout;
     if (!f) {
         free(pairs);
+        validators_labels_free(&labels);
         kvs_ledger_free(&l);
         cli_error("%s: cannot write", output);
         return KAUDIT_EXIT_ERROR;
@@ -340,8 +362,13 @@ int cmd_validators(int argc, char **argv)
     struct out o = { f, format };
     if (!strcmp(format, "json"))
         fprintf(f, "{\n  \"kaudit_validators\": 1,\n  \"records\": %zu,\n", l.n_records);
+    if (labels.path && !strcmp(format, "json"))
+        validators_labels_print(f, format, &labels);
     print_rates(&o, &l);
     print_pairs(&o, &l, pairs, n_pairs);
+    if (labels.path && strcmp(format, "json"))
+        validators_labels_print(f, format, &labels);
+    validators_labels_free(&labels);
     if (!strcmp(format, "json"))
         fputs("}\n", f);
     int werr = ferror(f) || (output && fclose(f) != 0);
