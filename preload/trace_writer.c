@@ -100,6 +100,9 @@ static struct {
 } writer = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 static atomic_int tracing_state;
+/* Signalled under the lock when kat_writer_prepare_spare ends its work
+ * outside the lock (writer.preparing back to 0). */
+static pthread_cond_t spare_done = PTHREAD_COND_INITIALIZER;
 /* Set under the lock when the current segment has no spare or a retired
  * segment waits to be unmapped: kat_writer_prepare_spare has work. */
 static atomic_int spare_wanted;
@@ -244,6 +247,20 @@ static void unmap_segment(void)
     }
 }
 
+/* Lock held.  Until a spare being prepared outside the lock is finished:
+ * that thread holds the trace's descriptor number and file offset, and the
+ * file must not be trimmed, its number closed (then free for the program to
+ * reuse) or the process forked meanwhile. */
+static KAT_TLS int preparing_here;   /* this thread is in that window */
+
+static void wait_spare_locked(void)
+{
+    /* Not on the preparing thread itself (a signal handler that ends or
+     * execs the process there): that would wait for ever. */
+    while (writer.preparing && !preparing_here)
+        pthread_cond_wait(&spare_done, &writer.lock);
+}
+
 /* The spare and the retired segment, when the file is trimmed, closed or
  * left (fork child: they are the parent's).  A spare's reserved pages are
  * given back to the kernel when the file is handed over (a memory file) and
@@ -275,8 +292,12 @@ static void drop_spare(int give_back)
  * yet, or no CUPTI thread) the crossing maps the segment as before.
  *
  * The descriptor is checked (trace_fd_check) under the lock before it is
- * used, as map_segment does; a spare made for an offset that is no longer
- * the next one (the writer crossed it meanwhile) is unmapped.
+ * used, as map_segment does, and again (its identity, not only its number)
+ * before the spare is kept; a spare made for an offset that is no longer
+ * the next one (the writer crossed it meanwhile) is unmapped.  While the
+ * number and offset are used outside the lock (writer.preparing), trim,
+ * close and fork wait for the end (wait_spare_locked): the number closed
+ * meanwhile could be the program's file by the time it is fallocated.
  */
 void kat_writer_prepare_spare(void)
 {
@@ -296,6 +317,7 @@ void kat_writer_prepare_spare(void)
     if (!writer.spare && trace_fd_check() == 0)
         fd = writer.fd;
     writer.preparing = fd >= 0;
+    preparing_here = fd >= 0;
     pthread_mutex_unlock(&writer.lock);
 
     if (retired)
@@ -308,8 +330,12 @@ void kat_writer_prepare_spare(void)
 
     pthread_mutex_lock(&writer.lock);
     writer.preparing = 0;
-    if (map != MAP_FAILED && writer.state == WRITER_OPEN && writer.fd == fd && !writer.spare
-        && writer.map_offset + SEGMENT_BYTES == offset) {
+    preparing_here = 0;
+    pthread_cond_broadcast(&spare_done);
+    /* the number still names the trace (the program may have put its own
+     * file there meanwhile: never write into that) */
+    if (map != MAP_FAILED && writer.state == WRITER_OPEN && writer.fd == fd && fd_is_trace(fd)
+        && !writer.spare && writer.map_offset + SEGMENT_BYTES == offset) {
         writer.spare = map;
         writer.spare_offset = offset;
         map = MAP_FAILED;
@@ -718,6 +744,7 @@ static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
 /* Drop the unused, zero-filled rest of the file. */
 static void trim_locked(void)
 {
+    wait_spare_locked();
     uint64_t length = writer.map_offset + writer.used;
     drop_spare(1);
     unmap_segment();
@@ -786,6 +813,9 @@ void kat_writer_before_fork(void)
 {
     kat_stage_flush_all();
     pthread_mutex_lock(&writer.lock);
+    /* not while a spare is mapped outside the lock: the child would keep
+     * that mapping of the parent's file, which no one there knows of */
+    wait_spare_locked();
 }
 
 void kat_writer_after_fork_parent(void)
@@ -800,7 +830,8 @@ void kat_writer_after_fork_child(void)
         munmap(writer.map, SEGMENT_BYTES);
     writer.map = NULL;
     drop_spare(0);
-    writer.preparing = 0;   /* the thread that was preparing is the parent's */
+    writer.preparing = 0;   /* none was (kat_writer_before_fork waited) */
+    pthread_cond_init(&spare_done, NULL);
     /* The inherited number: closed only if it is still the parent's trace,
      * never when the program has put its own file there. */
     close_trace_fd();
