@@ -334,8 +334,8 @@ void kat_writer_prepare_spare(void)
     pthread_cond_broadcast(&spare_done);
     /* the number still names the trace (the program may have put its own
      * file there meanwhile: never write into that) */
-    if (map != MAP_FAILED && writer.state == WRITER_OPEN && writer.fd == fd && fd_is_trace(fd)
-        && !writer.spare && writer.map_offset + SEGMENT_BYTES == offset) {
+    if (map != MAP_FAILED && writer.state == WRITER_OPEN && writer.owner_pid == getpid() && writer.fd == fd
+        && fd_is_trace(fd) && !writer.spare && writer.map_offset + SEGMENT_BYTES == offset) {
         writer.spare = map;
         writer.spare_offset = offset;
         map = MAP_FAILED;
@@ -830,7 +830,8 @@ void kat_writer_after_fork_child(void)
         munmap(writer.map, SEGMENT_BYTES);
     writer.map = NULL;
     drop_spare(0);
-    writer.preparing = 0;   /* none was (kat_writer_before_fork waited) */
+    writer.preparing = 0;   /* kat_writer_before_fork waited for it ... */
+    preparing_here = 0;     /* ... unless this thread forked from a handler inside it */
     pthread_cond_init(&spare_done, NULL);
     /* The inherited number: closed only if it is still the parent's trace,
      * never when the program has put its own file there. */
