@@ -751,11 +751,13 @@ static void trim_locked(void)
     /* A handed-over trace is sealed against shrinking (its copy has no
      * tail): the unused, reserved rest of its segment is given back to the
      * kernel instead, or every process ended would hold 4 MiB of memory
-     * until the run ends. */
+     * until the run ends.  The next segment too: kat_writer_prepare_spare
+     * may have reserved it for a spare it then did not keep (the number had
+     * changed meanwhile), which drop_spare does not know of. */
     if (writer.handed) {
         if (!writer.use_pwrite && trace_fd_check() == 0)
             fallocate(writer.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)length,
-                      (off_t)(writer.map_offset + SEGMENT_BYTES - length));
+                      (off_t)(writer.map_offset + 2 * SEGMENT_BYTES - length));
     } else if (trace_fd_check() == 0 && ftruncate(writer.fd, (off_t)length) != 0) {
         /* the zero tail stays: readers stop at it */
     }
