@@ -964,9 +964,11 @@ int kat_cupti_bench_floor(int on)
 {
     if (!kat_cupti_active())
         return -1;
-    atomic_store(&bench_floor, on);
-    if (!on)
+    int was = atomic_exchange(&bench_floor, on);
+    if (!on && !was)
         return 0;
+    /* on: the launch APIs' callbacks on; off after on: off again (the next
+     * setting enables what it records) */
     int rc = 0;
     static const struct { CUpti_CallbackDomain domain; uint32_t size; } domains[] = {
         { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE },
@@ -975,7 +977,7 @@ int kat_cupti_bench_floor(int on)
     for (size_t d = 0; d < 2; d++)
         for (uint32_t cbid = 1; cbid < domains[d].size; cbid++)
             if (is_launch_api(domains[d].domain, cbid))
-                rc |= real_cuptiEnableCallback(1, subscriber, domains[d].domain, cbid) != CUPTI_SUCCESS;
+                rc |= real_cuptiEnableCallback((uint32_t)on, subscriber, domains[d].domain, cbid) != CUPTI_SUCCESS;
     return rc ? -1 : 0;
 }
 

@@ -212,7 +212,8 @@ enum { KAT_CUDNN_CONST_LIST(KAT_VENDOR_ENUMERATOR_) };
  * cublasLtMatmulDescOpaque_t is uint64_t data[32], cublasLtMatrixLayoutOpaque_t
  * uint64_t data[8].  cuBLASLt keeps a descriptor's whole state in them
  * (vendor_cublaslt.c's summary cache relies on it). */
-enum { KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES = 256, KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES = 64 };
+enum { KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES = 256, KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES = 64,
+       KAT_CUBLASLT_OPAQUE_MAJOR = 13 };   /* the cuBLASLt major version of those sizes */
 
 /* ---- cuBLAS prototypes (cublas_api.h) ------------------------------------------
  * I is the index type (int, or int64_t for the _64 variants), T the element

@@ -143,13 +143,24 @@ struct lt_cache_slot {
 static KAT_TLS struct lt_cache_slot lt_cache[LT_CACHE_SLOTS];
 static KAT_TLS unsigned lt_cache_next;
 
+typedef size_t kat_fn_lt_version(void);
+
+/* Only for the cuBLASLt whose opaque sizes we were built with (13.x,
+ * vendor_api.h, checked against cublasLt.h by test_vendor_abi): an older
+ * library's descriptors are smaller (reading ours would run past them), a
+ * newer one's may hold state beyond our bytes (a change there would not be
+ * seen).  Any other version reads the getters on every call. */
 static int lt_cache_enabled(void)
 {
     static _Atomic int state;   /* 0 unread, 1 on, 2 off */
     int s = atomic_load_explicit(&state, memory_order_relaxed);
     if (s == 0) {
+        static void *_Atomic version_slot;
+        kat_fn_lt_version *version =
+            (kat_fn_lt_version *)kat_vendor_real(&version_slot, KAT_LIB_CUBLASLT, "cublasLtGetVersion");
+        size_t v = version ? version() : 0;
         const char *env = getenv("KAUDIT_LT_SUMMARY_CACHE");
-        s = env && strcmp(env, "0") == 0 ? 2 : 1;
+        s = (env && strcmp(env, "0") == 0) || v / 10000 != KAT_CUBLASLT_OPAQUE_MAJOR ? 2 : 1;
         atomic_store_explicit(&state, s, memory_order_relaxed);
     }
     return s == 1;

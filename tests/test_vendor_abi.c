@@ -86,6 +86,7 @@ KAT_STATIC_ASSERT(KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES == sizeof(cublasLtMatmul
                   "KAT_CUBLASLT_MATMUL_DESC_OPAQUE_BYTES != sizeof(cublasLtMatmulDescOpaque_t)");
 KAT_STATIC_ASSERT(KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES == sizeof(cublasLtMatrixLayoutOpaque_t),
                   "KAT_CUBLASLT_MATRIX_LAYOUT_OPAQUE_BYTES != sizeof(cublasLtMatrixLayoutOpaque_t)");
+KAT_STATIC_ASSERT(KAT_CUBLASLT_OPAQUE_MAJOR == CUBLAS_VER_MAJOR, "the opaque sizes are not this cublasLt.h's");
 
 /* The preload passes these as int and void *. */
 #define CHECK_INT_SIZED(type) KAT_STATIC_ASSERT(sizeof(type) == sizeof(int), #type " is not int-sized");
