@@ -90,6 +90,8 @@ printf '{"id":"t3","certificate":"PA' >>torn.jsonl
 refused "a torn last line" "torn.jsonl:2: the last line is incomplete" s1.jsonl torn.jsonl
 printf '{"id":"x","certificate":"PASS"}\n[1,2]\n' >notobj.jsonl
 refused "a line that is not an object" "notobj.jsonl:2: not a ledger line" notobj.jsonl
+printf '{"id":"x","certificate":"PASS"}{"id":"y","certificate":"FAIL"}\n' >glued.jsonl
+refused "two records run together on a line" "glued.jsonl:1: more than one JSON value on the line" glued.jsonl
 printf '{"certificate":"PASS"}\n' >noid.jsonl
 refused "a line without an id" "noid.jsonl:1: not a ledger line" noid.jsonl
 head -2 s1.jsonl >part.jsonl
