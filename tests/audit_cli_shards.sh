@@ -40,6 +40,14 @@ batch s5.jsonl --shard 5/5
 check "--shard 5/5: the fifth task (got '$(ids s5.jsonl)')" [ "$(ids s5.jsonl)" = t4 ]
 batch s9.jsonl --shard 7/9
 check "a shard past the tasks runs nothing, exit 0" sh -c "[ $(cat s9.jsonl.rc) = 0 ] && [ ! -s s9.jsonl ]"
+# two task lines run together: the second is not dropped without a word
+{ head -1 tasks.jsonl | tr -d '\n'; tail -1 tasks.jsonl; } >glued_tasks.jsonl
+timeout 120 "$K" audit --batch glued_tasks.jsonl -o glued_run.jsonl --device cpu --jobs 1 >/dev/null 2>glued_run.err
+glued_rc=$?
+check "a task file with two tasks on a line is refused (exit $glued_rc)" \
+    sh -c "[ $glued_rc = 1 ] && [ ! -s glued_run.jsonl ]"
+check "and names its file and line ($(head -1 glued_run.err))" \
+    grep -q "glued_tasks.jsonl:1: more than one JSON value on the line" glued_run.err
 for bad in 0/2 3/2 2 a/b 1/0; do
     batch bad.jsonl --shard "$bad"
     check "--shard $bad: a usage error (exit $(cat bad.jsonl.rc))" [ "$(cat bad.jsonl.rc)" = 2 ]
