@@ -161,8 +161,9 @@ struct ka_proc {
     /* the runner's "kaudit:probe baseline" ranges: how many, and the first one's span */
     unsigned probe_windows;
     uint64_t probe_start_ns, probe_end_ns;
-    /* the runner's first "kaudit:weak" range: the weak surfaces, after the audit's
-       work (runner/kaudit_weak.py); work launched from then on is no evidence */
+    /* the runner's "kaudit:weak" range: the weak surfaces, after the audit's work
+       (runner/kaudit_weak.py); work launched from then on is no evidence.  Only a
+       push outside every phase, on the thread that opened phases, counts (index.c) */
     uint64_t weak_start_ns;
     uint64_t weak_kernels, weak_vcalls;   /* left out for that */
     struct ka_module *modules;          /* sorted by time */

@@ -315,9 +315,23 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                                               nv->time_ns);
                     }
                 }
-                if (!python && nv->kind == KAT_NVTX_PUSH && !p->weak_start_ns &&
-                    !strcmp(kat_trace_string(t, nv->message_string), "kaudit:weak"))
-                    p->weak_start_ns = nv->time_ns;
+                /* The runner pushes "kaudit:weak" once, after the audit's work, on its own
+                   thread (the one that opens the parties' phases) with no phase open.  A
+                   push inside a phase, or on another thread, is the candidate's (in its
+                   call, at import, from a thread it started): it would leave the audit's
+                   own later work out of the evidence, so it is not the weak phase; of the
+                   pushes that qualify the last is the runner's (a finalizer of the
+                   candidate's running between phases comes before it). */
+                if (!python && nv->kind == KAT_NVTX_PUSH &&
+                    !strcmp(kat_trace_string(t, nv->message_string), "kaudit:weak")) {
+                    int in_phase = 0, runner_thread = 0;
+                    for (size_t i = 0; i < n_open; i++)
+                        in_phase |= open[i].phase >= 0 && !p->phases[open[i].phase].python;
+                    for (size_t i = 0; i < p->n_phases; i++)
+                        runner_thread |= p->phases[i].tid == tid && !p->phases[i].python;
+                    if (!in_phase && runner_thread)
+                        p->weak_start_ns = nv->time_ns;
+                }
                 int probe_baseline = !python && nv->kind == KAT_NVTX_PUSH &&
                                      !strcmp(kat_trace_string(t, nv->message_string), "kaudit:probe baseline");
                 if (probe_baseline && p->probe_windows++ == 0)

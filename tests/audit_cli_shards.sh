@@ -40,6 +40,14 @@ batch s5.jsonl --shard 5/5
 check "--shard 5/5: the fifth task (got '$(ids s5.jsonl)')" [ "$(ids s5.jsonl)" = t4 ]
 batch s9.jsonl --shard 7/9
 check "a shard past the tasks runs nothing, exit 0" sh -c "[ $(cat s9.jsonl.rc) = 0 ] && [ ! -s s9.jsonl ]"
+# two task lines run together: the second is not dropped without a word
+{ head -1 tasks.jsonl | tr -d '\n'; tail -1 tasks.jsonl; } >glued_tasks.jsonl
+timeout 120 "$K" audit --batch glued_tasks.jsonl -o glued_run.jsonl --device cpu --jobs 1 >/dev/null 2>glued_run.err
+glued_rc=$?
+check "a task file with two tasks on a line is refused (exit $glued_rc)" \
+    sh -c "[ $glued_rc = 1 ] && [ ! -s glued_run.jsonl ]"
+check "and names its file and line ($(head -1 glued_run.err))" \
+    grep -q "glued_tasks.jsonl:1: more than one JSON value on the line" glued_run.err
 for bad in 0/2 3/2 2 a/b 1/0; do
     batch bad.jsonl --shard "$bad"
     check "--shard $bad: a usage error (exit $(cat bad.jsonl.rc))" [ "$(cat bad.jsonl.rc)" = 2 ]
@@ -90,6 +98,8 @@ printf '{"id":"t3","certificate":"PA' >>torn.jsonl
 refused "a torn last line" "torn.jsonl:2: the last line is incomplete" s1.jsonl torn.jsonl
 printf '{"id":"x","certificate":"PASS"}\n[1,2]\n' >notobj.jsonl
 refused "a line that is not an object" "notobj.jsonl:2: not a ledger line" notobj.jsonl
+printf '{"id":"x","certificate":"PASS"}{"id":"y","certificate":"FAIL"}\n' >glued.jsonl
+refused "two records run together on a line" "glued.jsonl:1: more than one JSON value on the line" glued.jsonl
 printf '{"certificate":"PASS"}\n' >noid.jsonl
 refused "a line without an id" "noid.jsonl:1: not a ledger line" noid.jsonl
 head -2 s1.jsonl >part.jsonl

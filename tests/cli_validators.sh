@@ -66,6 +66,8 @@ printf '%s\n' '{"id": "x", "label": "clean"}' >"$T/labels.jsonl"
 refused_gates "a label of an unknown record" "labels.jsonl:1: record 'x' is not in the ledger" "$P" --human "$T/labels.jsonl"
 printf '%s\n' '{"id": "t1s0", "task": "t1", "slot": 0, "certificate": "PASS"' >"$T/torn.jsonl"
 refused_gates "malformed JSON" "torn.jsonl:1: not a JSON object" "$T/torn.jsonl"
+{ grep -v '^#' "$P" | head -2 | tr -d '\n'; printf '\n'; } >"$T/glued.jsonl"
+refused_gates "two records run together on a line" "glued.jsonl:1: more than one JSON value on the line" "$T/glued.jsonl"
 if "$K" gates "$P" --k 2,x >"$T/gerr" 2>&1; then echo "FAIL: --k 2,x"; fails=$((fails + 1)); fi
 check "gates refused: --k" "$T/gerr" "--k takes up to 8 positive numbers"
 if "$K" gates "$P" --human "$H" --human "$H" >"$T/gerr" 2>&1; then echo "FAIL: --human twice"; fails=$((fails + 1)); fi
@@ -117,6 +119,16 @@ if "$K" validators "$V/ledger.jsonl" --labels "$T/badj.jsonl" >"$T/lerr3" 2>&1; 
     echo "FAIL: malformed JSON was accepted"; fails=$((fails + 1))
 fi
 check "refused: malformed JSON" "$T/lerr3" "badj.jsonl:2: not a JSON object"
+{ grep -v '^#' "$V/ledger.jsonl" | head -2 | tr -d '\n'; printf '\n'; } >"$T/vglued.jsonl"
+if "$K" validators "$T/vglued.jsonl" >"$T/lerr6" 2>&1; then
+    echo "FAIL: two ledger records on one line were accepted"; fails=$((fails + 1))
+fi
+check "refused: two records run together in the ledger" "$T/lerr6" "vglued.jsonl:1: more than one JSON value on the line"
+printf '{"stratum": "s", "N": 2}{"stratum": "t", "N": 2}\n' >"$T/lglued.jsonl"
+if "$K" validators "$V/ledger.jsonl" --labels "$T/lglued.jsonl" >"$T/lerr7" 2>&1; then
+    echo "FAIL: two labels lines run together were accepted"; fails=$((fails + 1))
+fi
+check "refused: two labels lines run together" "$T/lerr7" "lglued.jsonl:1: more than one JSON value on the line"
 if "$K" validators "$V/ledger.jsonl" --labels "$V/labels.jsonl" --replicates 0 >"$T/lerr4" 2>&1; then
     echo "FAIL: --replicates 0"; fails=$((fails + 1))
 fi

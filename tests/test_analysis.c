@@ -360,6 +360,39 @@ Test(implementation, weak_phase_work_is_left_out)
     }
 }
 
+/* "kaudit:weak" pushed by the candidate (inside its own call, or from a thread of its own, or
+   between phases before the runner's push) must not leave its later GEMM out of the evidence. */
+Test(implementation, weak_range_forged_by_the_candidate_is_not_the_weak_phase)
+{
+    for (int how = 0; how < 3; how++) {
+        struct scene s;
+        scene_init(&s);
+        clean_candidate(&s);
+        uint32_t tid = how == 1 ? PID + 1 : PID;
+        if (how != 0) { /* from its thread, or on the runner's between phases (a finalizer) */
+            nvtx(&s, KAT_NVTX_PUSH, tid, "kaudit:weak", T0 + 20 * MS);
+            nvtx(&s, KAT_NVTX_POP, tid, NULL, T0 + 20 * MS + 5);
+        }
+        nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:candidate", T0 + 21 * MS);
+        if (how == 0) { /* in its own call */
+            nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:weak", T0 + 21 * MS + 10);
+            nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 21 * MS + 20);
+        }
+        sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 21 * MS + 100, 1024);
+        nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 22 * MS);
+        if (how == 2) { /* the runner's own, after the audit's work */
+            nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:weak", T0 + 30 * MS);
+            nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 31 * MS);
+        }
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+        cr_expect_eq(IMPL(a), KA_FAIL, "case %d: implementation %s: %s", how, ka_verdict_name(IMPL(a)),
+                     a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+        cr_expect_eq(!!has_finding(a, "weak-phase-excluded"), how == 2, "case %d", how);
+        done(&s, a);
+    }
+}
+
 Test(implementation, small_vendor_call_is_below_threshold)
 {
     struct scene s;

@@ -91,6 +91,22 @@ Test(shard, slurm_range_with_a_step)
     cr_assert_eq(sh.count, 3);
 }
 
+/* A task run again alone (sbatch --array=3) is an array of one: the whole batch,
+   which is why docs/audit.md has a rerun give its --shard, and --shard wins. */
+Test(shard, slurm_rerun_of_one_task_is_an_array_of_one)
+{
+    struct audit_shard sh;
+    char err[512];
+    const char *const s[] = { "SLURM_ARRAY_TASK_ID=3", "SLURM_ARRAY_TASK_COUNT=1", "SLURM_ARRAY_TASK_MIN=3",
+                              "SLURM_ARRAY_TASK_MAX=3", "SLURM_ARRAY_TASK_STEP=1", NULL };
+    cr_assert_eq(slurm(&sh, err, s), 0, "%s", err);
+    cr_assert_eq(sh.index, 0);
+    cr_assert_eq(sh.count, 1);
+    cr_assert(audit_shard_has(&sh, 0) && audit_shard_has(&sh, 3) && audit_shard_has(&sh, 7));
+    cr_assert_eq(audit_shard_parse("4/8", &sh, err, sizeof err), 0, "%s", err);
+    cr_assert(audit_shard_has(&sh, 3) && !audit_shard_has(&sh, 0) && audit_shard_has(&sh, 11));
+}
+
 Test(shard, slurm_arrays_with_gaps_are_refused)
 {
     struct audit_shard sh;

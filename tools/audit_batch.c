@@ -32,6 +32,7 @@
 #include "audit_shard.h"
 #include "safe_file.h"
 #include "cli.h"
+#include "ledger.h"
 
 /* A pair that ran out of GPU memory while other audits shared the GPU is
  * run again, alone, once the others are done: its first attempt says more
@@ -108,7 +109,13 @@ static int read_pairs(const char *file, struct pair **out, size_t *n_out)
             s++;
         if (*s == '\n' || *s == '#' || *s == '\0')
             continue;
-        cJSON *o = cJSON_Parse(s);
+        int trailing;
+        cJSON *o = kvs_json_line(s, &trailing);
+        if (trailing) {
+            cli_error("%s:%u: more than one JSON value on the line (two tasks run together?)", file, lineno);
+            bad = 1;
+            continue;
+        }
         if (!cJSON_IsObject(o)) {
             cli_error("%s:%u: not a JSON object", file, lineno);
             cJSON_Delete(o);

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "ledger.h"
+#include "report_text.h"
 #include "selection.h"
 #include "validator_stats.h"
 
@@ -49,55 +50,10 @@ struct gate_row {
     size_t *chosen;
 };
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void md_string(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '\n')
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-}
-
-static void json_num(FILE *f, double x)
-{
-    if (isnan(x))
-        fputs("null", f);
-    else
-        fprintf(f, "%.17g", x);
-}
-
 static void json_rate(FILE *f, const char *key, uint64_t a, uint64_t b)
 {
     fprintf(f, "\"%s\": {\"count\": %llu, \"of\": %llu, \"rate\": ", key, (unsigned long long)a, (unsigned long long)b);
-    json_num(f, kvs_rate(a, b));
+    report_json_number(f, kvs_rate(a, b));
     fputc('}', f);
 }
 
@@ -181,7 +137,7 @@ static void print_md(FILE *f, const struct kvs_pool *p, const struct gate_row *g
             T, p->n_slots, nv, T);
     if (human) {
         fputs("labels of ", f);
-        md_string(f, human);
+        report_md_string(f, human);
         fputs(", a range where shipped candidates have no label (identification bounds: the unknown ones all "
               "clean, then all unsafe; not confidence intervals).\n\n",
               f);
@@ -196,7 +152,7 @@ static void print_md(FILE *f, const struct kvs_pool *p, const struct gate_row *g
         for (size_t v = 0; v < nv; v++) {
             const struct kvs_gate_result *first = &g[2 * v].r, *fast = &g[2 * v + 1].r;
             fputs("| ", f);
-            md_string(f, l->validators[v]);
+            report_md_string(f, l->validators[v]);
             fputs(" | ", f);
             md_share(f, first->unsafe, T);
             fputs(" | ", f);
@@ -239,7 +195,7 @@ static void print_md(FILE *f, const struct kvs_pool *p, const struct gate_row *g
               f);
         for (size_t v = 0; v < nv; v++) {
             fputs("| ", f);
-            md_string(f, l->validators[v]);
+            report_md_string(f, l->validators[v]);
             fprintf(f, " | %.3f | %.3f |\n", gr[v][0], gr[v][1]);
         }
         fprintf(f, "| mean over %zu | %.3f (range %.3f to %.3f) | %.3f (range %.3f to %.3f) |\n", nv, c->g_mean,
@@ -253,7 +209,7 @@ static void print_md(FILE *f, const struct kvs_pool *p, const struct gate_row *g
         fputs("| weak validator | S0 SafeFast | S0-fast SafeFast |\n| --- | ---: | ---: |\n", f);
         for (size_t v = 0; v < nv; v++) {
             fputs("| ", f);
-            md_string(f, l->validators[v]);
+            report_md_string(f, l->validators[v]);
             fputs(" | ", f);
             md_safefast(f, &g[2 * v].r, n_k);
             fputs(" | ", f);
@@ -283,11 +239,11 @@ static void print_md(FILE *f, const struct kvs_pool *p, const struct gate_row *g
             any = 1;
             fprintf(f, "| %s | ", g[i].name);
             if (g[i].gate.eligibility == KVS_ELIGIBLE_WEAK)
-                md_string(f, l->validators[g[i].gate.validator]);
+                report_md_string(f, l->validators[g[i].gate.validator]);
             fputs(" | ", f);
-            md_string(f, p->tasks[t]);
+            report_md_string(f, p->tasks[t]);
             fprintf(f, " | %lld | ", p->slots[s].slot);
-            md_string(f, l->records[p->slots[s].record].id);
+            report_md_string(f, l->records[p->slots[s].record].id);
             fputs(" |\n", f);
         }
 }
@@ -306,7 +262,7 @@ static void print_csv(FILE *f, const struct kvs_pool *p, const struct gate_row *
         const struct kvs_gate_result *r = &g[i].r;
         fprintf(f, "%s,", g[i].name);
         if (g[i].gate.eligibility == KVS_ELIGIBLE_WEAK)
-            csv_string(f, l->validators[g[i].gate.validator]);
+            report_csv_string(f, l->validators[g[i].gate.validator]);
         fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)r->tasks,
                 (unsigned long long)r->slots, (unsigned long long)r->eligible, (unsigned long long)r->undecided,
                 (unsigned long long)r->shipped, (unsigned long long)r->by_speedup, (unsigned long long)r->by_fallback,
@@ -324,7 +280,7 @@ static void print_csv(FILE *f, const struct kvs_pool *p, const struct gate_row *
         return;
     fputs("\nvalidator,G_pp,R_pp\n", f);
     for (size_t v = 0; v < l->n_validators; v++) {
-        csv_string(f, l->validators[v]);
+        report_csv_string(f, l->validators[v]);
         fprintf(f, ",%.6f,%.6f\n", gr[v][0], gr[v][1]);
     }
     fprintf(f, "mean,%.6f,%.6f\n", c->g_mean, c->r_mean);
@@ -338,12 +294,12 @@ static void print_json(FILE *f, const struct kvs_pool *p, const struct gate_row 
             p->n_slots, p->labelled ? "true" : "false");
     for (size_t j = 0; j < n_k; j++) {
         fputs(j ? ", " : "", f);
-        json_num(f, k[j]);
+        report_json_number(f, k[j]);
     }
     fputs("],\n  \"task_names\": [", f);
     for (size_t t = 0; t < p->n_tasks; t++) {
         fputs(t ? ", " : "", f);
-        json_string(f, p->tasks[t]);
+        report_json_string(f, p->tasks[t]);
     }
     fputs("],\n  \"gates\": [", f);
     static const char *const eligibility[] = { "weak", "audit", "axes" };
@@ -351,7 +307,7 @@ static void print_json(FILE *f, const struct kvs_pool *p, const struct gate_row 
         const struct kvs_gate_result *r = &g[i].r;
         fprintf(f, "%s\n    {\"gate\": \"%s\", \"validator\": ", i ? "," : "", g[i].name);
         if (g[i].gate.eligibility == KVS_ELIGIBLE_WEAK)
-            json_string(f, l->validators[g[i].gate.validator]);
+            report_json_string(f, l->validators[g[i].gate.validator]);
         else
             fputs("null", f);
         fprintf(f, ", \"eligibility\": \"%s\", \"order\": \"%s\", \"eligible_slots\": %llu, \"undecided_slots\": %llu, ",
@@ -374,14 +330,14 @@ static void print_json(FILE *f, const struct kvs_pool *p, const struct gate_row 
                     (unsigned long long)r->human_unsafe, (unsigned long long)r->human_clean,
                     (unsigned long long)r->human_unknown);
             kvs_human_bounds(r, r->tasks, &lo, &hi);
-            json_num(f, lo);
+            report_json_number(f, lo);
             fputs(", ", f);
-            json_num(f, hi);
+            report_json_number(f, hi);
             fputs("], \"unsafe_shipped\": [", f);
             kvs_human_bounds(r, r->shipped, &lo, &hi);
-            json_num(f, lo);
+            report_json_number(f, lo);
             fputs(", ", f);
-            json_num(f, hi);
+            report_json_number(f, hi);
             fputs("]}", f);
         } else {
             fputs("null", f);
@@ -390,7 +346,7 @@ static void print_json(FILE *f, const struct kvs_pool *p, const struct gate_row 
         for (size_t j = 0; j < n_k; j++) {
             fputs(j ? ", " : "", f);
             fputs("{\"k\": ", f);
-            json_num(f, k[j]);
+            report_json_number(f, k[j]);
             fputs(", ", f);
             json_rate(f, "tasks", r->safefast[j], r->tasks);
             fputc('}', f);
@@ -404,7 +360,7 @@ static void print_json(FILE *f, const struct kvs_pool *p, const struct gate_row 
                 continue;
             }
             fprintf(f, "{\"slot\": %lld, \"id\": ", p->slots[s].slot);
-            json_string(f, l->records[p->slots[s].record].id);
+            report_json_string(f, l->records[p->slots[s].record].id);
             fputc('}', f);
         }
         fputs("]}", f);
@@ -418,25 +374,25 @@ static void print_json(FILE *f, const struct kvs_pool *p, const struct gate_row 
     for (size_t v = 0; v < l->n_validators; v++) {
         fputs(v ? ", " : "", f);
         fputs("{\"validator\": ", f);
-        json_string(f, l->validators[v]);
+        report_json_string(f, l->validators[v]);
         fputs(", \"g_pp\": ", f);
-        json_num(f, gr[v][0]);
+        report_json_number(f, gr[v][0]);
         fputs(", \"r_pp\": ", f);
-        json_num(f, gr[v][1]);
+        report_json_number(f, gr[v][1]);
         fputc('}', f);
     }
     fputs("], \"g_mean\": ", f);
-    json_num(f, c->g_mean);
+    report_json_number(f, c->g_mean);
     fputs(", \"g_min\": ", f);
-    json_num(f, c->g_min);
+    report_json_number(f, c->g_min);
     fputs(", \"g_max\": ", f);
-    json_num(f, c->g_max);
+    report_json_number(f, c->g_max);
     fputs(", \"r_mean\": ", f);
-    json_num(f, c->r_mean);
+    report_json_number(f, c->r_mean);
     fputs(", \"r_min\": ", f);
-    json_num(f, c->r_min);
+    report_json_number(f, c->r_min);
     fputs(", \"r_max\": ", f);
-    json_num(f, c->r_max);
+    report_json_number(f, c->r_max);
     fputs("}\n}\n", f);
 }
 

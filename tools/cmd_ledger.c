@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "ledger.h"
 #include "u64map.h"
 
 static const char ledger_usage[] =
@@ -135,8 +136,14 @@ static int read_lines(struct table *t, const char *file, int is_tasks, int *refu
             bad++, ++*refusals;
             continue;
         }
-        cJSON *o = cJSON_Parse(line);
+        int trailing;
+        cJSON *o = kvs_json_line(line, &trailing);
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+        if (trailing) {
+            cli_error("%s:%u: more than one JSON value on the line (two records run together?)", file, lineno);
+            bad++, ++*refusals;
+            continue;
+        }
         if (!cJSON_IsObject(o) || !cJSON_IsString(id) || !id->valuestring[0]) {
             cli_error("%s:%u: not a %s line (a JSON object with a string id)", file, lineno,
                       is_tasks ? "task" : "ledger");

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "ledger.h"
 #include "plots.h"
+#include "report_text.h"
 #include "validator_stats.h"
 #include "validators_labels.h"
 
@@ -75,52 +76,14 @@ static void json_rate(FILE *f, const char *key, uint64_t a, uint64_t b)
         fprintf(f, "%.17g}", r);
 }
 
-/* Names come from the ledger: JSON-escaped, and quoted for CSV. */
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
-static void csv_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
-static void md_string(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '\n')
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-}
-
 static void cell_row(const struct out *o, const char *validator, const char *corpus, const struct kvs_cell *c, int first)
 {
     FILE *f = o->f;
     if (!strcmp(o->format, "json")) {
         fprintf(f, "%s\n    {\"validator\": ", first ? "" : ",");
-        json_string(f, validator);
+        report_json_string(f, validator);
         fputs(", \"corpus\": ", f);
-        json_string(f, corpus);
+        report_json_string(f, corpus);
         fprintf(f, ", \"records\": %llu, ", (unsigned long long)c->records);
         json_rate(f, "decidability", c->decided, c->records);
         fputs(", ", f);
@@ -143,9 +106,9 @@ static void cell_row(const struct out *o, const char *validator, const char *cor
         return;
     }
     if (!strcmp(o->format, "csv")) {
-        csv_string(f, validator);
+        report_csv_string(f, validator);
         fputc(',', f);
-        csv_string(f, corpus);
+        report_csv_string(f, corpus);
         fprintf(f, ",%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", (unsigned long long)c->records,
                 (unsigned long long)c->decided, (unsigned long long)c->accepted_fail,
                 (unsigned long long)c->accepted_decided, (unsigned long long)c->accepted_inconcl,
@@ -156,9 +119,9 @@ static void cell_row(const struct out *o, const char *validator, const char *cor
         return;
     }
     fputs("| ", f);
-    md_string(f, validator);
+    report_md_string(f, validator);
     fputs(" | ", f);
-    md_string(f, corpus);
+    report_md_string(f, corpus);
     fprintf(f, " | %llu | ", (unsigned long long)c->records);
     fraction(f, c->decided, c->records);
     fputs(" | ", f);
@@ -228,9 +191,9 @@ static void print_pairs(const struct out *o, const struct kvs_ledger *l, const s
         fputs("  \"pairs\": [", f);
         for (size_t i = 0; i < n; i++) {
             fprintf(f, "%s\n    {\"first\": ", i ? "," : "");
-            json_string(f, l->validators[p[i].first]);
+            report_json_string(f, l->validators[p[i].first]);
             fputs(", \"second\": ", f);
-            json_string(f, l->validators[p[i].second]);
+            report_json_string(f, l->validators[p[i].second]);
             fprintf(f, ", \"fail_records\": %llu, \"b\": %llu, \"c\": %llu, \"p_exact\": %.17g, \"p_holm\": %.17g}",
                     (unsigned long long)p[i].records, (unsigned long long)p[i].b, (unsigned long long)p[i].c, p[i].p,
                     p[i].p_holm);
@@ -241,9 +204,9 @@ static void print_pairs(const struct out *o, const struct kvs_ledger *l, const s
     if (!strcmp(o->format, "csv")) {
         fputs("\nfirst,second,fail_records,b,c,p_exact,p_holm\n", f);
         for (size_t i = 0; i < n; i++) {
-            csv_string(f, l->validators[p[i].first]);
+            report_csv_string(f, l->validators[p[i].first]);
             fputc(',', f);
-            csv_string(f, l->validators[p[i].second]);
+            report_csv_string(f, l->validators[p[i].second]);
             fprintf(f, ",%llu,%llu,%llu,%.3e,%.3e\n", (unsigned long long)p[i].records, (unsigned long long)p[i].b,
                     (unsigned long long)p[i].c, p[i].p, p[i].p_holm);
         }
@@ -257,9 +220,9 @@ static void print_pairs(const struct out *o, const struct kvs_ledger *l, const s
           f);
     for (size_t i = 0; i < n; i++) {
         fputs("| ", f);
-        md_string(f, l->validators[p[i].first]);
+        report_md_string(f, l->validators[p[i].first]);
         fputs(" | ", f);
-        md_string(f, l->validators[p[i].second]);
+        report_md_string(f, l->validators[p[i].second]);
         fprintf(f, " | %llu | %llu | %llu | %.2e | %.2e |\n", (unsigned long long)p[i].records,
                 (unsigned long long)p[i].b, (unsigned long long)p[i].c, p[i].p, p[i].p_holm);
     }

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_text.h"
+
 static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t n, const char *fmt, ...)
 {
@@ -88,36 +90,15 @@ static const char *const validity_titles[KVL_VALIDITY] = { "sensitivity", "speci
 static const char *const fa_titles[KVL_FA] = { "decided", "all accepted, unknowns clean",
                                                "all accepted, unknowns defective" };
 
-static void json_number(FILE *f, double v)
-{
-    if (isnan(v))
-        fputs("null", f);
-    else
-        fprintf(f, "%.17g", v);
-}
-
 static void json_estimate(FILE *f, const struct kvl_estimate *e)
 {
     fputs("{\"estimate\": ", f);
-    json_number(f, e->estimate);
+    report_json_number(f, e->estimate);
     fputs(", \"interval\": [", f);
-    json_number(f, e->low);
+    report_json_number(f, e->low);
     fputs(", ", f);
-    json_number(f, e->high);
+    report_json_number(f, e->high);
     fprintf(f, "], \"replicates_defined\": %u}", e->defined);
-}
-
-static void json_name(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", (unsigned char)*s);
-        else
-            fputc(*s, f);
-    fputc('"', f);
 }
 
 /* Proportions as 0.964, shares (unknowns, INCONCL defect) as 3.9%, like Table 8. */
@@ -149,12 +130,6 @@ static void csv_values(FILE *f, const struct kvl_estimate *e)
     fprintf(f, ",%u\n", e->defined);
 }
 
-static void md_name(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        fputs(*s == '|' ? "\\|" : *s == '\n' ? " " : (char[2]){ *s, 0 }, f);
-}
-
 void validators_labels_print(FILE *f, const char *format, const struct validators_labels *o)
 {
     const struct kvl_design *d = &o->design;
@@ -164,7 +139,7 @@ void validators_labels_print(FILE *f, const char *format, const struct validator
         population += d->strata[h].N;
     if (!strcmp(format, "json")) {
         fputs("  \"labels\": {\"file\": ", f);
-        json_name(f, o->path);
+        report_json_string(f, o->path);
         fprintf(f, ", \"units\": %zu, \"strata\": %zu, \"population\": %llu, \"replicates\": %u, \"seed\": %lu, "
                    "\"fa_seed\": %lu,\n    \"sample_cells\": {",
                 d->n_units, d->n_strata, (unsigned long long)population, o->replicates, o->seed, o->fa_seed);
@@ -180,7 +155,7 @@ void validators_labels_print(FILE *f, const char *format, const struct validator
         fputs("\n    },\n    \"false_accepts\": [", f);
         for (size_t v = 0; v < d->n_validators; v++) {
             fprintf(f, "%s\n      {\"validator\": ", v ? "," : "");
-            json_name(f, d->validators[v]);
+            report_json_string(f, d->validators[v]);
             for (int m = 0; m < KVL_FA; m++) {
                 fprintf(f, ", \"%s\": ", kvl_fa_names[m]);
                 json_estimate(f, &o->fa[v][m]);
@@ -236,7 +211,7 @@ void validators_labels_print(FILE *f, const char *format, const struct validator
     fputs("\n| --- | ---: | --- | ---: | --- | ---: | --- |\n", f);
     for (size_t v = 0; v < d->n_validators; v++) {
         fputs("| ", f);
-        md_name(f, d->validators[v]);
+        report_md_string(f, d->validators[v]);
         for (int m = 0; m < KVL_FA; m++) {
             fputs(" | ", f);
             md_estimate(f, &o->fa[v][m], 1);

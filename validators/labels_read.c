@@ -357,8 +357,11 @@ int kvl_read(struct kvl_design *d, const char *path, const struct kvs_ledger *le
             s++;
         if (*s == '\n' || *s == '\r' || *s == '#')
             continue;
-        cJSON *o = cJSON_Parse(s);
-        if (!cJSON_IsObject(o))
+        int trailing;
+        cJSON *o = kvs_json_line(s, &trailing);
+        if (trailing)
+            rc = fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
+        else if (!cJSON_IsObject(o))
             rc = fail(err, errlen, "%s: not a JSON object", where);
         else if (cJSON_GetObjectItemCaseSensitive(o, "id"))
             rc = unit_line(d, o, lineno, where, ledger, err, errlen);

@@ -121,6 +121,19 @@ static int set_decision(struct kvs_ledger *l, size_t r, const char *validator, i
     return 0;
 }
 
+cJSON *kvs_json_line(const char *s, int *trailing)
+{
+    const char *end = NULL;
+    cJSON *o = cJSON_ParseWithOpts(s, &end, 0);
+    *trailing = 0;
+    if (o && end && end[strspn(end, " \t\r\n")]) {
+        cJSON_Delete(o);
+        *trailing = 1;
+        return NULL;
+    }
+    return o;
+}
+
 /* The lines of a JSONL file, each parsed; each(obj, where) may refuse one. */
 static int each_line(const char *path, int (*each)(struct kvs_ledger *, const cJSON *, const char *, char *, size_t),
                      struct kvs_ledger *l, char *err, size_t errlen)
@@ -146,8 +159,11 @@ static int each_line(const char *path, int (*each)(struct kvs_ledger *, const cJ
             s++;
         if (*s == '\n' || *s == '\r' || *s == '#')
             continue;
-        cJSON *o = cJSON_Parse(s);
-        if (!cJSON_IsObject(o))
+        int trailing;
+        cJSON *o = kvs_json_line(s, &trailing);
+        if (trailing)
+            rc = fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
+        else if (!cJSON_IsObject(o))
             rc = fail(err, errlen, "%s: not a JSON object", where);
         else
             rc = each(l, o, where, err, errlen);

@@ -47,6 +47,12 @@ int kvs_ledger_read(struct kvs_ledger *l, const char *path, char *err, size_t er
 int kvs_decisions_read(struct kvs_ledger *l, const char *path, char *err, size_t errlen);
 void kvs_ledger_free(struct kvs_ledger *l);
 
+/* One JSONL line s parsed as one JSON value, or NULL.  Only whitespace may
+ * follow the value (cJSON_Parse stops at its end and ignores the rest: two
+ * records run together on one line would read as the first alone); when
+ * something else does, NULL with *trailing set. */
+struct cJSON *kvs_json_line(const char *s, int *trailing);
+
 /* One validator on the records of one corpus (or all: corpus SIZE_MAX). */
 struct kvs_cell {
     uint64_t records;           /* with a decision of this validator */

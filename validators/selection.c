@@ -67,8 +67,11 @@ static int each_object(const char *path, int (*each)(void *, const cJSON *, cons
             s++;
         if (*s == '\n' || *s == '\r' || *s == '#')
             continue;
-        cJSON *o = cJSON_Parse(s);
-        if (!cJSON_IsObject(o))
+        int trailing;
+        cJSON *o = kvs_json_line(s, &trailing);
+        if (trailing)
+            rc = fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
+        else if (!cJSON_IsObject(o))
             rc = fail(err, errlen, "%s: not a JSON object", where);
         else
             rc = each(ctx, o, where, lineno, err, errlen);
