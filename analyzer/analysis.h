@@ -186,6 +186,14 @@ struct ka_options {
     /* From `kaudit audit`: the causal probe, or NULL (not run). */
     const struct ka_probe_evidence *probe;
     /*
+     * From `kaudit audit --weak-surfaces` with a surface to run: the runner's
+     * "kaudit:weak" range then marks the weak surfaces' phase, whose work is
+     * left out.  Anywhere else (`kaudit analyze` of any session, an audit
+     * without surfaces) there is no such phase, and a range of that name is
+     * the program's: honoured, it would hide every later kernel.
+     */
+    int weak_phase_expected;
+    /*
      * When set, the traces are not judged: the implementation and
      * measurement axes are UNSUPPORTED with this reason (`kaudit audit
      * --device cpu`: no GPU work to attribute or to time).

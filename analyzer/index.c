@@ -321,8 +321,10 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
                    call, at import, from a thread it started): it would leave the audit's
                    own later work out of the evidence, so it is not the weak phase; of the
                    pushes that qualify the last is the runner's (a finalizer of the
-                   candidate's running between phases comes before it). */
-                if (!python && nv->kind == KAT_NVTX_PUSH &&
+                   candidate's running between phases comes before it).  And only where an
+                   audit ran weak surfaces (weak_phase_expected): elsewhere the range is a
+                   program's. */
+                if (run->opt->weak_phase_expected && !python && nv->kind == KAT_NVTX_PUSH &&
                     !strcmp(kat_trace_string(t, nv->message_string), "kaudit:weak")) {
                     int in_phase = 0, runner_thread = 0;
                     for (size_t i = 0; i < n_open; i++)

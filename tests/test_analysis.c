@@ -329,9 +329,16 @@ Test(implementation, same_call_in_reference_phase_does_not_convict)
 
 /* The weak surfaces run after the audit's work inside "kaudit:weak" (runner/kaudit_weak.py):
    their calls, the candidate's included, are left out; the same call before it convicts. */
+/* case 0: no weak range; 1: the runner's range in an audit with weak surfaces
+ * (left out); 2: the same range where no weak phase is expected (`kaudit
+ * analyze` of any session, an audit without surfaces): a program's range,
+ * which must hide nothing. */
 Test(implementation, weak_phase_work_is_left_out)
 {
-    for (int in_weak = 0; in_weak < 2; in_weak++) {
+    for (int in_weak = 0; in_weak < 3; in_weak++) {
+        struct ka_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.weak_phase_expected = in_weak == 1;
         struct scene s;
         scene_init(&s);
         clean_candidate(&s);
@@ -344,15 +351,16 @@ Test(implementation, weak_phase_work_is_left_out)
         nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS);
         nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS + 10);
         finish(&s, 1);
-        struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
-        if (in_weak) {
+        struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+        if (in_weak == 1) {
             cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
                          a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
             cr_expect(has_finding(a, "weak-phase-excluded"));
             cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 0);
             cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);   /* the audit's own */
         } else {
-            cr_expect_eq(IMPL(a), KA_FAIL, "without the weak range the GEMM is the candidate's evidence");
+            cr_expect_eq(IMPL(a), KA_FAIL, "without a weak phase (case %d) the GEMM is the candidate's evidence",
+                         in_weak);
             cr_expect(!has_finding(a, "weak-phase-excluded"));
             cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 2);
         }
@@ -385,7 +393,10 @@ Test(implementation, weak_range_forged_by_the_candidate_is_not_the_weak_phase)
             nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 31 * MS);
         }
         finish(&s, 1);
-        struct ka_analysis *a = analyze(&s, gemm_contract, NULL);
+        struct ka_options opt;   /* an audit with weak surfaces: the runner's range is expected */
+        memset(&opt, 0, sizeof opt);
+        opt.weak_phase_expected = 1;
+        struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
         cr_expect_eq(IMPL(a), KA_FAIL, "case %d: implementation %s: %s", how, ka_verdict_name(IMPL(a)),
                      a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
         cr_expect_eq(!!has_finding(a, "weak-phase-excluded"), how == 2, "case %d", how);

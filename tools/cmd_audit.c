@@ -495,6 +495,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     struct audit_probe probe;
     audit_probe_read(p.runner_dir, probe_planned, &probe);
     opt.probe = probe.planned ? &probe.ev : NULL;
+    opt.weak_phase_expected = a->weak_mask != 0;
     if (strcmp(a->device, "cpu") == 0)
         opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
     /* The worker and all it left have ended: the session must match the seal
