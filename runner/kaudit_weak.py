@@ -429,7 +429,16 @@ class Surfaces:
 STREAM_RATIO = 1.5
 # The shared trials kept between surfaces (recomputed beyond); the
 # environment can lower it (tests: 0 keeps none, as large inputs do on a GPU).
-TRIAL_CACHE_BYTES = int(os.environ.get("KAUDIT_WEAK_TRIAL_CACHE_BYTES", 1 << 30))
+def _trial_cache_bytes(default=1 << 30):
+    # a value that is not a whole number keeps the default: this module is
+    # imported by every audit, with or without weak surfaces
+    try:
+        return max(0, int(os.environ.get("KAUDIT_WEAK_TRIAL_CACHE_BYTES", default)))
+    except ValueError:
+        return default
+
+
+TRIAL_CACHE_BYTES = _trial_cache_bytes()
 STREAM_MIN_GAP_MS = 0.05
 
 

@@ -60,6 +60,14 @@ for name, tol, n in (("KernelBench", "0.0001", 5), ("KernelGYM", "0.01", 5), ("C
     assert d["decision"] == "ACCEPT", (name, d)
     assert d["reason"].startswith("%d of %d trials within atol=rtol=%s" % (n, n, tol)), (name, d)
 ' "$T/nocache" || fail "trials not kept between surfaces: a seed-42 surface did not accept the honest candidate"
+# a malformed cache size is ignored (the module is imported by every audit)
+KAUDIT_WEAK_TRIAL_CACHE_BYTES=1G "$K" audit --reference "$A/tasks/gelu.py" --candidate "$A/weak/gelu_erf.py" \
+    --device cpu --weak-surfaces KernelBench -d "$T/badcache" --quiet >/dev/null 2>&1
+"$PY" -c '
+import json, sys
+ws = json.load(open(sys.argv[1] + "/record.json"))["weak_surfaces"]
+assert ws["KernelBench"]["decision"] == "ACCEPT", ws
+' "$T/badcache" || fail "KAUDIT_WEAK_TRIAL_CACHE_BYTES=1G broke the audit"
 "$K" audit --reference "$A/tasks/gelu.py" --candidate "$A/weak/gelu_erf.py" --device cpu \
     -d "$T/none" --quiet >/dev/null 2>&1
 "$PY" -c '
