@@ -137,4 +137,8 @@ if "$K" validators "$V/ledger.jsonl" --labels "$V/labels.jsonl" --seed x >"$T/le
     echo "FAIL: --seed x"; fails=$((fails + 1))
 fi
 check "refused: seed" "$T/lerr5" "--seed takes an integer"
+if "$K" validators "$V/ledger.jsonl" --replicates 10 >"$T/lerr6" 2>&1; then
+    echo "FAIL: --replicates without --labels"; fails=$((fails + 1))
+fi
+check "refused: --replicates without --labels" "$T/lerr6" "--replicates goes with --labels"
 [ "$fails" -eq 0 ]

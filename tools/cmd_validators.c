@@ -284,6 +284,10 @@ int cmd_validators(int argc, char **argv)
         free(decisions);
         return cli_usage_error(validators_usage, "validators takes one ledger");
     }
+    if (labels.tuned && !labels.path) {
+        free(decisions);
+        return cli_usage_error(validators_usage, "%s goes with --labels (it tunes the labels' intervals)", labels.tuned);
+    }
     struct kvs_ledger l = { 0 };
     char err[8192];
     int rc = kvs_ledger_read(&l, argv[optind], err, sizeof err);

@@ -52,11 +52,15 @@ int validators_labels_option(struct validators_labels *o, int opt, const char *a
             return fail(err, errlen, "%s takes an integer in [0, 2^32), not '%s'",
                         opt == VL_OPT_SEED ? "--seed" : "--fa-seed", arg);
         *(opt == VL_OPT_SEED ? &o->seed : &o->fa_seed) = v;
+        if (!o->tuned)
+            o->tuned = opt == VL_OPT_SEED ? "--seed" : "--fa-seed";
         return 0;
     case VL_OPT_REPLICATES:
         if (number(arg, 1000000UL, &v) != 0 || v < 1)
             return fail(err, errlen, "--replicates takes an integer in [1, 10^6], not '%s'", arg);
         o->replicates = (unsigned)v;
+        if (!o->tuned)
+            o->tuned = "--replicates";
         return 0;
     }
     return fail(err, errlen, "unknown option");

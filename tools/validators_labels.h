@@ -24,6 +24,7 @@ struct validators_labels {
     const char *path;
     unsigned replicates;
     unsigned long seed, fa_seed;
+    const char *tuned;          /* the first of --seed, --fa-seed, --replicates given: they need --labels */
     struct kvl_design design;
     struct kvl_estimate validity[KVL_VALIDITY];
     struct kvl_estimate (*fa)[KVL_FA];  /* per validator of the design */
