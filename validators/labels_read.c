@@ -333,49 +333,29 @@ static int check_design(struct kvl_design *d, char *err, size_t errlen)
     return 0;
 }
 
+struct labels_reader {
+    struct kvl_design *d;
+    const struct kvs_ledger *ledger;
+};
+
+/* A unit ({"id", ...}) or a stratum ({"stratum", "N", ...}). */
+static int labels_line(void *ctx, const cJSON *o, const char *where, unsigned lineno, char *err, size_t errlen)
+{
+    struct labels_reader *r = ctx;
+    if (cJSON_GetObjectItemCaseSensitive(o, "id"))
+        return unit_line(r->d, o, lineno, where, r->ledger, err, errlen);
+    if (cJSON_GetObjectItemCaseSensitive(o, "N") || cJSON_GetObjectItemCaseSensitive(o, "stratum"))
+        return stratum_line(r->d, o, lineno, where, err, errlen);
+    return fail(err, errlen, "%s: neither a unit ({\"id\", \"stratum\", \"label\"}) nor a stratum ({\"stratum\", "
+                             "\"N\"})", where);
+}
+
 int kvl_read(struct kvl_design *d, const char *path, const struct kvs_ledger *ledger, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
     d->path = path;
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return fail(err, errlen, "%s: %s", path, strerror(errno));
-    char *line = NULL, where[4200];
-    size_t cap = 0;
-    ssize_t len;
-    unsigned lineno = 0;
-    int rc = 0;
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        snprintf(where, sizeof where, "%s:%u", path, lineno);
-        if (len == 0 || line[len - 1] != '\n') {
-            rc = fail(err, errlen, "%s: the last line is incomplete (no newline)", where);
-            break;
-        }
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (*s == '\n' || *s == '\r' || *s == '#')
-            continue;
-        int trailing;
-        cJSON *o = kvs_json_line(s, &trailing);
-        if (trailing)
-            rc = fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
-        else if (!cJSON_IsObject(o))
-            rc = fail(err, errlen, "%s: not a JSON object", where);
-        else if (cJSON_GetObjectItemCaseSensitive(o, "id"))
-            rc = unit_line(d, o, lineno, where, ledger, err, errlen);
-        else if (cJSON_GetObjectItemCaseSensitive(o, "N") || cJSON_GetObjectItemCaseSensitive(o, "stratum"))
-            rc = stratum_line(d, o, lineno, where, err, errlen);
-        else
-            rc = fail(err, errlen, "%s: neither a unit ({\"id\", \"stratum\", \"label\"}) nor a stratum ({\"stratum\", "
-                                   "\"N\"})", where);
-        cJSON_Delete(o);
-    }
-    free(line);
-    if (rc == 0 && ferror(f))
-        rc = fail(err, errlen, "%s: read error", path);
-    fclose(f);
+    struct labels_reader r = { d, ledger };
+    int rc = kvs_jsonl_each(path, "", labels_line, &r, err, errlen);
     if (rc == 0)
         rc = check_design(d, err, errlen);
     return rc;

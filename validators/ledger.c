@@ -134,9 +134,9 @@ cJSON *kvs_json_line(const char *s, int *trailing)
     return o;
 }
 
-/* The lines of a JSONL file, each parsed; each(obj, where) may refuse one. */
-static int each_line(const char *path, int (*each)(struct kvs_ledger *, const cJSON *, const char *, char *, size_t),
-                     struct kvs_ledger *l, char *err, size_t errlen)
+int kvs_jsonl_each(const char *path, const char *incomplete_hint,
+                   int (*each)(void *, const cJSON *, const char *, unsigned, char *, size_t), void *ctx,
+                   char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
     if (!f)
@@ -150,8 +150,7 @@ static int each_line(const char *path, int (*each)(struct kvs_ledger *, const cJ
         lineno++;
         snprintf(where, sizeof where, "%s:%u", path, lineno);
         if (len == 0 || line[len - 1] != '\n') {
-            rc = fail(err, errlen, "%s: the last line is incomplete (no newline): a batch still writing, or killed "
-                                   "mid-line; finish or rerun it first", where);
+            rc = fail(err, errlen, "%s: the last line is incomplete (no newline)%s", where, incomplete_hint);
             break;
         }
         char *s = line;
@@ -166,7 +165,7 @@ static int each_line(const char *path, int (*each)(struct kvs_ledger *, const cJ
         else if (!cJSON_IsObject(o))
             rc = fail(err, errlen, "%s: not a JSON object", where);
         else
-            rc = each(l, o, where, err, errlen);
+            rc = each(ctx, o, where, lineno, err, errlen);
         cJSON_Delete(o);
     }
     free(line);
@@ -176,8 +175,13 @@ static int each_line(const char *path, int (*each)(struct kvs_ledger *, const cJ
     return rc;
 }
 
-static int ledger_line(struct kvs_ledger *l, const cJSON *o, const char *where, char *err, size_t errlen)
+/* What a ledger's incomplete last line means. */
+static const char ledger_incomplete[] = ": a batch still writing, or killed mid-line; finish or rerun it first";
+
+static int ledger_line(void *ctx, const cJSON *o, const char *where, unsigned lineno, char *err, size_t errlen)
 {
+    struct kvs_ledger *l = ctx;
+    (void)lineno;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *cert = cJSON_GetObjectItemCaseSensitive(o, "certificate");
     const cJSON *corpus = cJSON_GetObjectItemCaseSensitive(o, "corpus");
     if (!cJSON_IsString(id) || !id->valuestring[0])
@@ -251,8 +255,10 @@ static int ledger_line(struct kvs_ledger *l, const cJSON *o, const char *where, 
     return 0;
 }
 
-static int decision_line(struct kvs_ledger *l, const cJSON *o, const char *where, char *err, size_t errlen)
+static int decision_line(void *ctx, const cJSON *o, const char *where, unsigned lineno, char *err, size_t errlen)
 {
+    struct kvs_ledger *l = ctx;
+    (void)lineno;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *v = cJSON_GetObjectItemCaseSensitive(o, "validator");
     int d = parse_decision(cJSON_GetObjectItemCaseSensitive(o, "decision"));
     if (!cJSON_IsString(id) || !cJSON_IsString(v) || !v->valuestring[0] || d < 0)
@@ -265,12 +271,12 @@ static int decision_line(struct kvs_ledger *l, const cJSON *o, const char *where
 
 int kvs_ledger_read(struct kvs_ledger *l, const char *path, char *err, size_t errlen)
 {
-    return each_line(path, ledger_line, l, err, errlen);
+    return kvs_jsonl_each(path, ledger_incomplete, ledger_line, l, err, errlen);
 }
 
 int kvs_decisions_read(struct kvs_ledger *l, const char *path, char *err, size_t errlen)
 {
-    return each_line(path, decision_line, l, err, errlen);
+    return kvs_jsonl_each(path, ledger_incomplete, decision_line, l, err, errlen);
 }
 
 void kvs_ledger_free(struct kvs_ledger *l)

@@ -53,6 +53,16 @@ void kvs_ledger_free(struct kvs_ledger *l);
  * something else does, NULL with *trailing set. */
 struct cJSON *kvs_json_line(const char *s, int *trailing);
 
+/* The object lines of a JSONL file (blank and '#' lines skipped), each given
+ * to each(ctx, obj, "PATH:LINE", line, err, errlen), which may refuse it
+ * (non-zero ends the read).  Refused with the file and line: a line that is
+ * not one JSON object, and an incomplete last line (no newline; the message
+ * then ends with incomplete_hint, "" for none).  0, or -1 with err. */
+int kvs_jsonl_each(const char *path, const char *incomplete_hint,
+                   int (*each)(void *ctx, const struct cJSON *o, const char *where, unsigned line, char *err,
+                               size_t errlen),
+                   void *ctx, char *err, size_t errlen);
+
 /* One validator on the records of one corpus (or all: corpus SIZE_MAX). */
 struct kvs_cell {
     uint64_t records;           /* with a decision of this validator */

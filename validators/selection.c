@@ -40,50 +40,6 @@ static ssize_t record_of(const struct kvs_ledger *l, const char *id)
     return -1;
 }
 
-/*
- * The lines of a JSONL file that hold an object, skipped as the ledger reader
- * skips them (blank and '#' lines); each(ctx, obj, where, lineno) may refuse one.
- */
-static int each_object(const char *path, int (*each)(void *, const cJSON *, const char *, unsigned, char *, size_t),
-                       void *ctx, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return fail(err, errlen, "%s: %s", path, strerror(errno));
-    char *line = NULL, where[4200];
-    size_t cap = 0;
-    ssize_t len;
-    unsigned lineno = 0;
-    int rc = 0;
-    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        snprintf(where, sizeof where, "%s:%u", path, lineno);
-        if (len == 0 || line[len - 1] != '\n') {
-            rc = fail(err, errlen, "%s: the last line is incomplete (no newline)", where);
-            break;
-        }
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (*s == '\n' || *s == '\r' || *s == '#')
-            continue;
-        int trailing;
-        cJSON *o = kvs_json_line(s, &trailing);
-        if (trailing)
-            rc = fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
-        else if (!cJSON_IsObject(o))
-            rc = fail(err, errlen, "%s: not a JSON object", where);
-        else
-            rc = each(ctx, o, where, lineno, err, errlen);
-        cJSON_Delete(o);
-    }
-    free(line);
-    if (rc == 0 && ferror(f))
-        rc = fail(err, errlen, "%s: read error", path);
-    fclose(f);
-    return rc;
-}
-
 struct pool_reader {
     struct kvs_pool *p;
     struct kat_u64map task_by_name;     /* XXH3 of a task's name -> its index (the first name of a hash) */
@@ -190,7 +146,7 @@ int kvs_pool_read(struct kvs_pool *p, const struct kvs_ledger *l, const char *pa
     memset(p, 0, sizeof *p);
     p->ledger = l;
     struct pool_reader pr = { .p = p };
-    int rc = each_object(path, pool_line, &pr, err, errlen);
+    int rc = kvs_jsonl_each(path, "", pool_line, &pr, err, errlen);
     kat_u64map_free(&pr.task_by_name);
     if (rc != 0)
         return -1;
@@ -258,7 +214,7 @@ int kvs_pool_labels_read(struct kvs_pool *p, const char *path, char *err, size_t
     }
     for (size_t i = 0; i < p->n_slots; i++)
         lr.slot_of[p->slots[i].record] = i;
-    int rc = each_object(path, label_line, &lr, err, errlen);
+    int rc = kvs_jsonl_each(path, "", label_line, &lr, err, errlen);
     free(lr.slot_of);
     free(lr.labelled_at);
     if (rc == 0)
