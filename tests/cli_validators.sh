@@ -109,6 +109,11 @@ if "$K" validators "$V/ledger.jsonl" --labels "$T/badl.jsonl" >"$T/lerr" 2>&1; t
     echo "FAIL: n_h > N_h was accepted"; fails=$((fails + 1))
 fi
 check "refused: n > N" "$T/lerr" "badl.jsonl:1: stratum 's': n_h 3 > N_h 2"
+printf '{"stratum": "s", "N": 2, "cells": {"PASS": 1, "PASS": 1}}\n' >"$T/badk.jsonl"
+if "$K" validators "$V/ledger.jsonl" --labels "$T/badk.jsonl" >"$T/lerrk" 2>&1; then
+    echo "FAIL: a repeated cell key was accepted"; fails=$((fails + 1))
+fi
+check "refused: a repeated cell key" "$T/lerrk" "badk.jsonl:1: \"cells\" has key 'PASS' twice"
 printf '{"stratum": "s", "N": 2}\n{"id": "a1", "stratum": "s", "label": "defect", "certificate": "PASS"}\n' >"$T/badc.jsonl"
 if "$K" validators "$V/ledger.jsonl" --labels "$T/badc.jsonl" >"$T/lerr2" 2>&1; then
     echo "FAIL: a certificate against the ledger was accepted"; fails=$((fails + 1))

@@ -72,6 +72,7 @@ static int cells_of(const cJSON *o, uint64_t out[KVL_CELLS], const char *where, 
     if (!cJSON_IsObject(o))
         return fail(err, errlen, "%s: \"%s\" must be an object {\"PASS\": N, \"FAIL\": N, \"INCONCL\": N}", where, what);
     memset(out, 0, sizeof(uint64_t) * KVL_CELLS);
+    int seen[KVL_CELLS] = { 0 };
     const cJSON *c;
     cJSON_ArrayForEach(c, o)
     {
@@ -79,6 +80,9 @@ static int cells_of(const cJSON *o, uint64_t out[KVL_CELLS], const char *where, 
         if (j < 0)
             return fail(err, errlen, "%s: \"%s\" has key '%s'; the cells are PASS, FAIL and INCONCL", where, what,
                         c->string);
+        /* cJSON keeps both of a repeated key: which count would be meant? */
+        if (seen[j]++)
+            return fail(err, errlen, "%s: \"%s\" has key '%s' twice", where, what, c->string);
         if (count_of(c, &out[j]) != 0)
             return fail(err, errlen, "%s: \"%s\".%s must be a non-negative integer", where, what, c->string);
     }
