@@ -24,3 +24,7 @@ kaudit_sanitize(test_plots)
 add_test(NAME validators_plots COMMAND test_plots)
 add_test(NAME cli_validators_plots COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_plots.sh $<TARGET_FILE:kaudit>
   ${CMAKE_SOURCE_DIR})
+if(KAUDIT_SANITIZE)
+  set_tests_properties(validators_plots cli_validators_plots PROPERTIES
+    ENVIRONMENT "LSAN_OPTIONS=suppressions=${CMAKE_CURRENT_LIST_DIR}/lsan_fontconfig.supp:print_suppressions=0")
+endif()
