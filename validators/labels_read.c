@@ -177,14 +177,6 @@ static int stratum_line(struct kvl_design *d, const cJSON *o, unsigned line, con
     return 0;
 }
 
-static const struct kvs_record *ledger_record(const struct kvs_ledger *l, const char *id)
-{
-    for (size_t i = 0; l && i < l->n_records; i++)
-        if (!strcmp(l->records[i].id, id))
-            return &l->records[i];
-    return NULL;
-}
-
 static int unit_line(struct kvl_design *d, const cJSON *o, unsigned line, const char *where,
                      const struct kvs_ledger *ledger, char *err, size_t errlen)
 {
@@ -206,7 +198,7 @@ static int unit_line(struct kvl_design *d, const cJSON *o, unsigned line, const 
     int lab = cJSON_IsString(label) ? label_of(label->valuestring) : -1;
     if (lab < 0)
         return fail(err, errlen, "%s: unit '%s': \"label\" must be defect, clean or unknown", where, id->valuestring);
-    const struct kvs_record *rec = ledger_record(ledger, id->valuestring);
+    const struct kvs_record *rec = kvs_record_find(ledger, id->valuestring);
     int cell = -1;
     if (cert) {
         if (!cJSON_IsString(cert) || (cell = cell_of(cert->valuestring)) < 0)

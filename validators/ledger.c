@@ -107,6 +107,12 @@ static ssize_t record_index(const struct kvs_ledger *l, const char *id)
     return -1;
 }
 
+const struct kvs_record *kvs_record_find(const struct kvs_ledger *l, const char *id)
+{
+    ssize_t r = l ? record_index(l, id) : -1;
+    return r >= 0 ? &l->records[r] : NULL;
+}
+
 static int set_decision(struct kvs_ledger *l, size_t r, const char *validator, int decision, const char *where,
                         char *err, size_t errlen)
 {

@@ -46,6 +46,8 @@ int kvs_ledger_read(struct kvs_ledger *l, const char *path, char *err, size_t er
  * ledger lacks, or a second decision of a validator on a record, is an error. */
 int kvs_decisions_read(struct kvs_ledger *l, const char *path, char *err, size_t errlen);
 void kvs_ledger_free(struct kvs_ledger *l);
+/* The record of id (through the id map), or NULL; l may be NULL. */
+const struct kvs_record *kvs_record_find(const struct kvs_ledger *l, const char *id);
 
 /* One JSONL line s parsed as one JSON value, or NULL.  Only whitespace may
  * follow the value (cJSON_Parse stops at its end and ignores the rest: two
