@@ -7,6 +7,9 @@
 # worker must start, a stand-in python prints the GPU it was given.
 K=$1
 [ -n "$K" ] || { echo "usage: audit_cli_shards.sh KAUDIT" >&2; exit 2; }
+# before the cd below: $0 and KAUDIT may be relative (sh tests/audit_cli_shards.sh build/bin/kaudit)
+HERE=$(cd "$(dirname "$0")" && pwd)
+case $K in /*) ;; *) K=$PWD/$K ;; esac
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0 passes=0
@@ -134,7 +137,7 @@ check "and is left as it was" [ ! -s locked.jsonl ]
 # ---------------------------------------------------------------- --gpus
 # A worker must start for its environment to show: a real pair, run by a
 # stand-in python that prints CUDA_VISIBLE_DEVICES and exits (INCONCL).
-S=$(cd "$(dirname "$0")/audit" && pwd)
+S=$HERE/audit
 cat >fakepy <<'PY'
 #!/bin/sh
 echo "kaudit-test-gpu=${CUDA_VISIBLE_DEVICES-unset}" >&2
