@@ -170,7 +170,11 @@ void kvl_sample_cells(const struct kvl_design *d, uint64_t counts[KVL_CELLS][KVL
                 counts[j][l] += d->strata[h].x[j][l];
 }
 
-int kvl_validity_estimates(const struct kvl_design *d, unsigned B, unsigned long seed, struct kvl_estimate out[KVL_VALIDITY])
+/* The completion over the design's strata, of each stratum's cells and
+ * labels: the selected certificates' (validator SIZE_MAX) or a validator's
+ * accepted units'. */
+static int complete_design(const struct kvl_design *d, size_t v, kvl_metric_fn metrics, size_t n_metrics,
+                           unsigned B, unsigned long seed, struct kvl_estimate *out)
 {
     size_t H = d->n_strata;
     double *w = calloc(H ? H : 1, sizeof *w);
@@ -180,11 +184,11 @@ int kvl_validity_estimates(const struct kvl_design *d, unsigned B, unsigned long
     if (w && N && x) {
         for (size_t h = 0; h < H; h++) {
             w[h] = 1.0 / d->strata[h].pi;
-            memcpy(N[h], d->strata[h].cell_N, sizeof N[h]);
-            memcpy(x[h], d->strata[h].x, sizeof x[h]);
+            memcpy(N[h], v == SIZE_MAX ? d->strata[h].cell_N : d->strata[h].accepted[v], sizeof N[h]);
+            memcpy(x[h], v == SIZE_MAX ? d->strata[h].x : d->strata[h].xa[v], sizeof x[h]);
         }
         rc = kvl_complete(H, w, (const uint64_t(*)[KVL_CELLS])N, (const uint64_t(*)[KVL_CELLS][KVL_LABELS])x,
-                          validity_metrics, KVL_VALIDITY, B, seed, out);
+                          metrics, n_metrics, B, seed, out);
     }
     free(w);
     free(N);
@@ -192,25 +196,13 @@ int kvl_validity_estimates(const struct kvl_design *d, unsigned B, unsigned long
     return rc;
 }
 
+int kvl_validity_estimates(const struct kvl_design *d, unsigned B, unsigned long seed, struct kvl_estimate out[KVL_VALIDITY])
+{
+    return complete_design(d, SIZE_MAX, validity_metrics, KVL_VALIDITY, B, seed, out);
+}
+
 int kvl_false_accept_estimates(const struct kvl_design *d, size_t v, unsigned B, unsigned long seed,
                                struct kvl_estimate out[KVL_FA])
 {
-    size_t H = d->n_strata;
-    double *w = calloc(H ? H : 1, sizeof *w);
-    uint64_t(*N)[KVL_CELLS] = calloc(H ? H : 1, sizeof *N);
-    uint64_t(*x)[KVL_CELLS][KVL_LABELS] = calloc(H ? H : 1, sizeof *x);
-    int rc = -1;
-    if (w && N && x) {
-        for (size_t h = 0; h < H; h++) {
-            w[h] = 1.0 / d->strata[h].pi;
-            memcpy(N[h], d->strata[h].accepted[v], sizeof N[h]);
-            memcpy(x[h], d->strata[h].xa[v], sizeof x[h]);
-        }
-        rc = kvl_complete(H, w, (const uint64_t(*)[KVL_CELLS])N, (const uint64_t(*)[KVL_CELLS][KVL_LABELS])x,
-                          false_accept_metrics, KVL_FA, B, seed, out);
-    }
-    free(w);
-    free(N);
-    free(x);
-    return rc;
+    return complete_design(d, v, false_accept_metrics, KVL_FA, B, seed, out);
 }

@@ -26,18 +26,11 @@ static uint64_t str_hash(const char *s)
     return XXH3_64bits(s, strlen(s));
 }
 
-/* The ledger's record of id, through its map (a second id of one hash by a scan). */
+/* The index of the ledger's record of id (ledger.c's id map), or -1. */
 static ssize_t record_of(const struct kvs_ledger *l, const char *id)
 {
-    const uint64_t *at = kat_u64map_find(&l->by_id, str_hash(id));
-    if (at && !strcmp(l->records[*at].id, id))
-        return (ssize_t)*at;
-    if (!at)
-        return -1;
-    for (size_t i = 0; i < l->n_records; i++)
-        if (!strcmp(l->records[i].id, id))
-            return (ssize_t)i;
-    return -1;
+    const struct kvs_record *rec = kvs_record_find(l, id);
+    return rec ? rec - l->records : -1;
 }
 
 struct pool_reader {
