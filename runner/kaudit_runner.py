@@ -29,6 +29,7 @@ NVTX ranges (default domain) mark the parties' work: "kaudit:reference",
 import contextlib
 import copy
 import ctypes
+import fcntl
 import importlib.util
 import json
 import math
@@ -607,6 +608,82 @@ def poison_like(leaves, device):
     synchronize(device)
 
 
+class TimingTurn:
+    """The timing checks of audits that share a device take turns: each
+    holds an exclusive flock on DIR/<device>.lock (plan "timing_lock_dir";
+    kaudit makes DIR, docs/timing.md "Concurrent audits") around its timed
+    phases, so that a batch's other workers on the same GPU (or CPU) do not
+    run inside its timed windows.  The device is the GPU's UUID (the same
+    card under any CUDA_VISIBLE_DEVICES numbering) or "cpu".  The wait is
+    bounded: past it the phase is timed anyway and its event says so
+    ("not-held"), since the A/A screen judges the stability that results.
+    The functions are bound at import, before the candidate can patch them.
+    Each turn is one event "timing_turn" with CLOCK_MONOTONIC times (one
+    clock for every process of the host)."""
+
+    _open, _close, _flock, _now, _sleep = os.open, os.close, fcntl.flock, time.clock_gettime, time.sleep
+
+    def __init__(self, plan, device, log, guard):
+        self.dir = plan.get("timing_lock_dir") if plan.get("timing") else None
+        self.wait_s = float(plan.get("timing_lock_wait_s", 120))
+        self.device = device
+        self.log = log
+        self.guard = guard
+        self.key = None
+
+    def _key(self):
+        if self.device.type != "cuda":
+            return "cpu"
+        props = torch.cuda.get_device_properties(self.device)
+        uuid = getattr(props, "uuid", None)
+        if uuid is not None:
+            return "gpu-" + str(uuid)
+        return "gpu-" + "".join(c if c.isalnum() else "_" for c in props.name) + "-%d" % torch.cuda.current_device()
+
+    def _clock(self):
+        return TimingTurn._now(time.CLOCK_MONOTONIC)
+
+    @contextlib.contextmanager
+    def held(self, phase_name):
+        if not self.dir:
+            yield
+            return
+        record = {"phase": phase_name}
+        fd = -1
+        t0 = self._clock()
+        try:
+            if self.key is None:
+                self.key = self._key()
+            record["device"] = self.key
+            with self.guard.own():
+                fd = TimingTurn._open(os.path.join(self.dir, self.key + ".lock"),
+                                      os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            status = "not-held"
+            while True:
+                try:
+                    TimingTurn._flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    status = "held"
+                    break
+                except BlockingIOError:
+                    if self._clock() - t0 >= self.wait_s:
+                        break
+                    TimingTurn._sleep(0.02)
+            record["status"] = status
+        except Exception as exc:
+            record["status"] = "error"
+            record["error"] = short_error(exc)[0]
+        start = self._clock()
+        record["waited_s"] = round(start - t0, 3)
+        record["from"] = round(start, 6)
+        try:
+            yield
+        finally:
+            record["until"] = round(self._clock(), 6)
+            if fd >= 0:
+                TimingTurn._close(fd)  # releases the flock
+            self.log.event("timing_turn", **record)
+
+
 class Runner:
     def __init__(self, plan, log, guard):
         self.plan = plan
@@ -621,6 +698,7 @@ class Runner:
         self.seed = int(plan["seed"])
         self.ref_results = {}    # slot index -> its calls' reference files
         self.ref_seconds = {}    # slot index -> seconds of its reference phase
+        self.turn = TimingTurn(plan, self.device, log, guard)
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
@@ -1112,8 +1190,9 @@ def run(plan, log, guard):
         log.event("precision", reference_tf32=False, restored_cudnn_tf32=precision.saved[0],
                   restored_matmul_tf32=precision.saved[1])
         r.reference_slots()
-    stage(log, "time_reference", r.time_reference)
-    r.time_aa()
+    with r.turn.held("reference"):
+        stage(log, "time_reference", r.time_reference)
+        r.time_aa()
     guard.party = "candidate"
     r.build_candidate()
     try:
@@ -1125,8 +1204,9 @@ def run(plan, log, guard):
     r.candidate_slots()
     if plan.get("probe"):
         r.probe(plan["probe"])
-    stage(log, "time_candidate", r.time_candidate)
-    r.time_speedup()
+    with r.turn.held("candidate"):
+        stage(log, "time_candidate", r.time_candidate)
+        r.time_speedup()
 
 
 def run_weak(r, plan, log):

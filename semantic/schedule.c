@@ -95,6 +95,13 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     kat_json_str(&j, "work_dir", p->work_dir);
     kat_json_u64(&j, "timed_calls", p->timed_calls);
     kat_json_bool(&j, "timing", p->timing);
+    /* concurrent audits' timed phases take turns per device (docs/timing.md, "Concurrent audits") */
+    if (p->timing_lock_dir) {
+        kat_json_str(&j, "timing_lock_dir", p->timing_lock_dir);
+        kat_json_double(&j, "timing_lock_wait_s", p->timing_lock_wait_s);
+    } else {
+        kat_json_null(&j, "timing_lock_dir");
+    }
     kat_json_bool(&j, "describe_only", p->describe_only);
     kat_json_open(&j, "write_roots", '[');
     for (size_t i = 0; i < p->n_write_roots; i++)

@@ -50,6 +50,8 @@ struct kat_plan {
     const char *alternative_shapes;     /* JSON array text from the contract, or NULL */
     unsigned timed_calls;
     int timing;                 /* the measurement tier's timing checks (A/A, speedup, stream differential) */
+    const char *timing_lock_dir;        /* where concurrent audits' timing takes turns (docs/timing.md), NULL: no turns */
+    double timing_lock_wait_s;          /* how long a turn is waited for before timing anyway */
     int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
     const char *probe;                  /* the causal probe's targets (JSON, ka_probe_targets_json), NULL: none */
     const char *weak_surfaces;          /* JSON array of the weak surfaces to run after the audit, NULL: none */

@@ -40,3 +40,8 @@ set_tests_properties(audit_weak PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 add_test(NAME validators_demo COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/validators_demo.sh
   $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
 set_tests_properties(validators_demo PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
+
+# Concurrent audits' timed phases take turns per device (docs/timing.md, "Concurrent audits").
+add_test(NAME audit_timing_turns COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_timing_turns.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+set_tests_properties(audit_timing_turns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)

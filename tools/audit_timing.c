@@ -1,9 +1,12 @@
 /* audit_timing.c - the A/A screen, the speedup and the stream differential of one audit (audit_timing.h). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -98,11 +101,58 @@ static int on_timing_event(const cJSON *e, unsigned lineno, void *arg)
     return 0;
 }
 
+static void copy_string(const cJSON *e, const char *key, char *out, size_t n)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, key);
+    snprintf(out, n, "%s", cJSON_IsString(v) ? v->valuestring : "?");
+}
+
+static int on_turn_event(const cJSON *e, unsigned lineno, void *arg)
+{
+    (void)lineno;
+    struct audit_timing *t = arg;
+    if (t->n_turns == AUDIT_TIMING_TURNS)
+        return 0;
+    struct audit_timing_turn *turn = &t->turns[t->n_turns++];
+    copy_string(e, "phase", turn->phase, sizeof turn->phase);
+    copy_string(e, "device", turn->device, sizeof turn->device);
+    copy_string(e, "status", turn->status, sizeof turn->status);
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "waited_s");
+    turn->waited_s = cJSON_IsNumber(w) ? w->valuedouble : NAN;
+    return 0;
+}
+
 void audit_timing_read(const char *runner_dir, int requested, struct audit_timing *t)
 {
     memset(t, 0, sizeof *t);
     t->requested = requested;
     kat_events_each(runner_dir, "timing", on_timing_event, t); /* no log: no checks */
+    kat_events_each(runner_dir, "timing_turn", on_turn_event, t);
+}
+
+int audit_timing_lock_dir(char *dir, size_t n, char *why, size_t why_n)
+{
+    const char *given = getenv("KAUDIT_TIMING_LOCK_DIR");
+    dir[0] = '\0';
+    why[0] = '\0';
+    if (given && (!*given || !strcmp(given, "none"))) {
+        snprintf(why, why_n, "KAUDIT_TIMING_LOCK_DIR=%s", given);
+        return 1;
+    }
+    const char *path = given ? given : "/tmp/kaudit-timing-locks";
+    if (mkdir(path, 0777) == 0)
+        chmod(path, 01777); /* every user's audits share a GPU's turns; the sticky bit keeps their files theirs */
+    else if (errno != EEXIST) {
+        snprintf(why, why_n, "cannot make '%s': %s", path, strerror(errno));
+        return 1;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK | X_OK) != 0) {
+        snprintf(why, why_n, "'%s' is not a directory this user may write in", path);
+        return 1;
+    }
+    snprintf(dir, n, "%s", path);
+    return 0;
 }
 
 static int has_finding(const struct ka_analysis *an, const char *code)
@@ -123,12 +173,23 @@ void audit_timing_decide(struct audit_timing *t, const struct ka_analysis *an)
     }
     /* a speedup is reported only when everything it rests on holds */
     const struct ka_axis_result *m = &an->axis[KA_AXIS_MEASUREMENT];
+    /* a phase timed without its turn may have had another audit's work in
+     * its windows: its A/A screen could pass by luck, so its speedup waits */
+    const struct audit_timing_turn *missed = NULL;
+    for (int i = 0; i < t->n_turns && !missed; i++)
+        if (strcmp(t->turns[i].status, "held") != 0)
+            missed = &t->turns[i];
     if (!t->requested)
         snprintf(t->speedup_why, sizeof t->speedup_why, "not timed (--timing off)");
     else if (!t->speedup.present)
         snprintf(t->speedup_why, sizeof t->speedup_why, "the runner did not reach the timed comparison");
     else if (t->speedup.error)
         snprintf(t->speedup_why, sizeof t->speedup_why, "%s", t->speedup.why);
+    else if (missed)
+        snprintf(t->speedup_why, sizeof t->speedup_why,
+                 "the %s phase was timed without its turn on %s (%s after %.0f s): other audits may have run in its "
+                 "timed windows",
+                 missed->phase, missed->device, missed->status, missed->waited_s);
     else if (!t->aa.present || t->aa.error)
         snprintf(t->speedup_why, sizeof t->speedup_why, "no A/A screen: %s",
                  t->aa.present ? t->aa.why : "the runner did not reach it");
@@ -139,7 +200,6 @@ void audit_timing_decide(struct audit_timing *t, const struct ka_analysis *an)
                  ka_verdict_name(m->verdict), m->root_cause ? m->root_cause : "unresolved");
     else
         t->speedup_reportable = 1;
-
     /* the stream differential: criterion, then the trace's evidence */
     int evidence = has_finding(an, "work-after-stop-event") || has_finding(an, "side-stream-within-window") ||
                    has_finding(an, "reported-time-shorter-than-work");
@@ -224,6 +284,16 @@ void audit_timing_write_json(struct kat_json *j, const struct audit_timing *t)
     kat_json_open(j, "timing", '{');
     kat_json_bool(j, "requested", t->requested);
     kat_json_u64(j, "seed", 0);
+    kat_json_open(j, "turns", '[');
+    for (int i = 0; i < t->n_turns; i++) {
+        kat_json_open(j, NULL, '{');
+        kat_json_str(j, "phase", t->turns[i].phase);
+        kat_json_str(j, "device", t->turns[i].device);
+        kat_json_str(j, "status", t->turns[i].status);
+        kat_json_double(j, "waited_s", t->turns[i].waited_s);
+        kat_json_close(j, '}');
+    }
+    kat_json_close(j, ']');
     write_check(j, "aa", &t->aa);
     if (t->aa.present) {
         kat_json_bool(j, "passed", t->aa_passed);
@@ -274,6 +344,10 @@ void audit_timing_print(FILE *f, const struct audit_timing *t)
                 t->speedup_reportable ? "" : t->speedup_why);
     else
         fprintf(f, "  speedup: not measured: %s\n", t->speedup_why);
+    for (int i = 0; i < t->n_turns; i++)
+        if (strcmp(t->turns[i].status, "held") != 0 || t->turns[i].waited_s >= 1)
+            fprintf(f, "  timing turn (%s phase on %s): %s after waiting %.1f s for other audits\n", t->turns[i].phase,
+                    t->turns[i].device, t->turns[i].status, t->turns[i].waited_s);
     if (t->stream.present && !t->stream.error)
         fprintf(f, "  stream differential: guarded/unguarded %.2fx [%.2f, %.2f]%s%s\n", t->stream.r.ratio,
                 t->stream.r.lo, t->stream.r.hi, t->stream_why[0] ? ": " : "", t->stream_why);

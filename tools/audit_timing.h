@@ -33,8 +33,20 @@ struct audit_timing_check {
     char why[256];
 };
 
+/* One timed phase's turn on its device (event "timing_turn"). */
+struct audit_timing_turn {
+    char phase[16];              /* reference or candidate */
+    char device[80];             /* gpu-UUID or cpu */
+    char status[16];             /* held, not-held (timed anyway past the wait), error */
+    double waited_s;
+};
+
+#define AUDIT_TIMING_TURNS 2
+
 struct audit_timing {
     int requested;               /* the plan asked for timing */
+    struct audit_timing_turn turns[AUDIT_TIMING_TURNS];
+    int n_turns;                 /* 0: no turns taken (a single audit, or KAUDIT_TIMING_LOCK_DIR=none) */
     struct audit_timing_check aa, speedup, stream;
     int aa_passed;
     int speedup_reportable;
@@ -44,6 +56,13 @@ struct audit_timing {
     int has_claimed;
     double claimed;              /* --claimed-speedup: the weak validator's figure */
 };
+
+/* Where concurrent audits' timed phases take turns (docs/timing.md,
+ * "Concurrent audits"): $KAUDIT_TIMING_LOCK_DIR, else
+ * /tmp/kaudit-timing-locks, made when missing (mode 1777: audits of every
+ * user share a GPU's turns).  "none" or "": no turns.  0 with dir filled;
+ * 1 with dir empty (no turns, why in why); never fails the audit. */
+int audit_timing_lock_dir(char *dir, size_t n, char *why, size_t why_n);
 
 /* Reads runner_dir/events.jsonl.  Malformed timing events become a check's
  * error, never a failure of the audit. */

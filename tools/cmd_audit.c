@@ -391,8 +391,17 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     static struct audit_roots roots_storage; /* large; one audit per process */
     struct audit_roots *roots = &roots_storage;
     p.roots = roots;
-    const char *own[] = { p.runner_dir, p.work, p.tmp };
-    size_t n_own = sizeof own / sizeof own[0];
+    int timed = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing;
+    /* the timed phases take turns with other audits on the same device
+     * (docs/timing.md, "Concurrent audits"): the runner makes its device's
+     * lock file in the turns' directory, a native-only root */
+    static char lock_dir[PATH_MAX];
+    char lock_why[PATH_MAX + 64];
+    int turns = timed && audit_timing_lock_dir(lock_dir, sizeof lock_dir, lock_why, sizeof lock_why) == 0;
+    if (timed && !turns && !a->quiet)
+        fprintf(stderr, "kaudit: the timing takes no turns with other audits: %s\n", lock_why);
+    const char *own[] = { p.runner_dir, p.work, p.tmp, lock_dir };
+    size_t n_own = turns ? 4 : 3;
     if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
@@ -406,7 +415,10 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                              .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
                              .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
-                             .timing = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing,
+                             .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
+                             /* past this the phase is timed anyway (and its speedup withheld): a
+                              * worker must not spend its time limit waiting */
+                             .timing_lock_wait_s = fmin(120, a->timeout_s / 4),
                              .weak_surfaces = a->weak_mask ? audit_weak_plan_json(a->weak_mask) : NULL };
     /* the causal probe's targets: the contract's forbidden classes, or the core classes
        a generated contract forbids (docs/audit.md, "Causal probe") */
