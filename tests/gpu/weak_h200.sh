@@ -16,7 +16,8 @@
 # The work directory is kept between calls: run again, the batch resumes from
 # its ledger (WEAK_FRESH=1 starts over).  WEAK_BUDGET (540 s) bounds the
 # batch; SIGTERM keeps the ledger; WEAK_DEVICE=cpu smoke-tests it without a GPU.
-# Results in $OUT: weak-ledger.jsonl,
+# The pairs are listed in WEAK_PARTS's order, so a budget that runs out cuts
+# the last part first.  Results in $OUT: weak-ledger.jsonl,
 # weak-validators.{md,json,csv}, weak-log.txt, weak-evidence.tar.gz.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -42,7 +43,7 @@ line() { # id corpus reference candidate [contract]
     fi
 }
 KBR=$ROOT/.gpu-carry/KernelBench
-if [[ " $PARTS " == *" kernelbench "* ]]; then
+part_kernelbench() {
     n=0
     for ref in $(ls "$KBR"/KernelBench/level1/*.py | sort -V | awk 'NR % 6 == 1' | head -16) \
                $(ls "$KBR"/KernelBench/level2/*.py 2>/dev/null | sort -V | awk 'NR % 12 == 1' | head -8); do
@@ -59,8 +60,8 @@ EOF
         line "$id" kernelbench-delegating "$ref" "$W/candidates/$id.py"
         n=$((n + 1))
     done
-fi
-if [[ " $PARTS " == *" real "* ]]; then
+}
+part_real() {
     L1=$KBR/KernelBench/level1 REAL=$ROOT/tests/gpu/real FIX=$KBR/src/kernelbench/unit_tests/test_kernels
     while read -r id ref cand; do
         line "$id" real "$ref" "$cand"
@@ -73,26 +74,33 @@ kb_zero_out $L1/1_Square_matrix_multiplication_.py $FIX/zero_out_kernel.py
 kb_non_default_stream $L1/1_Square_matrix_multiplication_.py $FIX/non_default_stream_kernel.py
 kb_mul_torch $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_torch.py
 EOF
-fi
-if [[ " $PARTS " == *" controls "* ]]; then
+}
+part_controls() {
     A=$ROOT/tests/audit
     tail -n +2 "$A/controls.tsv" | while IFS='	' read -r name task cand rest; do
         case "$name" in probe_vendor_*|"") continue ;; esac
         line "ctl_$name" controls "$A/tasks/$task.py" "$A/candidates/$cand.py" "$A/contracts/$task.json"
     done
-fi
-if [[ " $PARTS " == *" demo "* ]]; then
+}
+part_demo() {
     D=$ROOT/examples/validators-demo
     tail -n +2 "$D/manifest.tsv" | while IFS='	' read -r id corpus ref cand contract rest; do
         [ "$contract" = - ] && contract= || contract=$D/$contract
         line "demo_$id" "demo-$corpus" "$ROOT/$ref" "$D/$cand" "$contract"
     done
-fi
+}
+# in the order WEAK_PARTS gives: a batch cut off by its budget keeps the first
+for part in $PARTS; do
+    case "$part" in
+    kernelbench|real|controls|demo) "part_$part" ;;
+    *) say "unknown part '$part' (kernelbench, real, controls, demo)"; exit 2 ;;
+    esac
+done
 say "corpus: $(wc -l <"$T") pairs ($PARTS)"
 export TORCH_EXTENSIONS_DIR=$W/torch-extensions TRITON_CACHE_DIR=$W/triton-cache
 start=$(date +%s)
 timeout "${WEAK_BUDGET:-540}" "$K" audit --batch "$T" -o "$W/ledger.jsonl" --device "${WEAK_DEVICE:-cuda}" \
-    --weak-surfaces all --jobs "${WEAK_JOBS:-2}" --timeout "${WEAK_PAIR_TIMEOUT:-180}" >>"$log" 2>&1
+    --weak-surfaces all --jobs "${WEAK_JOBS:-2}" --timeout "${WEAK_PAIR_TIMEOUT:-240}" >>"$log" 2>&1
 say "batch: exit $? in $(( $(date +%s) - start )) s; $(wc -l <"$W/ledger.jsonl") of $(wc -l <"$T") pairs in the ledger"
 cp "$W/ledger.jsonl" "$OUTDIR/weak-ledger.jsonl"
 for f in md json csv; do
