@@ -608,18 +608,29 @@ def poison_like(leaves, device):
     synchronize(device)
 
 
-class TimingTurn:
-    """The timing checks of audits that share a device take turns: each
-    holds an exclusive flock on DIR/<device>.lock (plan "timing_lock_dir";
-    kaudit makes DIR, docs/timing.md "Concurrent audits") around its timed
-    phases, so that a batch's other workers on the same GPU (or CPU) do not
-    run inside its timed windows.  The device is the GPU's UUID (the same
-    card under any CUDA_VISIBLE_DEVICES numbering) or "cpu".  The wait is
-    bounded: past it the phase is timed anyway and its event says so
-    ("not-held"), since the A/A screen judges the stability that results.
-    The functions are bound at import, before the candidate can patch them.
-    Each turn is one event "timing_turn" with CLOCK_MONOTONIC times (one
-    clock for every process of the host)."""
+class DeviceTurns:
+    """Concurrent audits on one device take turns (docs/timing.md,
+    "Concurrent audits"): a timed phase has the device to itself.  Every
+    runner holds a shared flock on DIR/<device>.lock while it works on the
+    device and lets go of it at pause points (between slots, before the
+    probe, between weak surfaces) and while the candidate is imported and
+    built (compilers run on the CPU for minutes); a timed phase holds it
+    exclusively.  DIR/<device>.gate gives the timed phases precedence: a
+    timed phase holds it exclusively while it waits and runs, and a runner
+    passes through it (shared, then let go) before it shares the device
+    again, so no stream of shared holders keeps a timed phase out.
+
+    <device> is the GPU's UUID (the same card under any CUDA_VISIBLE_DEVICES
+    numbering) or "cpu".  A timed phase's wait is bounded (plan
+    timing_lock_wait_s): past it the phase is timed anyway and its event says
+    so ("not-held"), and kaudit withholds its speedup.  Sharing waits without
+    bound: a timed phase ends, or its worker is killed at its time limit and
+    the kernel lets its locks go.  One descriptor per file, so that this
+    process's own locks never conflict with each other.  The functions are
+    bound at import, before the candidate can patch them; each timed phase is
+    one event "timing_turn" with CLOCK_MONOTONIC times (one clock for every
+    process of the host), and the time spent waiting to share is the event
+    "device_share" at the end."""
 
     _open, _close, _flock, _now, _sleep = os.open, os.close, fcntl.flock, time.clock_gettime, time.sleep
 
@@ -630,6 +641,11 @@ class TimingTurn:
         self.log = log
         self.guard = guard
         self.key = None
+        self.fd = self.gate = -1
+        self.sharing = False
+        self.shared_wait_s = 0.0
+        self.pauses = 0
+        self.error = None
 
     def _key(self):
         if self.device.type != "cuda":
@@ -640,35 +656,87 @@ class TimingTurn:
             return "gpu-" + str(uuid)
         return "gpu-" + "".join(c if c.isalnum() else "_" for c in props.name) + "-%d" % torch.cuda.current_device()
 
-    def _clock(self):
-        return TimingTurn._now(time.CLOCK_MONOTONIC)
+    @staticmethod
+    def _clock():
+        return DeviceTurns._now(time.CLOCK_MONOTONIC)
+
+    def _ready(self):
+        """The two descriptors, opened once; False (and why) when they cannot be."""
+        if not self.dir or self.error:
+            return False
+        if self.fd >= 0:
+            return True
+        try:
+            self.key = self._key()
+            with self.guard.own():
+                flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+                self.fd = DeviceTurns._open(os.path.join(self.dir, self.key + ".lock"), flags, 0o644)
+                self.gate = DeviceTurns._open(os.path.join(self.dir, self.key + ".gate"), flags, 0o644)
+            return True
+        except Exception as exc:
+            self.error = short_error(exc)[0]
+            return False
+
+    def share(self):
+        if self.sharing or not self._ready():
+            return
+        t0 = self._clock()
+        DeviceTurns._flock(self.gate, fcntl.LOCK_SH)   # waits while a timed phase holds or waits for the device
+        DeviceTurns._flock(self.fd, fcntl.LOCK_SH)
+        DeviceTurns._flock(self.gate, fcntl.LOCK_UN)
+        self.shared_wait_s += self._clock() - t0
+        self.sharing = True
+
+    def unshare(self):
+        if self.sharing:
+            DeviceTurns._flock(self.fd, fcntl.LOCK_UN)
+            self.sharing = False
+
+    def pause(self):
+        """Lets a waiting timed phase in (and waits for it to end)."""
+        if self.sharing:
+            self.pauses += 1
+            self.unshare()
+            self.share()
+
+    @contextlib.contextmanager
+    def released(self):
+        was = self.sharing
+        self.unshare()
+        try:
+            yield
+        finally:
+            if was:
+                self.share()
+
+    def _take(self, fd, t0):
+        while True:
+            try:
+                DeviceTurns._flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if self._clock() - t0 >= self.wait_s:
+                    return False
+                DeviceTurns._sleep(0.005)
 
     @contextlib.contextmanager
     def held(self, phase_name):
+        """The device to itself for a timed phase (bounded wait)."""
         if not self.dir:
             yield
             return
+        was = self.sharing
+        self.unshare()   # never wait for the device while holding a share of it
         record = {"phase": phase_name}
-        fd = -1
         t0 = self._clock()
+        got_gate = got_device = False
         try:
-            if self.key is None:
-                self.key = self._key()
+            if not self._ready():
+                raise RuntimeError(self.error)
             record["device"] = self.key
-            with self.guard.own():
-                fd = TimingTurn._open(os.path.join(self.dir, self.key + ".lock"),
-                                      os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-            status = "not-held"
-            while True:
-                try:
-                    TimingTurn._flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    status = "held"
-                    break
-                except BlockingIOError:
-                    if self._clock() - t0 >= self.wait_s:
-                        break
-                    TimingTurn._sleep(0.02)
-            record["status"] = status
+            got_gate = self._take(self.gate, t0)
+            got_device = got_gate and self._take(self.fd, t0)
+            record["status"] = "held" if got_device else "not-held"
         except Exception as exc:
             record["status"] = "error"
             record["error"] = short_error(exc)[0]
@@ -679,9 +747,18 @@ class TimingTurn:
             yield
         finally:
             record["until"] = round(self._clock(), 6)
-            if fd >= 0:
-                TimingTurn._close(fd)  # releases the flock
+            if got_device:
+                DeviceTurns._flock(self.fd, fcntl.LOCK_UN)
+            if got_gate:
+                DeviceTurns._flock(self.gate, fcntl.LOCK_UN)
             self.log.event("timing_turn", **record)
+            if was:
+                self.share()
+
+    def report(self):
+        if self.dir:
+            self.log.event("device_share", device=self.key, waited_s=round(self.shared_wait_s, 3),
+                           pauses=self.pauses, error=self.error)
 
 
 class Runner:
@@ -698,7 +775,7 @@ class Runner:
         self.seed = int(plan["seed"])
         self.ref_results = {}    # slot index -> its calls' reference files
         self.ref_seconds = {}    # slot index -> seconds of its reference phase
-        self.turn = TimingTurn(plan, self.device, log, guard)
+        self.turn = DeviceTurns(plan, self.device, log, guard)
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
@@ -787,6 +864,7 @@ class Runner:
         reserves = [dict(r, index=len(plan["slots"]) + i, reserve=True)
                     for i, r in enumerate(plan.get("reserves", []))]
         for slot in list(plan["slots"]) + reserves:
+            self.turn.pause()
             replaced = None
             current = slot
             while True:
@@ -987,6 +1065,7 @@ class Runner:
 
     def candidate_slots(self):
         for idx, slot, replaced, sets in self.slots:
+            self.turn.pause()
             t0 = time.monotonic()
             self.marks.mark(f"kaudit:slot {idx} {slot['name']} candidate")
             refs = self.ref_results[idx]
@@ -1182,6 +1261,7 @@ class ieee_fp32:
 def run(plan, log, guard):
     r = Runner(plan, log, guard)
     run.runner = r
+    r.turn.share()   # from here on its work on the device lets no other audit's timed phase in
     torch.manual_seed(r.seed)
     r.build_reference()
     if plan.get("describe_only"):
@@ -1194,7 +1274,8 @@ def run(plan, log, guard):
         stage(log, "time_reference", r.time_reference)
         r.time_aa()
     guard.party = "candidate"
-    r.build_candidate()
+    with r.turn.released():   # importing and building: compilers, on the CPU, for minutes
+        r.build_candidate()
     try:
         info = r.align(r.cand)
     except AlignmentError as exc:
@@ -1203,10 +1284,16 @@ def run(plan, log, guard):
     log.event("stage", stage="align_state", status="ok", **info)
     r.candidate_slots()
     if plan.get("probe"):
+        r.turn.pause()
         r.probe(plan["probe"])
     with r.turn.held("candidate"):
         stage(log, "time_candidate", r.time_candidate)
         r.time_speedup()
+
+
+def report_turns(r):
+    if r is not None:
+        r.turn.report()
 
 
 def run_weak(r, plan, log):
@@ -1252,9 +1339,11 @@ def main(argv):
         # the surfaces build their own instances: a candidate the audit could
         # not align (or call) may still be judged by them, as upstream would
         run_weak(getattr(run, "runner", None), plan, log)
+        report_turns(getattr(run, "runner", None))
         return EXIT_STAGE_FAILED
     log.event("done", status="ok")
     run_weak(run.runner, plan, log)
+    report_turns(run.runner)
     return EXIT_DONE
 
 

@@ -405,6 +405,9 @@ class Surfaces:
         self.r.marks.push("kaudit:weak")
         try:
             for name in self.names:
+                turn = getattr(self.r, "turn", None)
+                if turn is not None:
+                    turn.pause()   # lets another audit's timed phase in (docs/timing.md)
                 t0 = time.monotonic()
                 self.r.marks.push("kaudit:weak " + name)
                 threads = threading.active_count()

@@ -1,9 +1,11 @@
 #!/bin/sh
-# tests/audit_timing_turns.sh - concurrent audits' timed phases take turns on
-# their device (docs/timing.md, "Concurrent audits"): a phase waits while
-# another process holds the device's lock, its wait is recorded, and a phase
-# that never had its turn (the wait bounded by --timeout / 4) is timed anyway
-# with its speedup withheld.  CPU audits with --timing on: the device is "cpu".
+# tests/audit_timing_turns.sh - concurrent audits take turns on their device
+# (docs/timing.md, "Concurrent audits"): a timed phase waits while another
+# audit works on the device, an audit's work waits while another's timed phase
+# runs, the waits are recorded, and a phase that never had its turn (the wait
+# bounded by --timeout / 4) is timed anyway with its speedup withheld.  CPU
+# audits with --timing on: the device is "cpu".  Another audit is played by a
+# small Python holding the same locks.
 NAME=audit_timing_turns
 . "$(dirname "$0")/audit_env.sh"
 T=$(mktemp -d)
@@ -26,43 +28,69 @@ PYEOF
 }
 export KAUDIT_TIMING_LOCK_DIR="$T/locks"
 REF=$SRC/tests/audit/tasks/rowsum.py CAND=$SRC/tests/audit/candidates/reordered_reduction.py
-hold() { # SECONDS: hold the cpu lock as another audit would, from now on
-    "$PY" -c 'import fcntl, os, sys, time
-os.makedirs(sys.argv[1], exist_ok=True)
-fd = os.open(os.path.join(sys.argv[1], "cpu.lock"), os.O_RDWR | os.O_CREAT, 0o644)
-fcntl.flock(fd, fcntl.LOCK_EX)
-open(sys.argv[1] + "/holding", "w").close()
-time.sleep(float(sys.argv[2]))' "$KAUDIT_TIMING_LOCK_DIR" "$1" &
+hold() { # sh|ex EVENTS EVENT SECONDS: hold the cpu lock as another audit would (sh: working on
+          # the device; ex: in a timed phase, with its gate) until EVENTS shows EVENT, then SECONDS more
+    "$PY" -c 'import fcntl, json, os, sys, time
+d, mode, events, event, more = sys.argv[1:6]
+os.makedirs(d, exist_ok=True)
+fds = [os.open(os.path.join(d, "cpu." + f), os.O_RDWR | os.O_CREAT, 0o644) for f in ("gate", "lock")]
+for fd in (fds if mode == "ex" else fds[1:]):
+    fcntl.flock(fd, fcntl.LOCK_EX if mode == "ex" else fcntl.LOCK_SH)
+open(os.path.join(d, "holding"), "w").close()
+deadline = time.monotonic() + 120
+while time.monotonic() < deadline:
+    try:
+        if any(json.loads(x).get("event") == event for x in open(events) if x.endswith("\n")):
+            break
+    except OSError:
+        pass
+    time.sleep(0.02)
+time.sleep(float(more))' "$KAUDIT_TIMING_LOCK_DIR" "$@" &
     holder=$!
     while [ ! -e "$KAUDIT_TIMING_LOCK_DIR/holding" ]; do sleep 0.05; done
     rm -f "$KAUDIT_TIMING_LOCK_DIR/holding"
 }
+audit() { # NAME [OPTIONS]: one audit with timing on the CPU into $T/NAME
+    _n=$1; shift
+    "$K" audit --reference "$REF" --candidate "$CAND" --device cpu --timing on --probe off -d "$T/$_n" --quiet "$@"
+}
 
-# 1. No other audit: both phases held at once.
-"$K" audit --reference "$REF" --candidate "$CAND" --device cpu --timing on --probe off -d "$T/free" --quiet
+# 1. No other audit: both phases held at once, no wait to share.
+audit free
 R=$T/free/record.json
 check "free: two turns, both held" [ "$(jget "$R" "[t['status'] for t in r['timing']['turns']]")" = '["held", "held"]' ]
 check "free: device cpu" [ "$(jget "$R" "r['timing']['turns'][0]['device']")" = cpu ]
-check "free: the lock directory was made" [ -f "$KAUDIT_TIMING_LOCK_DIR/cpu.lock" ]
+check "free: the lock files were made" [ -f "$KAUDIT_TIMING_LOCK_DIR/cpu.lock" ] && [ -f "$KAUDIT_TIMING_LOCK_DIR/cpu.gate" ]
 
-# 2. Another holder for the first 6 s (the audit reaches its timing sooner):
-#    the reference phase waits, then holds; the wait is recorded.
-hold 6
-"$K" audit --reference "$REF" --candidate "$CAND" --device cpu --timing on --probe off -d "$T/wait" --quiet
+# 2. Another audit works on the device (shared) until 2 s after this one's
+#    reference slots began: the reference's timed phase waits for it.
+hold sh "$T/waits/runner/events.jsonl" precision 2
+audit waits
 wait $holder
-R=$T/wait/record.json
-check "waited: both held" [ "$(jget "$R" "[t['status'] for t in r['timing']['turns']]")" = '["held", "held"]' ]
-check "waited: the reference phase waited >= 0.5 s" [ "$(jget "$R" "r['timing']['turns'][0]['waited_s'] >= 0.5")" = True ]
-check "waited: the A/A screen ran after the wait" [ "$(jget "$R" "r['timing']['aa'] is not None")" = True ]
+R=$T/waits/record.json
+check "waits: both held" [ "$(jget "$R" "[t['status'] for t in r['timing']['turns']]")" = '["held", "held"]' ]
+check "waits: the reference's timed phase waited >= 0.5 s" [ "$(jget "$R" "r['timing']['turns'][0]['waited_s'] >= 0.5")" = True ]
+check "waits: the A/A screen ran after the wait" [ "$(jget "$R" "r['timing']['aa'] is not None")" = True ]
 
-# 3. A holder for the whole audit, --timeout 8 (wait bound 2 s): timed anyway,
-#    not-held, the speedup withheld with the reason.
-hold 60
-"$K" audit --reference "$REF" --candidate "$CAND" --device cpu --timing on --probe off -d "$T/never" --quiet --timeout 8
+# 3. Another audit is in its timed phase until 2 s after this one started:
+#    this one's work on the device waits for it (event device_share).
+hold ex "$T/yields/runner/events.jsonl" start 2
+audit yields
+wait $holder
+E=$T/yields/runner/events.jsonl
+share=$("$PY" -c 'import json, sys
+print([json.loads(l).get("waited_s") for l in open(sys.argv[1]) if "\"device_share\"" in l])' "$E")
+check "yields: it waited >= 1 s to share the device ($share)" "$PY" -c "import sys; v = $share; sys.exit(not (len(v) == 1 and v[0] >= 1))"
+check "yields: both timed phases held" [ "$(jget "$T/yields/record.json" "[t['status'] for t in r['timing']['turns']]")" = '["held", "held"]' ]
+
+# 3b. Another audit shares the device for the whole audit and never pauses,
+#     --timeout 32 (wait bound 8 s): timed anyway, not-held, speedup withheld.
+hold sh "$T/never/runner/events.jsonl" never-logged 60
+audit never --timeout 32
 kill $holder 2>/dev/null
 R=$T/never/record.json
 check "never: both not-held" [ "$(jget "$R" "[t['status'] for t in r['timing']['turns']]")" = '["not-held", "not-held"]' ]
-check "never: waited the bound (2 s)" [ "$(jget "$R" "1.9 <= r['timing']['turns'][0]['waited_s'] < 4")" = True ]
+check "never: waited the bound (8 s)" [ "$(jget "$R" "7.9 <= r['timing']['turns'][0]['waited_s'] < 10")" = True ]
 check "never: speedup not reportable" [ "$(jget "$R" "r['timing']['speedup']['reportable']")" = False ]
 why=$(jget "$R" "r['timing']['speedup']['why_not']")
 case "$why" in
@@ -71,8 +99,7 @@ case "$why" in
 esac
 
 # 4. KAUDIT_TIMING_LOCK_DIR=none: no turns taken, none recorded.
-KAUDIT_TIMING_LOCK_DIR=none "$K" audit --reference "$REF" --candidate "$CAND" --device cpu --timing on --probe off \
-    -d "$T/none" --quiet
+KAUDIT_TIMING_LOCK_DIR=none audit none
 check "none: no turns" [ "$(jget "$T/none/record.json" "r['timing']['turns']")" = '[]' ]
 
 [ "$fails" = 0 ] && echo "PASS" || { echo "$fails failed"; exit 1; }
