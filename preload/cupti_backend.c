@@ -358,7 +358,50 @@ static uint32_t kernel_name_id(const char *name)
     return id;
 }
 
-static void convert_record(const CUpti_Activity *record)
+/*
+ * Converting a completed buffer.  Each record is built into a chunk of the
+ * converting call's own, outside the writer lock, and the chunk goes into
+ * the trace with one lock, a copy (kat_emit_chunk): the lock the launching
+ * thread's vendor records take is held once per CONVERT_CHUNK_KB of records
+ * (about 150 kernel records) instead of once per record, and only for the
+ * copy.  What needs the writer's string table (a kernel name not seen
+ * before) still takes the lock, at once, so its definition precedes the
+ * chunk that uses it.  The records and their order in the trace are those
+ * of one kat_emit per record (tests/test_run_recording.c
+ * chunked_conversion_*); a chunk is appended before the buffer callback
+ * returns, so a flush (kat_cupti_flush) still has every record written when
+ * it returns.  KAUDIT_CUPTI_CHUNK_KB=0 stores one record per lock as before,
+ * to measure the difference.
+ */
+#define CONVERT_CHUNK_KB 16
+static uint32_t convert_chunk_bytes = CONVERT_CHUNK_KB << 10;
+
+static void append_chunk(struct kat_chunk *chunk)
+{
+    /* the next segment mapped ahead, outside the lock, before a copy that
+     * may cross into it */
+    kat_writer_prepare_spare();
+    kat_emit_chunk(chunk);
+}
+
+/* One converted record: into the chunk, or, without one (or for a record
+ * larger than a chunk), stored at once after whatever the chunk holds. */
+static void put(struct kat_chunk *chunk, uint16_t type, const void *body, uint32_t size)
+{
+    if (!chunk) {
+        kat_emit(type, body, size);
+        return;
+    }
+    if (kat_chunk_add(chunk, type, body, size) == 0)
+        return;
+    append_chunk(chunk);
+    if (kat_chunk_add(chunk, type, body, size) != 0)
+        kat_emit(type, body, size);
+}
+
+static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid);
+
+static void convert_record(const CUpti_Activity *record, struct kat_chunk *chunk)
 {
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -376,7 +419,7 @@ static void convert_record(const CUpti_Activity *record)
             .graph_id = k->graphId, .launch_type = k->launchType,
             .graph_node_id = k->graphNodeId, .device_launched = k->isDeviceLaunched,
         };
-        kat_emit(KAT_REC_KERNEL, &out, sizeof(out));
+        put(chunk, KAT_REC_KERNEL, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -388,10 +431,10 @@ static void convert_record(const CUpti_Activity *record)
             .domain = runtime ? KAT_API_RUNTIME : KAT_API_DRIVER,
             .cbid = a->cbid, .thread_id = a->threadId, .correlation_id = a->correlationId,
             .return_value = a->returnValue,
-            .name_string = callback_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
-                                                 : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid),
+            .name_string = activity_api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                     : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid),
         };
-        kat_emit(KAT_REC_API, &out, sizeof(out));
+        put(chunk, KAT_REC_API, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -403,7 +446,7 @@ static void convert_record(const CUpti_Activity *record)
             .src_kind = m->srcKind, .dst_kind = m->dstKind, .flags = m->flags,
             .graph_id = m->graphId,
         };
-        kat_emit(KAT_REC_MEMCPY, &out, sizeof(out));
+        put(chunk, KAT_REC_MEMCPY, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -413,7 +456,7 @@ static void convert_record(const CUpti_Activity *record)
             .device_id = m->deviceId, .context_id = m->contextId, .stream_id = m->streamId,
             .correlation_id = m->correlationId, .value = m->value, .graph_id = m->graphId,
         };
-        kat_emit(KAT_REC_MEMSET, &out, sizeof(out));
+        put(chunk, KAT_REC_MEMSET, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -423,7 +466,7 @@ static void convert_record(const CUpti_Activity *record)
             .correlation_id = s->correlationId, .context_id = s->contextId,
             .stream_id = s->streamId, .cuda_event_id = s->cudaEventId,
         };
-        kat_emit(KAT_REC_SYNC, &out, sizeof(out));
+        put(chunk, KAT_REC_SYNC, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
@@ -433,7 +476,7 @@ static void convert_record(const CUpti_Activity *record)
             .stream_id = e->streamId, .event_id = e->eventId, .device_id = e->deviceId,
             .device_timestamp_ns = e->deviceTimestamp,
         };
-        kat_emit(KAT_REC_CUDA_EVENT, &out, sizeof(out));
+        put(chunk, KAT_REC_CUDA_EVENT, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -442,7 +485,7 @@ static void convert_record(const CUpti_Activity *record)
             .external_kind = x->externalKind, .correlation_id = x->correlationId,
             .external_id = x->externalId,
         };
-        kat_emit(KAT_REC_EXTERNAL_CORRELATION, &out, sizeof(out));
+        put(chunk, KAT_REC_EXTERNAL_CORRELATION, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
@@ -454,7 +497,7 @@ static void convert_record(const CUpti_Activity *record)
             .global_memory_bytes = d->globalMemorySize,
         };
         memcpy(out.uuid, &d->uuid, sizeof(out.uuid));
-        kat_emit(KAT_REC_DEVICE, &out, sizeof(out));
+        put(chunk, KAT_REC_DEVICE, &out, sizeof(out));
         break;
     }
     default:
@@ -474,14 +517,24 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
          * 58 such steps). */
         unsigned converted = 0;
         kat_writer_prepare_spare();
+        /* the chunk's memory: per call, since a flush converts on the
+         * flushing thread while CUPTI's own may convert another buffer */
+        struct kat_chunk chunk_on = { .capacity = convert_chunk_bytes };
+        struct kat_chunk *chunk = NULL;
+        if (convert_chunk_bytes && !floor && (chunk_on.bytes = malloc(convert_chunk_bytes)) != NULL)
+            chunk = &chunk_on;
         while (real_cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
             if (floor) {
                 atomic_fetch_add_explicit(&bench_floor_records, 1, memory_order_relaxed);
                 continue;
             }
-            convert_record(record);
-            if (++converted % 256 == 0)
+            convert_record(record, chunk);
+            if (!chunk && ++converted % 256 == 0)
                 kat_writer_prepare_spare();
+        }
+        if (chunk) {
+            append_chunk(chunk);
+            free(chunk->bytes);
         }
     }
     size_t dropped = 0;
@@ -856,6 +909,15 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
         atomic_store_explicit(slot, id, memory_order_relaxed);
     }
     return id;
+}
+
+/* An API activity record's name (KAUDIT_API_RECORDS=all): through the
+ * same per-id cache, so converting it takes no writer lock once its id is
+ * known. */
+static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    const struct api_domain *dom = api_domain_of(domain);
+    return dom && cbid < dom->size ? api_name(domain, cbid) : callback_name(domain, cbid);
 }
 
 /*
@@ -1499,6 +1561,9 @@ static int start_cupti(void)
     kernel_at_context = env_is("KAUDIT_CUPTI_KERNEL_AT", "context");
     if (real_cuptiSetThreadIdType && thread_id_type_system)
         real_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    long chunk_kb = env_number("KAUDIT_CUPTI_CHUNK_KB", 0, 1024);
+    if (chunk_kb >= 0)
+        convert_chunk_bytes = (uint32_t)chunk_kb << 10;
     const char *buffer_mb = getenv("KAUDIT_CUPTI_BUFFER_MB");
     if (buffer_mb && atoi(buffer_mb) > 0 && atoi(buffer_mb) <= 1024)
         activity_buffer_bytes = (size_t)atoi(buffer_mb) << 20;
