@@ -303,6 +303,64 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
 }
 
 /*
+ * Converting a completed buffer.  Each record is built into a chunk of the
+ * converting call's own, outside the writer lock, and the chunk goes into
+ * the trace with one lock, a copy (kat_emit_chunk): the lock the launching
+ * thread's vendor records take is held once per CONVERT_CHUNK_KB of records
+ * (about 150 kernel records) instead of once per record, and only for the
+ * copy.  What needs the writer's string table (a kernel name not seen
+ * before) still takes the lock, and the chunk so far is appended first
+ * (append_before_string): the string's record then lands where one
+ * kat_emit per record put it, after the records converted before it and
+ * before the one that uses it.  So the records this thread writes, and
+ * their order, are those of one kat_emit per record (tests/
+ * test_run_recording.c chunked_conversion_*, tests/test_trace_chunks.c);
+ * the last chunk is appended before the buffer callback returns, so a flush
+ * (kat_cupti_flush) has every record written when it returns, as before.
+ * KAUDIT_CUPTI_CHUNK_KB=0 stores one record per lock as before, to measure
+ * the difference.
+ */
+#define CONVERT_CHUNK_KB 16
+static uint32_t convert_chunk_bytes = CONVERT_CHUNK_KB << 10;
+
+static void append_chunk(struct kat_chunk *chunk)
+{
+    /* the next segment mapped ahead, outside the lock, before a copy that
+     * may cross into it */
+    kat_writer_prepare_spare();
+    kat_emit_chunk(chunk);
+}
+
+/* One converted record: into the chunk, or, without one (or for a record
+ * larger than a chunk), stored at once after whatever the chunk holds. */
+static void put(struct kat_chunk *chunk, uint16_t type, const void *body, uint32_t size)
+{
+    if (!chunk) {
+        kat_emit(type, body, size);
+        return;
+    }
+    if (kat_chunk_add(chunk, type, body, size) == 0)
+        return;
+    append_chunk(chunk);
+    if (kat_chunk_add(chunk, type, body, size) != 0)
+        kat_emit(type, body, size);
+}
+
+/* A record about to be converted needs a string interned, which may store
+ * its definition at once: the records converted before it go first. */
+static void append_before_string(struct kat_chunk *chunk)
+{
+    if (chunk && chunk->used)
+        append_chunk(chunk);
+}
+
+static uint32_t intern_in_order(const char *s, struct kat_chunk *chunk)
+{
+    append_before_string(chunk);
+    return kat_intern(s);
+}
+
+/*
  * A kernel record's interned name.  Conversion runs for every kernel record,
  * mostly on CUPTI's worker thread, and kat_intern takes the writer lock and
  * hashes the whole name (often a few hundred bytes, mangled) under it: the
@@ -331,7 +389,7 @@ static void kernel_names_atfork(void)
     pthread_atfork(kernel_names_lock_take, kernel_names_lock_give, kernel_names_lock_give);
 }
 
-static uint32_t kernel_name_id(const char *name)
+static uint32_t kernel_name_id(const char *name, struct kat_chunk *chunk)
 {
     if (!name)
         return 0;
@@ -344,7 +402,7 @@ static uint32_t kernel_name_id(const char *name)
     pthread_mutex_unlock(&kernel_names_lock);
     if (id)
         return id;
-    id = kat_intern(name);
+    id = intern_in_order(name, chunk);
     char *copy = id ? strdup(name) : NULL;
     if (copy) {
         pthread_mutex_lock(&kernel_names_lock);
@@ -358,48 +416,7 @@ static uint32_t kernel_name_id(const char *name)
     return id;
 }
 
-/*
- * Converting a completed buffer.  Each record is built into a chunk of the
- * converting call's own, outside the writer lock, and the chunk goes into
- * the trace with one lock, a copy (kat_emit_chunk): the lock the launching
- * thread's vendor records take is held once per CONVERT_CHUNK_KB of records
- * (about 150 kernel records) instead of once per record, and only for the
- * copy.  What needs the writer's string table (a kernel name not seen
- * before) still takes the lock, at once, so its definition precedes the
- * chunk that uses it.  The records and their order in the trace are those
- * of one kat_emit per record (tests/test_run_recording.c
- * chunked_conversion_*); a chunk is appended before the buffer callback
- * returns, so a flush (kat_cupti_flush) still has every record written when
- * it returns.  KAUDIT_CUPTI_CHUNK_KB=0 stores one record per lock as before,
- * to measure the difference.
- */
-#define CONVERT_CHUNK_KB 16
-static uint32_t convert_chunk_bytes = CONVERT_CHUNK_KB << 10;
-
-static void append_chunk(struct kat_chunk *chunk)
-{
-    /* the next segment mapped ahead, outside the lock, before a copy that
-     * may cross into it */
-    kat_writer_prepare_spare();
-    kat_emit_chunk(chunk);
-}
-
-/* One converted record: into the chunk, or, without one (or for a record
- * larger than a chunk), stored at once after whatever the chunk holds. */
-static void put(struct kat_chunk *chunk, uint16_t type, const void *body, uint32_t size)
-{
-    if (!chunk) {
-        kat_emit(type, body, size);
-        return;
-    }
-    if (kat_chunk_add(chunk, type, body, size) == 0)
-        return;
-    append_chunk(chunk);
-    if (kat_chunk_add(chunk, type, body, size) != 0)
-        kat_emit(type, body, size);
-}
-
-static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid);
+static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid, struct kat_chunk *chunk);
 
 static void convert_record(const CUpti_Activity *record, struct kat_chunk *chunk)
 {
@@ -415,7 +432,7 @@ static void convert_record(const CUpti_Activity *record, struct kat_chunk *chunk
             .block = { k->blockX, k->blockY, k->blockZ },
             .static_shared = k->staticSharedMemory, .dynamic_shared = k->dynamicSharedMemory,
             .registers = k->registersPerThread,
-            .name_string = kernel_name_id(k->name),
+            .name_string = kernel_name_id(k->name, chunk),
             .graph_id = k->graphId, .launch_type = k->launchType,
             .graph_node_id = k->graphNodeId, .device_launched = k->isDeviceLaunched,
         };
@@ -432,7 +449,7 @@ static void convert_record(const CUpti_Activity *record, struct kat_chunk *chunk
             .cbid = a->cbid, .thread_id = a->threadId, .correlation_id = a->correlationId,
             .return_value = a->returnValue,
             .name_string = activity_api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
-                                                     : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid),
+                                                     : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid, chunk),
         };
         put(chunk, KAT_REC_API, &out, sizeof(out));
         break;
@@ -491,7 +508,7 @@ static void convert_record(const CUpti_Activity *record, struct kat_chunk *chunk
     case CUPTI_ACTIVITY_KIND_DEVICE: {
         const CUpti_ActivityDevice5 *d = (const void *)record;
         struct kat_device_rec out = {
-            .device_id = d->id, .name_string = kat_intern(d->name),
+            .device_id = d->id, .name_string = intern_in_order(d->name, chunk),
             .cc_major = d->computeCapabilityMajor, .cc_minor = d->computeCapabilityMinor,
             .multiprocessors = d->numMultiprocessors,
             .global_memory_bytes = d->globalMemorySize,
@@ -914,10 +931,13 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 /* An API activity record's name (KAUDIT_API_RECORDS=all): through the
  * same per-id cache, so converting it takes no writer lock once its id is
  * known. */
-static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid)
+static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid, struct kat_chunk *chunk)
 {
     const struct api_domain *dom = api_domain_of(domain);
-    return dom && cbid < dom->size ? api_name(domain, cbid) : callback_name(domain, cbid);
+    int cached = dom && cbid < dom->size;
+    if (!cached || atomic_load_explicit(&dom->name_id[cbid], memory_order_relaxed) == 0)
+        append_before_string(chunk);
+    return cached ? api_name(domain, cbid) : callback_name(domain, cbid);
 }
 
 /*
