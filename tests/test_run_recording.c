@@ -413,3 +413,26 @@ Test(recording, chunked_conversion_writes_the_records_of_one_lock_per_record, .t
     rh_case_free(&chunked);
     rh_case_free(&small);
 }
+
+/*
+ * KAUDIT_VENDOR_STAGING=1: vendor call records go through the calling
+ * thread's stage like the API records (vendor_window.c).  A process that
+ * ends normally flushes the stages, so the evidence is the same: every
+ * kernel tied to its vendor call's record.
+ */
+Test(recording, staged_vendor_records_reach_the_trace, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "vendor-staging");
+    char *argv[] = { MIXED, NULL };
+    const char *extra[] = { "KAUDIT_VENDOR_STAGING=1", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    cr_expect(rh_readable(t) && t->complete, "%s", t->error);
+    cr_expect_geq(rh_count(t, KAT_REC_VENDOR_CALL), 7, "%zu VENDOR_CALL records", rh_count(t, KAT_REC_VENDOR_CALL));
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}
