@@ -205,6 +205,9 @@ int main(int argc, char **argv)
         qsort(each[s], n, sizeof(uint32_t), cmp_u32);
         printf("%-11s %12.1f %12u %22.2f\n", setting_name[s], mean[s][segments / 2], each[s][n * 99 / 100],
                rate[s][segments / 2]);
+        free(mean[s]);
+        free(rate[s]);
+        free(each[s]);
     }
     return 0;
 }

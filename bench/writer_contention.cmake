@@ -7,6 +7,8 @@ if(NOT TARGET kaudit_writer_host)
 endif()
 add_executable(kaudit_writer_contention ${CMAKE_CURRENT_LIST_DIR}/writer_contention.c)
 target_link_libraries(kaudit_writer_contention PRIVATE kaudit_writer_host)
+# linked with the writer as built: sanitized under KAUDIT_SANITIZE
+kaudit_sanitize(kaudit_writer_contention)
 
 # It runs (no speed is asserted: the figures come from running it by hand).
 add_test(NAME writer_contention_smoke COMMAND kaudit_writer_contention 200 3)
