@@ -303,6 +303,64 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
 }
 
 /*
+ * Converting a completed buffer.  Each record is built into a chunk of the
+ * converting call's own, outside the writer lock, and the chunk goes into
+ * the trace with one lock, a copy (kat_emit_chunk): the lock the launching
+ * thread's vendor records take is held once per CONVERT_CHUNK_KB of records
+ * (about 150 kernel records) instead of once per record, and only for the
+ * copy.  What needs the writer's string table (a kernel name not seen
+ * before) still takes the lock, and the chunk so far is appended first
+ * (append_before_string): the string's record then lands where one
+ * kat_emit per record put it, after the records converted before it and
+ * before the one that uses it.  So the records this thread writes, and
+ * their order, are those of one kat_emit per record (tests/
+ * test_run_recording.c chunked_conversion_*, tests/test_trace_chunks.c);
+ * the last chunk is appended before the buffer callback returns, so a flush
+ * (kat_cupti_flush) has every record written when it returns, as before.
+ * KAUDIT_CUPTI_CHUNK_KB=0 stores one record per lock as before, to measure
+ * the difference.
+ */
+#define CONVERT_CHUNK_KB 16
+static uint32_t convert_chunk_bytes = CONVERT_CHUNK_KB << 10;
+
+static void append_chunk(struct kat_chunk *chunk)
+{
+    /* the next segment mapped ahead, outside the lock, before a copy that
+     * may cross into it */
+    kat_writer_prepare_spare();
+    kat_emit_chunk(chunk);
+}
+
+/* One converted record: into the chunk, or, without one (or for a record
+ * larger than a chunk), stored at once after whatever the chunk holds. */
+static void put(struct kat_chunk *chunk, uint16_t type, const void *body, uint32_t size)
+{
+    if (!chunk) {
+        kat_emit(type, body, size);
+        return;
+    }
+    if (kat_chunk_add(chunk, type, body, size) == 0)
+        return;
+    append_chunk(chunk);
+    if (kat_chunk_add(chunk, type, body, size) != 0)
+        kat_emit(type, body, size);
+}
+
+/* A record about to be converted needs a string interned, which may store
+ * its definition at once: the records converted before it go first. */
+static void append_before_string(struct kat_chunk *chunk)
+{
+    if (chunk && chunk->used)
+        append_chunk(chunk);
+}
+
+static uint32_t intern_in_order(const char *s, struct kat_chunk *chunk)
+{
+    append_before_string(chunk);
+    return kat_intern(s);
+}
+
+/*
  * A kernel record's interned name.  Conversion runs for every kernel record,
  * mostly on CUPTI's worker thread, and kat_intern takes the writer lock and
  * hashes the whole name (often a few hundred bytes, mangled) under it: the
@@ -331,7 +389,7 @@ static void kernel_names_atfork(void)
     pthread_atfork(kernel_names_lock_take, kernel_names_lock_give, kernel_names_lock_give);
 }
 
-static uint32_t kernel_name_id(const char *name)
+static uint32_t kernel_name_id(const char *name, struct kat_chunk *chunk)
 {
     if (!name)
         return 0;
@@ -344,7 +402,7 @@ static uint32_t kernel_name_id(const char *name)
     pthread_mutex_unlock(&kernel_names_lock);
     if (id)
         return id;
-    id = kat_intern(name);
+    id = intern_in_order(name, chunk);
     char *copy = id ? strdup(name) : NULL;
     if (copy) {
         pthread_mutex_lock(&kernel_names_lock);
@@ -358,7 +416,9 @@ static uint32_t kernel_name_id(const char *name)
     return id;
 }
 
-static void convert_record(const CUpti_Activity *record)
+static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid, struct kat_chunk *chunk);
+
+static void convert_record(const CUpti_Activity *record, struct kat_chunk *chunk)
 {
     switch (record->kind) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -372,11 +432,11 @@ static void convert_record(const CUpti_Activity *record)
             .block = { k->blockX, k->blockY, k->blockZ },
             .static_shared = k->staticSharedMemory, .dynamic_shared = k->dynamicSharedMemory,
             .registers = k->registersPerThread,
-            .name_string = kernel_name_id(k->name),
+            .name_string = kernel_name_id(k->name, chunk),
             .graph_id = k->graphId, .launch_type = k->launchType,
             .graph_node_id = k->graphNodeId, .device_launched = k->isDeviceLaunched,
         };
-        kat_emit(KAT_REC_KERNEL, &out, sizeof(out));
+        put(chunk, KAT_REC_KERNEL, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
@@ -388,10 +448,10 @@ static void convert_record(const CUpti_Activity *record)
             .domain = runtime ? KAT_API_RUNTIME : KAT_API_DRIVER,
             .cbid = a->cbid, .thread_id = a->threadId, .correlation_id = a->correlationId,
             .return_value = a->returnValue,
-            .name_string = callback_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
-                                                 : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid),
+            .name_string = activity_api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                     : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid, chunk),
         };
-        kat_emit(KAT_REC_API, &out, sizeof(out));
+        put(chunk, KAT_REC_API, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -403,7 +463,7 @@ static void convert_record(const CUpti_Activity *record)
             .src_kind = m->srcKind, .dst_kind = m->dstKind, .flags = m->flags,
             .graph_id = m->graphId,
         };
-        kat_emit(KAT_REC_MEMCPY, &out, sizeof(out));
+        put(chunk, KAT_REC_MEMCPY, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -413,7 +473,7 @@ static void convert_record(const CUpti_Activity *record)
             .device_id = m->deviceId, .context_id = m->contextId, .stream_id = m->streamId,
             .correlation_id = m->correlationId, .value = m->value, .graph_id = m->graphId,
         };
-        kat_emit(KAT_REC_MEMSET, &out, sizeof(out));
+        put(chunk, KAT_REC_MEMSET, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
@@ -423,7 +483,7 @@ static void convert_record(const CUpti_Activity *record)
             .correlation_id = s->correlationId, .context_id = s->contextId,
             .stream_id = s->streamId, .cuda_event_id = s->cudaEventId,
         };
-        kat_emit(KAT_REC_SYNC, &out, sizeof(out));
+        put(chunk, KAT_REC_SYNC, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_CUDA_EVENT: {
@@ -433,7 +493,7 @@ static void convert_record(const CUpti_Activity *record)
             .stream_id = e->streamId, .event_id = e->eventId, .device_id = e->deviceId,
             .device_timestamp_ns = e->deviceTimestamp,
         };
-        kat_emit(KAT_REC_CUDA_EVENT, &out, sizeof(out));
+        put(chunk, KAT_REC_CUDA_EVENT, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
@@ -442,19 +502,19 @@ static void convert_record(const CUpti_Activity *record)
             .external_kind = x->externalKind, .correlation_id = x->correlationId,
             .external_id = x->externalId,
         };
-        kat_emit(KAT_REC_EXTERNAL_CORRELATION, &out, sizeof(out));
+        put(chunk, KAT_REC_EXTERNAL_CORRELATION, &out, sizeof(out));
         break;
     }
     case CUPTI_ACTIVITY_KIND_DEVICE: {
         const CUpti_ActivityDevice5 *d = (const void *)record;
         struct kat_device_rec out = {
-            .device_id = d->id, .name_string = kat_intern(d->name),
+            .device_id = d->id, .name_string = intern_in_order(d->name, chunk),
             .cc_major = d->computeCapabilityMajor, .cc_minor = d->computeCapabilityMinor,
             .multiprocessors = d->numMultiprocessors,
             .global_memory_bytes = d->globalMemorySize,
         };
         memcpy(out.uuid, &d->uuid, sizeof(out.uuid));
-        kat_emit(KAT_REC_DEVICE, &out, sizeof(out));
+        put(chunk, KAT_REC_DEVICE, &out, sizeof(out));
         break;
     }
     default:
@@ -474,14 +534,24 @@ static void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream_id, uin
          * 58 such steps). */
         unsigned converted = 0;
         kat_writer_prepare_spare();
+        /* the chunk's memory: per call, since a flush converts on the
+         * flushing thread while CUPTI's own may convert another buffer */
+        struct kat_chunk chunk_on = { .capacity = convert_chunk_bytes };
+        struct kat_chunk *chunk = NULL;
+        if (convert_chunk_bytes && !floor && (chunk_on.bytes = malloc(convert_chunk_bytes)) != NULL)
+            chunk = &chunk_on;
         while (real_cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
             if (floor) {
                 atomic_fetch_add_explicit(&bench_floor_records, 1, memory_order_relaxed);
                 continue;
             }
-            convert_record(record);
-            if (++converted % 256 == 0)
+            convert_record(record, chunk);
+            if (!chunk && ++converted % 256 == 0)
                 kat_writer_prepare_spare();
+        }
+        if (chunk) {
+            append_chunk(chunk);
+            free(chunk->bytes);
         }
     }
     size_t dropped = 0;
@@ -856,6 +926,18 @@ static uint32_t api_name(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
         atomic_store_explicit(slot, id, memory_order_relaxed);
     }
     return id;
+}
+
+/* An API activity record's name (KAUDIT_API_RECORDS=all): through the
+ * same per-id cache, so converting it takes no writer lock once its id is
+ * known. */
+static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid, struct kat_chunk *chunk)
+{
+    const struct api_domain *dom = api_domain_of(domain);
+    int cached = dom && cbid < dom->size;
+    if (!cached || atomic_load_explicit(&dom->name_id[cbid], memory_order_relaxed) == 0)
+        append_before_string(chunk);
+    return cached ? api_name(domain, cbid) : callback_name(domain, cbid);
 }
 
 /*
@@ -1499,6 +1581,9 @@ static int start_cupti(void)
     kernel_at_context = env_is("KAUDIT_CUPTI_KERNEL_AT", "context");
     if (real_cuptiSetThreadIdType && thread_id_type_system)
         real_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    long chunk_kb = env_number("KAUDIT_CUPTI_CHUNK_KB", 0, 1024);
+    if (chunk_kb >= 0)
+        convert_chunk_bytes = (uint32_t)chunk_kb << 10;
     const char *buffer_mb = getenv("KAUDIT_CUPTI_BUFFER_MB");
     if (buffer_mb && atoi(buffer_mb) > 0 && atoi(buffer_mb) <= 1024)
         activity_buffer_bytes = (size_t)atoi(buffer_mb) << 20;

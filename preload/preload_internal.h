@@ -62,6 +62,20 @@ void kat_stage_after_fork_child(void);
 int kat_emit_lock(void);
 void kat_emit_locked(uint16_t type, const void *body, uint32_t size);
 void kat_emit_unlock(void);
+/* Whole records built outside the writer lock by one thread (CUPTI's, as it
+ * converts a buffer) and appended with one lock: the trace gets the bytes
+ * kat_emit would have written for them, in the same order.  BYTES is the
+ * caller's, 8-aligned, CAPACITY long. */
+struct kat_chunk {
+    uint8_t *bytes;
+    uint32_t capacity;
+    uint32_t used;
+    uint32_t records;
+};
+/* Add one record; -1 when it does not fit (append the chunk, then add it). */
+int kat_chunk_add(struct kat_chunk *chunk, uint16_t type, const void *body, uint32_t body_size);
+/* Append the chunk's records under one writer lock and empty it. */
+void kat_emit_chunk(struct kat_chunk *chunk);
 /* Benchmark control only (bench/bench_control.c): pause or resume all recording. */
 void kat_tracing_pause(int paused);
 /* Write the end record and close the file (exit paths); idempotent. */

@@ -15,7 +15,9 @@
  * wait in CUPTI's buffers until a flush, and every flush point flushes the
  * stages too (kat_cupti_flush: exit, _exit, exec, a foreign CUPTI client;
  * before fork; at writer close; at thread exit).  Vendor call records are not
- * staged: they are evidence on their own and are written at once.
+ * staged by default: they are evidence on their own and are written at once.
+ * KAUDIT_VENDOR_STAGING=1 stages them too (vendor_window.c says what a
+ * killed process then loses).
  *
  * Each stage has an owner thread; a flusher from another thread takes the
  * stage's own lock (a flag the owner takes for every append, uncontended

@@ -345,6 +345,41 @@ void kat_writer_prepare_spare(void)
         munmap(map, SEGMENT_BYTES);
 }
 
+/* The next record does not fit the current segment: pad the segment's
+ * rest and move to the next one, the spare when it is ready.  Lock held.
+ * 0 when records can go on (through the mapping, or with pwrite where the
+ * file refused fallocate), -1 when the trace failed. */
+static int next_segment(void)
+{
+    uint64_t rest = SEGMENT_BYTES - writer.used;
+    if (rest >= sizeof(struct kat_record_header)) {
+        uint64_t pad = rest | ((uint64_t)KAT_REC_PAD << 32);
+        __atomic_store_n((uint64_t *)(writer.map + writer.used), pad, __ATOMIC_RELEASE);
+    }
+    uint64_t next = writer.map_offset + SEGMENT_BYTES;
+    writer.used = 0;
+    if (writer.spare && writer.spare_offset == next) {
+        if (writer.retired)
+            munmap(writer.retired, SEGMENT_BYTES);
+        writer.retired = writer.map;
+        writer.map = writer.spare;
+        writer.map_offset = next;
+        writer.spare = NULL;
+    } else {
+        unmap_segment();
+        if (map_segment(next) != 0) {
+            mark_failed();
+            return -1;
+        }
+        if (writer.use_pwrite) {
+            writer.map_offset = next;
+            return 0;
+        }
+    }
+    atomic_store_explicit(&spare_wanted, 1, memory_order_relaxed);
+    return 0;
+}
+
 /* Store one complete record; the header word goes last.  Lock held. */
 static int store_record(uint16_t type, const void *body, uint32_t body_size,
                         const void *tail, uint32_t tail_size)
@@ -397,33 +432,12 @@ static int store_record(uint16_t type, const void *body, uint32_t body_size,
     }
 
     if (writer.used + size > SEGMENT_BYTES) {
-        uint64_t rest = SEGMENT_BYTES - writer.used;
-        if (rest >= sizeof(struct kat_record_header)) {
-            uint64_t pad = rest | ((uint64_t)KAT_REC_PAD << 32);
-            __atomic_store_n((uint64_t *)(writer.map + writer.used), pad, __ATOMIC_RELEASE);
+        if (next_segment() != 0) {
+            writer.lost++;
+            return -1;
         }
-        uint64_t next = writer.map_offset + SEGMENT_BYTES;
-        writer.used = 0;
-        if (writer.spare && writer.spare_offset == next) {
-            if (writer.retired)
-                munmap(writer.retired, SEGMENT_BYTES);
-            writer.retired = writer.map;
-            writer.map = writer.spare;
-            writer.map_offset = next;
-            writer.spare = NULL;
-        } else {
-            unmap_segment();
-            if (map_segment(next) != 0) {
-                mark_failed();
-                writer.lost++;
-                return -1;
-            }
-            if (writer.use_pwrite) {
-                writer.map_offset = next;
-                return store_record(type, body, body_size, tail, tail_size);
-            }
-        }
-        atomic_store_explicit(&spare_wanted, 1, memory_order_relaxed);
+        if (writer.use_pwrite)
+            return store_record(type, body, body_size, tail, tail_size);
     }
     uint8_t *p = writer.map + writer.used;
     if (body_size)
@@ -715,6 +729,128 @@ void kat_emit_locked(uint16_t type, const void *body, uint32_t body_size)
 void kat_emit_unlock(void)
 {
     pthread_mutex_unlock(&writer.lock);
+}
+
+/*
+ * Chunks: records made outside the writer lock, appended under it.
+ *
+ * CUPTI's thread converts thousands of kernel records per buffer.  Stored
+ * one by one, each took the writer lock, and the launching thread's vendor
+ * records waited on it (docs/overhead.md, "Ninth session").  So that thread
+ * builds whole records, header word and padding included, in a chunk of its
+ * own (kat_chunk_add, no lock), and a chunk goes into the trace with one
+ * lock: a copy per segment it touches, nothing else.
+ *
+ * The bytes in the trace are those store_record would have written for the
+ * same records in the same order: a record goes into the next segment
+ * exactly when it would not fit the current one (store_chunk_mapped walks
+ * the chunk only then).  The durable prefix stays a prefix: everything but
+ * a run's first header word is copied first, and that word is stored last,
+ * with release ordering, so a reader (or a dead process's page cache) sees
+ * the whole run or none of it.
+ */
+int kat_chunk_add(struct kat_chunk *chunk, uint16_t type, const void *body, uint32_t body_size)
+{
+    uint64_t size = (sizeof(struct kat_record_header) + (uint64_t)body_size + 7) & ~7ull;
+    /* larger ones take kat_emit, which counts them lost as it always did;
+     * so every chunked record fits an empty segment */
+    if (size > chunk->capacity - chunk->used || size > SEGMENT_BYTES / 2)
+        return -1;
+    uint8_t *p = chunk->bytes + chunk->used;
+    uint64_t word = size | ((uint64_t)type << 32);
+    memcpy(p, &word, sizeof(word));
+    if (body_size)
+        memcpy(p + 8, body, body_size);
+    memset(p + 8 + body_size, 0, size - 8 - body_size);
+    chunk->used += (uint32_t)size;
+    chunk->records++;
+    return 0;
+}
+
+/* Bytes of the whole records at the start of BYTES that fit in ROOM; their
+ * number in *records. */
+static uint64_t whole_records_within(const uint8_t *bytes, uint64_t n, uint64_t room, uint32_t *records)
+{
+    uint64_t at = 0;
+    *records = 0;
+    while (at < n) {
+        uint64_t word;
+        memcpy(&word, bytes + at, sizeof(word));
+        uint64_t size = (uint32_t)word;
+        if (at + size > room)
+            break;
+        at += size;
+        (*records)++;
+    }
+    return at;
+}
+
+/* Lock held, mapped trace: a run of whole records that fits the segment. */
+static void copy_run(const uint8_t *bytes, uint64_t n, uint32_t records)
+{
+    uint8_t *p = writer.map + writer.used;
+    uint64_t first;
+    memcpy(&first, bytes, sizeof(first));
+    memcpy(p + 8, bytes + 8, n - 8);
+    __atomic_store_n((uint64_t *)p, first, __ATOMIC_RELEASE);
+    writer.used += n;
+    writer.records += records;
+}
+
+/* Lock held, pwrite trace (no mapping): the run's bytes, then its first
+ * header word, as store_record does for one record. */
+static void pwrite_run(const uint8_t *bytes, uint64_t n, uint32_t records)
+{
+    if (trace_fd_check() != 0) {
+        mark_failed();
+        writer.lost += records;
+        return;
+    }
+    off_t at = (off_t)(writer.map_offset + writer.used);
+    ssize_t got = pwrite(writer.fd, bytes + 8, n - 8, at + 8);
+    if (got != (ssize_t)(n - 8) || pwrite(writer.fd, bytes, 8, at) != 8) {
+        writer.lost += records;
+        return;
+    }
+    writer.used += n;
+    writer.records += records;
+}
+
+static void store_chunk(const uint8_t *bytes, uint64_t n, uint32_t records)
+{
+    while (n > 0) {
+        if (writer.use_pwrite) {
+            pwrite_run(bytes, n, records);
+            return;
+        }
+        uint64_t fit = n;
+        uint32_t fit_records = records;
+        if (writer.used + n > SEGMENT_BYTES)
+            fit = whole_records_within(bytes, n, SEGMENT_BYTES - writer.used, &fit_records);
+        if (fit == 0) {
+            if (next_segment() != 0) {
+                writer.lost += records;
+                return;
+            }
+            continue;
+        }
+        copy_run(bytes, fit, fit_records);
+        bytes += fit;
+        n -= fit;
+        records -= fit_records;
+    }
+}
+
+void kat_emit_chunk(struct kat_chunk *chunk)
+{
+    if (chunk->used == 0)
+        return;
+    pthread_mutex_lock(&writer.lock);
+    if (session_dir() && ensure_open() == 0)
+        store_chunk(chunk->bytes, chunk->used, chunk->records);
+    pthread_mutex_unlock(&writer.lock);
+    chunk->used = 0;
+    chunk->records = 0;
 }
 
 static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)

@@ -8,6 +8,8 @@
  * cuDNN's runtime-compiled engines) are still attributed to the library.
  */
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "preload_internal.h"
 
@@ -16,6 +18,29 @@
 static atomic_uint_fast64_t next_call_id = 1;
 static KAT_TLS uint32_t depth;
 static KAT_TLS uint64_t open_calls[MAX_NESTING];
+
+/*
+ * KAUDIT_VENDOR_STAGING=1 (default off): the call's record goes through this
+ * thread's stage (trace_stage.c) like the API records made by callback,
+ * instead of taking the writer lock on the calling thread; it reaches the
+ * trace with the stage's next batch or flush.  The trade: a process killed
+ * without a flush (SIGKILL, a crash) loses what was staged, so the trace
+ * then lacks calls that did run.  The analyzer already makes such a session
+ * INCONCLUSIVE (no end record), but a trace read while the process lives
+ * (kaudit run's copier) may miss recent calls.  Off by default: vendor
+ * records are evidence on their own.
+ */
+static int vendor_staging_on(void)
+{
+    static atomic_int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *env = getenv("KAUDIT_VENDOR_STAGING");
+        v = env && strcmp(env, "1") == 0;
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
 
 void kat_vendor_begin(struct kat_vendor_scope *scope)
 {
@@ -44,7 +69,10 @@ void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *
     KAT_PROF(4);
     rec->caller_string = kat_object_string(return_address);
     KAT_PROF(5);
-    kat_emit(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
+    if (vendor_staging_on())
+        kat_emit_staged(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
+    else
+        kat_emit(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
     KAT_PROF(6);
 }
 

@@ -311,3 +311,128 @@ Test(recording, segments_mapped_ahead_lose_nothing, .timeout = 240)
                  (long long)st.st_size);
     rh_case_free(&c);
 }
+
+/*
+ * CUPTI's thread converts a completed buffer into chunks outside the writer
+ * lock and appends each with one lock (cupti_backend.c, put and
+ * append_chunk; trace_writer.c, kat_emit_chunk).  The kernel records must be
+ * those one kat_emit per record wrote (KAUDIT_CUPTI_CHUNK_KB=0), in the same
+ * order: CUPTI's order, which on the stand-ins' one stream is the order of
+ * the launches.  60,000 launches cross two segment ends; 1 KiB chunks (nine
+ * kernel records) make hundreds of appends per buffer.
+ */
+struct kernel_seen {
+    uint32_t correlation_id, stream_id, context_id;
+    int32_t grid[3], block[3];
+    const char *name;
+};
+
+/* The trace's kernel records in trace order. */
+static struct kernel_seen *kernels_in_order(const struct rh_trace *t, size_t *n)
+{
+    struct kernel_seen *seen = calloc(t->nrecs + 1, sizeof *seen);
+    cr_assert_not_null(seen);
+    *n = 0;
+    for (size_t i = 0; i < t->nrecs; i++) {
+        if (t->recs[i].type != KAT_REC_KERNEL)
+            continue;
+        const struct kat_kernel_rec *k = t->recs[i].body;
+        struct kernel_seen *s = &seen[(*n)++];
+        s->correlation_id = k->correlation_id;
+        s->stream_id = k->stream_id;
+        s->context_id = k->context_id;
+        memcpy(s->grid, k->grid, sizeof s->grid);
+        memcpy(s->block, k->block, sizeof s->block);
+        s->name = rh_str(t, k->name_string);
+    }
+    return seen;
+}
+
+static void record_launches(struct rh_case *c, const char *tag, const char *chunk_kb)
+{
+    char setting[64];
+    snprintf(setting, sizeof setting, "KAUDIT_CUPTI_CHUNK_KB=%s", chunk_kb);
+    const char *extra[] = { setting, NULL };
+    char *argv[] = { RECORDING, "launches", "60000", NULL };
+    rh_case_init(c, tag);
+    rh_case_run(c, argv, argv, extra);
+    cr_assert_eq(c->run.status, 0, "%#x\n%s", c->run.status, c->run.err);
+    cr_assert_eq(c->s.ntraces, 1, "%s", rh_describe(&c->s));
+    const struct rh_trace *t = &c->s.traces[0];
+    cr_assert(rh_readable(t) && t->complete, "%s: %s", t->name, t->error);
+    cr_expect(t->end != NULL && t->end->records_lost == 0, "records were lost");
+    cr_expect_eq(rh_check_kernels(&c->s, &c->gt, 0), 0, "%s", rh_describe(&c->s));
+    struct stat st;
+    cr_assert_eq(stat(t->path, &st), 0, "%s", t->path);
+    cr_expect_gt(st.st_size, 2 * (4 << 20), "%s: %lld bytes, fewer than three segments", tag,
+                 (long long)st.st_size);
+}
+
+/* The kernels of the trace in the ground truth's launch order. */
+static void expect_launch_order(const struct rh_case *c, const struct kernel_seen *seen, size_t n)
+{
+    cr_assert_eq(n, c->gt.nkernels, "%zu kernel records for %zu launches", n, c->gt.nkernels);
+    for (size_t i = 0; i < n; i++)
+        cr_assert_eq(seen[i].correlation_id, c->gt.kernels[i].correlation_id,
+                     "kernel record %zu has correlation %u, launch %zu had %u", i, seen[i].correlation_id, i,
+                     c->gt.kernels[i].correlation_id);
+}
+
+Test(recording, chunked_conversion_writes_the_records_of_one_lock_per_record, .timeout = 240)
+{
+    struct rh_case per_record, chunked, small;
+    record_launches(&per_record, "chunk-off", "0");
+    record_launches(&chunked, "chunk-default", "16");
+    record_launches(&small, "chunk-small", "1");
+    size_t n_per_record, n_chunked, n_small;
+    struct kernel_seen *a = kernels_in_order(&per_record.s.traces[0], &n_per_record);
+    struct kernel_seen *b = kernels_in_order(&chunked.s.traces[0], &n_chunked);
+    struct kernel_seen *s = kernels_in_order(&small.s.traces[0], &n_small);
+    expect_launch_order(&per_record, a, n_per_record);
+    expect_launch_order(&chunked, b, n_chunked);
+    expect_launch_order(&small, s, n_small);
+    /* The stand-ins number launches the same way in every run: the records
+     * of the three runs are the same, field for field (times aside). */
+    cr_assert_eq(n_chunked, n_per_record);
+    cr_assert_eq(n_small, n_per_record);
+    for (size_t i = 0; i < n_per_record; i++) {
+        const struct kernel_seen *x = &a[i];
+        for (int v = 0; v < 2; v++) {
+            const struct kernel_seen *y = v ? &s[i] : &b[i];
+            cr_assert(x->correlation_id == y->correlation_id && x->stream_id == y->stream_id
+                          && x->context_id == y->context_id && !memcmp(x->grid, y->grid, sizeof x->grid)
+                          && !memcmp(x->block, y->block, sizeof x->block) && !strcmp(x->name, y->name),
+                      "kernel record %zu differs (%s chunks): correlation %u/%u, name '%s'/'%s'", i,
+                      v ? "1 KiB" : "16 KiB", x->correlation_id, y->correlation_id, x->name, y->name);
+        }
+    }
+    free(a);
+    free(b);
+    free(s);
+    rh_case_free(&per_record);
+    rh_case_free(&chunked);
+    rh_case_free(&small);
+}
+
+/*
+ * KAUDIT_VENDOR_STAGING=1: vendor call records go through the calling
+ * thread's stage like the API records (vendor_window.c).  A process that
+ * ends normally flushes the stages, so the evidence is the same: every
+ * kernel tied to its vendor call's record.
+ */
+Test(recording, staged_vendor_records_reach_the_trace, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "vendor-staging");
+    char *argv[] = { MIXED, NULL };
+    const char *extra[] = { "KAUDIT_VENDOR_STAGING=1", NULL };
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    cr_expect(rh_readable(t) && t->complete, "%s", t->error);
+    cr_expect_geq(rh_count(t, KAT_REC_VENDOR_CALL), 7, "%zu VENDOR_CALL records", rh_count(t, KAT_REC_VENDOR_CALL));
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}

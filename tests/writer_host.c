@@ -1,0 +1,17 @@
+/*
+ * writer_host.c - what the preload's trace writer needs from the rest of the
+ * library, for host programs that link the writer alone (tests/writer.cmake:
+ * tests/test_trace_chunks.c, bench/writer_contention.c): no `kaudit run`
+ * token and no supervisor, so the trace is a file in KAUDIT_SESSION_DIR.
+ */
+#include "preload_internal.h"
+
+const char *kat_injected_token(void)
+{
+    return NULL;
+}
+
+const char *kat_injected_supervisor(void)
+{
+    return NULL;
+}
