@@ -97,6 +97,9 @@ int kat_find_object(const void *address, uintptr_t *start, const char **path);
 /* Interned path of the object that contains `address` ("?" if none). */
 uint32_t kat_object_string(const void *address);
 /* Copy at most n-1 bytes into dst; always terminates. */
+/* Whether the variable `name` is set to exactly `value`, read once and kept in
+ * *cache (initialized to -1): the knobs read on hot paths. */
+int kat_env_is(int *cache, const char *name, const char *value);
 void kat_strlcpy(char *dst, const char *src, size_t n);
 /* XXH3-128 over bytes, through libxxhash loaded at run time; 0 if unavailable. */
 int kat_digest(const void *data, size_t size, uint64_t *lo, uint64_t *hi);

@@ -131,14 +131,8 @@ static struct stage *attach(void)
 /* KAUDIT_LAUNCH_STAGING=0 stores staged records at once (to measure the difference). */
 static int staging_off(void)
 {
-    static atomic_int off = -1;
-    int v = atomic_load_explicit(&off, memory_order_relaxed);
-    if (v < 0) {
-        const char *env = getenv("KAUDIT_LAUNCH_STAGING");
-        v = env && strcmp(env, "0") == 0;
-        atomic_store_explicit(&off, v, memory_order_relaxed);
-    }
-    return v;
+    static int off = -1;
+    return kat_env_is(&off, "KAUDIT_LAUNCH_STAGING", "0");
 }
 
 void kat_emit_staged(uint16_t type, const void *body, uint32_t size)

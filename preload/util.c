@@ -6,6 +6,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -63,6 +64,17 @@ uint32_t kat_tid(void)
         cached_tid_generation = generation;
     }
     return cached_tid;
+}
+
+int kat_env_is(int *cache, const char *name, const char *value)
+{
+    int v = __atomic_load_n(cache, __ATOMIC_RELAXED); /* a builtin: the header is C++'s too */
+    if (v < 0) {
+        const char *env = getenv(name);
+        v = env && strcmp(env, value) == 0;
+        __atomic_store_n(cache, v, __ATOMIC_RELAXED);
+    }
+    return v;
 }
 
 void kat_strlcpy(char *dst, const char *src, size_t n)

@@ -32,14 +32,8 @@ static KAT_TLS uint64_t open_calls[MAX_NESTING];
  */
 static int vendor_staging_on(void)
 {
-    static atomic_int on = -1;
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
-    if (v < 0) {
-        const char *env = getenv("KAUDIT_VENDOR_STAGING");
-        v = env && strcmp(env, "1") == 0;
-        atomic_store_explicit(&on, v, memory_order_relaxed);
-    }
-    return v;
+    static int on = -1;
+    return kat_env_is(&on, "KAUDIT_VENDOR_STAGING", "1");
 }
 
 void kat_vendor_begin(struct kat_vendor_scope *scope)

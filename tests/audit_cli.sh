@@ -23,18 +23,6 @@ xfail() {
     if "$@"; then echo "XPASS (remove the xfail): $_what"; fails=$((fails + 1))
     else echo "XFAIL: $_what: $_why"; xfails=$((xfails + 1)); fi
 }
-# jq-like: jget FILE PYTHON-EXPRESSION-ON-r (prints the value, "" when missing)
-jget() {
-    "$PY" - "$1" "$2" <<'EOF'
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-    v = eval(sys.argv[2], {"r": r})
-except Exception as e:
-    v = "<error: %s>" % e
-print("" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))
-EOF
-}
 has_code() { # RECORD CODE: the finding CODE is among semantic.findings[]
     [ "$(jget "$1" "any(f.get('code') == '$2' for f in r['semantic']['findings'])")" = True ]
 }

@@ -1,7 +1,8 @@
 # tests/audit_env.sh - sourced by the audit tests (audit_cli.sh,
 # audit_controls.sh) after setting NAME: the arguments KAUDIT PYTHON SRCDIR
 # in K, PY and SRC, and the one rule for a Python without torch: skip (77),
-# except under CI, which must run on real PyTorch (then FAIL).
+# except under CI, which must run on real PyTorch (then FAIL); and jget, to read
+# a record's fields.
 K=$1 PY=$2 SRC=$3
 if [ -z "$K" ] || [ -z "$PY" ] || [ -z "$SRC" ]; then
     echo "usage: $NAME KAUDIT PYTHON SRCDIR" >&2
@@ -16,3 +17,15 @@ if ! "$PY" -c "import torch" >/dev/null 2>&1; then
     exit 77
 fi
 export KAUDIT_PYTHON="$PY"
+# jq-like: jget FILE PYTHON-EXPRESSION-ON-r (prints the value, "" when missing)
+jget() {
+    "$PY" - "$1" "$2" <<'EOF'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+    v = eval(sys.argv[2], {"r": r})
+except Exception as e:
+    v = "<error: %s>" % e
+print("" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))
+EOF
+}

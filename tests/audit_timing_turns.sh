@@ -15,17 +15,6 @@ check() { # WHAT COMMAND...
     _what=$1; shift
     if "$@"; then echo "ok: $_what"; else echo "FAIL: $_what"; fails=$((fails + 1)); fi
 }
-jget() {
-    "$PY" - "$1" "$2" <<'PYEOF'
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-    v = eval(sys.argv[2], {"r": r})
-except Exception as e:
-    v = "<error: %s>" % e
-print("" if v is None else (json.dumps(v) if isinstance(v, (dict, list)) else v))
-PYEOF
-}
 export KAUDIT_TIMING_LOCK_DIR="$T/locks"
 REF=$SRC/tests/audit/tasks/rowsum.py CAND=$SRC/tests/audit/candidates/reordered_reduction.py
 hold() { # sh|ex EVENTS EVENT SECONDS: hold the cpu lock as another audit would (sh: working on
