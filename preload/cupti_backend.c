@@ -306,9 +306,8 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
  * Converting a completed buffer.  Each record is built into a chunk of the
  * converting call's own, outside the writer lock, and the chunk goes into
  * the trace with one lock, a copy (kat_emit_chunk): the lock the launching
- * thread's vendor records take is held once per CONVERT_CHUNK_KB of records
- * (about 150 kernel records) instead of once per record, and only for the
- * copy.  What needs the writer's string table (a kernel name not seen
+ * thread's vendor records take is held once per chunk (16 KiB: about 150
+ * kernel records) instead of once per record, and only for the copy.  What needs the writer's string table (a kernel name not seen
  * before) still takes the lock, and the chunk so far is appended first
  * (append_before_string): the string's record then lands where one
  * kat_emit per record put it, after the records converted before it and
@@ -317,11 +316,15 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
  * test_run_recording.c chunked_conversion_*, tests/test_trace_chunks.c);
  * the last chunk is appended before the buffer callback returns, so a flush
  * (kat_cupti_flush) has every record written when it returns, as before.
- * KAUDIT_CUPTI_CHUNK_KB=0 stores one record per lock as before, to measure
- * the difference.
+ * Off by default (KAUDIT_CUPTI_CHUNK_KB=0, one record per lock): on the H200
+ * 16 KiB chunks made the launch-bound loop slower, not faster (in process,
+ * above the CUPTI floor with callbacks: 0.034 to 0.054 chunked, 0.025 to
+ * 0.031 one record per lock, the same build; docs/overhead.md, "Ninth
+ * session"): fewer acquisitions, but each holds the lock for a 16 KiB copy,
+ * and a launching thread's vendor record that arrives then waits for all of
+ * it.  KAUDIT_CUPTI_CHUNK_KB=N converts into chunks of N KiB.
  */
-#define CONVERT_CHUNK_KB 16
-static uint32_t convert_chunk_bytes = CONVERT_CHUNK_KB << 10;
+static uint32_t convert_chunk_bytes = 0;
 
 static void append_chunk(struct kat_chunk *chunk)
 {
