@@ -91,7 +91,7 @@ Test(audit_timing, stable_and_twice_as_fast_is_reportable)
     check_line(f, "stream", 0.26, 0.25, 0.005);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *an = analysis(KA_PASS, NULL);
     audit_timing_decide(&t, an);
     cr_expect(t.aa_passed, "%s", t.aa.why);
@@ -111,7 +111,7 @@ Test(audit_timing, speedup_withheld_without_measurement_pass)
     check_line(f, "stream", 0.26, 0.25, 0.005);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *an = analysis(KA_FAIL, NULL);
     audit_timing_decide(&t, an);
     cr_expect(t.aa_passed);
@@ -127,7 +127,7 @@ Test(audit_timing, unstable_reference_withholds_the_speedup)
     check_line(f, "speedup", 0.04, 0.02, 0.2);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *an = analysis(KA_PASS, NULL);
     audit_timing_decide(&t, an);
     cr_expect_not(t.aa_passed);
@@ -144,14 +144,14 @@ Test(audit_timing, stream_withholds_only_with_evidence)
     check_line(f, "stream", 2.9, 0.2, 0.01);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *plain = analysis(KA_PASS, NULL);
     audit_timing_decide(&t, plain);
     cr_expect(t.stream_criterion);
     cr_expect_not(t.stream_attributable);
     cr_expect_not(t.stream_withholds, "no trace evidence: the differential alone does not withhold");
     analysis_free(plain);
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *seen = analysis(KA_PASS, "side-stream-within-window");
     audit_timing_decide(&t, seen);
     cr_expect(t.stream_withholds);
@@ -170,7 +170,7 @@ Test(audit_timing, malformed_events_are_check_errors)
     fprintf(f, "not json, \"timing\"\n");
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     cr_expect(t.aa.present && t.aa.error);
     cr_expect(strstr(t.aa.why, "events.jsonl line 1"), "%s", t.aa.why);
     cr_expect(t.speedup.present && t.speedup.error);
@@ -188,7 +188,7 @@ Test(audit_timing, a_negative_latency_is_an_error)
     check_line(f, "aa", -0.5, 0.5, 0.005);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     cr_expect(t.aa.error);
     cr_expect(strstr(t.aa.why, "positive finite"), "%s", t.aa.why);
 }
@@ -201,7 +201,7 @@ Test(audit_timing, a_withholding_differential_withholds_the_speedup_too)
     check_line(f, "stream", 2.9, 0.2, 0.01);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *an = analysis(KA_PASS, "side-stream-within-window");
     audit_timing_decide(&t, an);
     cr_expect(t.stream_withholds);
@@ -218,14 +218,14 @@ Test(audit_timing, a_differential_that_did_not_run_is_no_pass)
                "\"error\", \"error\": \"RuntimeError: raised only here\"}\n");
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *plain = analysis(KA_PASS, NULL);
     audit_timing_decide(&t, plain);
     cr_expect_not(t.speedup_reportable);
     cr_expect(strstr(t.speedup_why, "did not run"), "%s", t.speedup_why);
     cr_expect_not(t.stream_withholds, "no trace evidence");
     analysis_free(plain);
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     struct ka_analysis *seen = analysis(KA_PASS, "work-after-stop-event");
     audit_timing_decide(&t, seen);
     cr_expect(t.stream_withholds, "did not run, and the trace shows work beside the timing stream");
@@ -239,7 +239,73 @@ Test(audit_timing, a_second_event_of_a_check_is_an_error)
     check_line(f, "aa", 0.5, 0.5, 0.005);
     fclose(f);
     struct audit_timing t;
-    audit_timing_read(dir, 1, &t);
+    audit_timing_read(dir, 1, 0, &t);
     cr_expect(t.aa.error);
     cr_expect(strstr(t.aa.why, "a second 'aa'"), "%s", t.aa.why);
+}
+
+/* The turns of concurrent audits (docs/timing.md, "Concurrent audits"). */
+static void turn_line(FILE *f, const char *phase, const char *status)
+{
+    fprintf(f, "{\"event\": \"timing_turn\", \"phase\": \"%s\", \"device\": \"gpu-x\", \"status\": \"%s\", "
+               "\"waited_s\": 0.5}\n",
+            phase, status);
+}
+
+/* A stable, twice-as-fast log with the given turns; the decision. */
+static void decide_with_turns(struct audit_timing *t, int planned, const char *ref_status, const char *cand_status,
+                              int duplicate_reference)
+{
+    FILE *f = log_file();
+    check_line(f, "aa", 0.5, 0.5, 0.005);
+    if (ref_status)
+        turn_line(f, "reference", ref_status);
+    if (duplicate_reference)
+        turn_line(f, "reference", "held");
+    turn_line(f, "weak", "not-held"); /* other phases do not decide */
+    check_line(f, "speedup", 0.5, 0.25, 0.005);
+    check_line(f, "stream", 0.26, 0.25, 0.005);
+    if (cand_status)
+        turn_line(f, "candidate", cand_status);
+    fclose(f);
+    audit_timing_read(dir, 1, planned, t);
+    struct ka_analysis *an = analysis(KA_PASS, NULL);
+    audit_timing_decide(t, an);
+    analysis_free(an);
+}
+
+Test(audit_timing, both_turns_held_leave_the_speedup_reportable)
+{
+    struct audit_timing t;
+    decide_with_turns(&t, 1, "held", "held", 0);
+    cr_expect_eq(t.n_turns, 2);
+    cr_expect(t.speedup_reportable, "%s", t.speedup_why);
+}
+
+Test(audit_timing, a_turn_not_held_withholds_the_speedup)
+{
+    struct audit_timing t;
+    decide_with_turns(&t, 1, "held", "not-held", 0);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect(strstr(t.speedup_why, "candidate phase was timed without its turn on gpu-x"), "%s", t.speedup_why);
+}
+
+Test(audit_timing, a_planned_turn_missing_withholds_the_speedup)
+{
+    struct audit_timing t;
+    decide_with_turns(&t, 1, "held", NULL, 0);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect(strstr(t.speedup_why, "logged no turn"), "%s", t.speedup_why);
+    /* unplanned (KAUDIT_TIMING_LOCK_DIR=none): nothing is due */
+    decide_with_turns(&t, 0, NULL, NULL, 0);
+    cr_expect(t.speedup_reportable, "%s", t.speedup_why);
+}
+
+Test(audit_timing, a_turn_logged_twice_withholds_the_speedup)
+{
+    struct audit_timing t;
+    decide_with_turns(&t, 1, "held", "held", 1);
+    cr_expect_eq(t.extra_turns, 1);
+    cr_expect_not(t.speedup_reportable);
+    cr_expect(strstr(t.speedup_why, "logged twice"), "%s", t.speedup_why);
 }

@@ -1,6 +1,7 @@
 /* audit_timing.c - the A/A screen, the speedup and the stream differential of one audit (audit_timing.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,10 +112,17 @@ static int on_turn_event(const cJSON *e, unsigned lineno, void *arg)
 {
     (void)lineno;
     struct audit_timing *t = arg;
-    if (t->n_turns == AUDIT_TIMING_TURNS)
+    char phase[16];
+    copy_string(e, "phase", phase, sizeof phase);
+    if (strcmp(phase, "reference") != 0 && strcmp(phase, "candidate") != 0)
         return 0;
+    for (int i = 0; i < t->n_turns; i++)
+        if (!strcmp(t->turns[i].phase, phase)) {
+            t->extra_turns++; /* the runner logs each phase's turn once */
+            return 0;
+        }
     struct audit_timing_turn *turn = &t->turns[t->n_turns++];
-    copy_string(e, "phase", turn->phase, sizeof turn->phase);
+    snprintf(turn->phase, sizeof turn->phase, "%s", phase);
     copy_string(e, "device", turn->device, sizeof turn->device);
     copy_string(e, "status", turn->status, sizeof turn->status);
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(e, "waited_s");
@@ -122,12 +130,27 @@ static int on_turn_event(const cJSON *e, unsigned lineno, void *arg)
     return 0;
 }
 
-void audit_timing_read(const char *runner_dir, int requested, struct audit_timing *t)
+void audit_timing_read(const char *runner_dir, int requested, int turns_planned, struct audit_timing *t)
 {
     memset(t, 0, sizeof *t);
     t->requested = requested;
+    t->turns_planned = turns_planned;
     kat_events_each(runner_dir, "timing", on_timing_event, t); /* no log: no checks */
     kat_events_each(runner_dir, "timing_turn", on_turn_event, t);
+}
+
+double audit_timing_lock_wait(double timeout_s)
+{
+    double bound = timeout_s / 4, wait = bound < 120 ? bound : 120;
+    const char *given = getenv("KAUDIT_TIMING_LOCK_WAIT_S");
+    if (given && *given) {
+        char *end;
+        errno = 0;
+        double v = strtod(given, &end);
+        if (!*end && !errno && v >= 0 && v < wait)
+            wait = v; /* shorter only: a worker must not spend its time limit waiting */
+    }
+    return wait;
 }
 
 int audit_timing_lock_dir(char *dir, size_t n, char *why, size_t why_n)
@@ -146,12 +169,26 @@ int audit_timing_lock_dir(char *dir, size_t n, char *why, size_t why_n)
         snprintf(why, why_n, "cannot make '%s': %s", path, strerror(errno));
         return 1;
     }
+    /* In a shared /tmp another user could have put a link there, or a
+     * directory of theirs where they may replace the lock files: only a
+     * real directory that is ours, root's, or sticky. */
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK | X_OK) != 0) {
-        snprintf(why, why_n, "'%s' is not a directory this user may write in", path);
+    if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || access(path, W_OK | X_OK) != 0) {
+        snprintf(why, why_n, "'%s' is not a directory this user may write in (a link is not followed)", path);
         return 1;
     }
-    snprintf(dir, n, "%s", path);
+    if (st.st_uid != geteuid() && st.st_uid != 0 && !(st.st_mode & S_ISVTX)) {
+        snprintf(why, why_n, "'%s' belongs to user %u and is not sticky: its owner could replace the lock files",
+                 path, (unsigned)st.st_uid);
+        return 1;
+    }
+    /* absolute: the runner opens it from its own working directory */
+    char real[PATH_MAX];
+    if (!realpath(path, real)) {
+        snprintf(why, why_n, "cannot resolve '%s': %s", path, strerror(errno));
+        return 1;
+    }
+    snprintf(dir, n, "%s", real);
     return 0;
 }
 
@@ -179,12 +216,20 @@ void audit_timing_decide(struct audit_timing *t, const struct ka_analysis *an)
     for (int i = 0; i < t->n_turns && !missed; i++)
         if (strcmp(t->turns[i].status, "held") != 0)
             missed = &t->turns[i];
+    /* planned turns must all be there, once each: a missing one is not held */
+    const char *turns_wrong = t->extra_turns ? "a phase's turn is logged twice (the runner logs each once): the timing "
+                                               "evidence was written by someone else too"
+                              : t->turns_planned && t->n_turns != AUDIT_TIMING_TURNS
+                                  ? "a timed phase logged no turn: whether it had the device to itself is unknown"
+                                  : NULL;
     if (!t->requested)
         snprintf(t->speedup_why, sizeof t->speedup_why, "not timed (--timing off)");
     else if (!t->speedup.present)
         snprintf(t->speedup_why, sizeof t->speedup_why, "the runner did not reach the timed comparison");
     else if (t->speedup.error)
         snprintf(t->speedup_why, sizeof t->speedup_why, "%s", t->speedup.why);
+    else if (turns_wrong)
+        snprintf(t->speedup_why, sizeof t->speedup_why, "%s", turns_wrong);
     else if (missed)
         snprintf(t->speedup_why, sizeof t->speedup_why,
                  "the %s phase was timed without its turn on %s (%s after %.0f s): other audits may have run in its "

@@ -45,8 +45,10 @@ struct audit_timing_turn {
 
 struct audit_timing {
     int requested;               /* the plan asked for timing */
+    int turns_planned;           /* the plan gave a lock directory: one reference and one candidate turn are due */
     struct audit_timing_turn turns[AUDIT_TIMING_TURNS];
-    int n_turns;                 /* 0: no turns taken (a single audit, or KAUDIT_TIMING_LOCK_DIR=none) */
+    int n_turns;                 /* the reference and candidate turns logged (0 with KAUDIT_TIMING_LOCK_DIR=none) */
+    int extra_turns;             /* a phase's turn logged twice: written by someone else too */
     struct audit_timing_check aa, speedup, stream;
     int aa_passed;
     int speedup_reportable;
@@ -64,9 +66,13 @@ struct audit_timing {
  * 1 with dir empty (no turns, why in why); never fails the audit. */
 int audit_timing_lock_dir(char *dir, size_t n, char *why, size_t why_n);
 
+/* How long a turn is waited for: min(120 s, timeout_s / 4), or
+ * $KAUDIT_TIMING_LOCK_WAIT_S when that is shorter. */
+double audit_timing_lock_wait(double timeout_s);
+
 /* Reads runner_dir/events.jsonl.  Malformed timing events become a check's
  * error, never a failure of the audit. */
-void audit_timing_read(const char *runner_dir, int requested, struct audit_timing *t);
+void audit_timing_read(const char *runner_dir, int requested, int turns_planned, struct audit_timing *t);
 
 /* The decisions that need the analysis (measurement PASS, the trace's
  * evidence of work beside the timing stream). */

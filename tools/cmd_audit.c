@@ -397,7 +397,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
      * lock file in the turns' directory, a native-only root */
     static char lock_dir[PATH_MAX];
     char lock_why[PATH_MAX + 64];
-    int turns = timed && audit_timing_lock_dir(lock_dir, sizeof lock_dir, lock_why, sizeof lock_why) == 0;
+    /* shared by every audit, timed or not: an untimed audit's work must stay out of others' timed windows */
+    int turns = audit_timing_lock_dir(lock_dir, sizeof lock_dir, lock_why, sizeof lock_why) == 0;
     if (timed && !turns && !a->quiet)
         fprintf(stderr, "kaudit: the timing takes no turns with other audits: %s\n", lock_why);
     const char *own[] = { p.runner_dir, p.work, p.tmp, lock_dir };
@@ -418,7 +419,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                              .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
                              /* past this the phase is timed anyway (and its speedup withheld): a
                               * worker must not spend its time limit waiting */
-                             .timing_lock_wait_s = fmin(120, a->timeout_s / 4),
+                             .timing_lock_wait_s = audit_timing_lock_wait(a->timeout_s),
                              .weak_surfaces = a->weak_mask ? audit_weak_plan_json(a->weak_mask) : NULL };
     /* the causal probe's targets: the contract's forbidden classes, or the core classes
        a generated contract forbids (docs/audit.md, "Causal probe") */
@@ -532,7 +533,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     /* the timing checks: speedups need the measurement axis; the stream
      * differential may withhold the certificate (audit_timing.h) */
     struct audit_timing timing;
-    audit_timing_read(p.runner_dir, plan.timing, &timing);
+    audit_timing_read(p.runner_dir, plan.timing, plan.timing_lock_dir != NULL, &timing);
     timing.has_claimed = a->has_claimed;
     timing.claimed = a->claimed_speedup;
     audit_timing_decide(&timing, an);
