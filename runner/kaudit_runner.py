@@ -643,6 +643,9 @@ class DeviceTurns:
         # shared whenever kaudit gave a directory (timing on or off: an
         # untimed audit's work must stay out of others' timed windows too)
         self.dir = plan.get("timing_lock_dir")
+        # what holds the device: the timing checks, and on a GPU the timed
+        # calls the measurement axis reads (time_calls), which run always
+        self.times = bool(plan.get("timing")) or device.type == "cuda"
         self.wait_s = float(plan.get("timing_lock_wait_s", 120))
         self.device = device
         self.log = log
@@ -776,7 +779,7 @@ class DeviceTurns:
     @contextlib.contextmanager
     def held(self, phase_name):
         """The device to itself for a timed phase (bounded wait)."""
-        if not self.dir:
+        if not self.dir or not self.times:
             yield
             return
         was = self.sharing or self.share_timeouts
