@@ -117,6 +117,31 @@ check "planted: both turns in error" [ "$(jget "$R" "[t['status'] for t in r['ti
 check "planted: the link was not followed" [ ! -e "$T/victim" ]
 check "planted: speedup not reportable" [ "$(jget "$R" "r['timing']['speedup']['reportable']")" = False ]
 
+# 3e. A candidate that, from native code, tries to remove the lock file and
+#     to write into it: under Landlock the lock directory lets the worker make
+#     files only (create_roots), so both fail and the file stays the same.
+cat >"$T/unlinker.py" <<PYEOF
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_lock = os.path.join(os.environ["KAUDIT_TIMING_LOCK_DIR"], "cpu.lock").encode()
+_libc.unlink(_lock)
+_fd = _libc.open(_lock, 1)  # O_WRONLY
+if _fd >= 0:
+    _libc.write(_fd, b"x", 1)
+exec(open("$CAND").read())
+PYEOF
+before=$(stat -c %i "$KAUDIT_TIMING_LOCK_DIR/cpu.lock")
+"$K" audit --reference "$REF" --candidate "$T/unlinker.py" --device cpu --timing on --probe off -d "$T/unlinker" --quiet
+R=$T/unlinker/record.json
+check "unlinker: the lock directory is a create-only root" [ "$(jget "$R" "r['confinement']['create_roots'] == ['$KAUDIT_TIMING_LOCK_DIR'] and '$KAUDIT_TIMING_LOCK_DIR' not in r['confinement']['write_roots']")" = True ]
+if [ "$(jget "$R" "r['confinement']['mechanism']")" = landlock ]; then
+    check "unlinker: the lock file is the same file" [ "$(stat -c %i "$KAUDIT_TIMING_LOCK_DIR/cpu.lock")" = "$before" ]
+    check "unlinker: nothing was written into it" [ ! -s "$KAUDIT_TIMING_LOCK_DIR/cpu.lock" ]
+    check "unlinker: both turns held" [ "$(jget "$R" "[t['status'] for t in r['timing']['turns']]")" = '["held", "held"]' ]
+else
+    echo "(no Landlock here: the lock file's protection is not checked)"
+fi
+
 # 4. KAUDIT_TIMING_LOCK_DIR=none: no turns taken, none recorded.
 KAUDIT_TIMING_LOCK_DIR=none audit none
 check "none: no turns" [ "$(jget "$T/none/record.json" "r['timing']['turns']")" = '[]' ]

@@ -114,6 +114,7 @@ static int add_root(struct audit_roots *r, const char *path, int make, int nativ
         if (!strcmp(r->path[i], real))
             return 0;
     r->native_only[r->n] = native_only;
+    r->create_only[r->n] = 0;
     snprintf(r->path[r->n++], PATH_MAX, "%s", real);
     return 0;
 }
@@ -160,6 +161,16 @@ int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own,
     return 0;
 }
 
+int audit_roots_add_create_only(struct audit_roots *r, const char *path, char *err, size_t n)
+{
+    size_t before = r->n;
+    if (add_root(r, path, 0, 1, err, n) != 0) /* native only: the tasks' Python may not write there */
+        return -1;
+    if (r->n > before)
+        r->create_only[before] = 1;
+    return 0;
+}
+
 size_t audit_python_roots(const struct audit_roots *r, size_t from, const char **out, size_t max)
 {
     size_t k = 0;
@@ -189,7 +200,7 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         const char *roots[AUDIT_MAX_ROOTS];
         for (size_t i = 0; i < w->roots->n; i++)
             roots[i] = w->roots->path[i];
-        confine_prepare(&conf, roots, w->roots->n); /* without Landlock: unconfined, and why */
+        confine_prepare(&conf, roots, w->roots->n, w->roots->create_only); /* without Landlock: unconfined, and why */
     } else if (!w->roots) {
         snprintf(conf.why, sizeof conf.why, "not asked for");
     }
@@ -272,7 +283,7 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
             argv[k++] = (char *)w->session_dir;
             argv[k++] = "--overwrite";
             for (size_t i = 0; w->roots && i < w->roots->n; i++) {
-                argv[k++] = "--write-root";
+                argv[k++] = w->roots->create_only[i] ? "--create-root" : "--write-root";
                 argv[k++] = (char *)w->roots->path[i];
             }
             argv[k++] = "--";

@@ -22,6 +22,7 @@
 struct audit_roots {
     char path[AUDIT_MAX_ROOTS][PATH_MAX];
     unsigned char native_only[AUDIT_MAX_ROOTS]; /* for native code only (/proc): not the runner's audit hook */
+    unsigned char create_only[AUDIT_MAX_ROOTS]; /* only making files there (the timing turns' lock files): native only */
     size_t n;
 };
 
@@ -33,6 +34,11 @@ struct audit_roots {
  */
 int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own, const char *const *extra,
                     size_t n_extra, char *err, size_t n);
+
+/* Adds a directory where the worker may only make regular files (native
+ * code: the runner's lock files, docs/timing.md "Concurrent audits").  0, or
+ * -1 with err. */
+int audit_roots_add_create_only(struct audit_roots *r, const char *path, char *err, size_t n);
 
 /* The roots from index `from` on that the tasks' Python code may write
  * beneath too (the runner's audit hook, plan write_roots): at most max into

@@ -203,7 +203,13 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_str(&j, "session_protection", p->session_protection[0] ? p->session_protection : "unknown");
     kat_json_open(&j, "write_roots", '[');
     for (size_t i = 0; p->roots && i < p->roots->n; i++)
-        kat_json_str(&j, NULL, p->roots->path[i]);
+        if (!p->roots->create_only[i])
+            kat_json_str(&j, NULL, p->roots->path[i]);
+    kat_json_close(&j, ']');
+    kat_json_open(&j, "create_roots", '['); /* only making files there: the timing turns' lock files */
+    for (size_t i = 0; p->roots && i < p->roots->n; i++)
+        if (p->roots->create_only[i])
+            kat_json_str(&j, NULL, p->roots->path[i]);
     kat_json_close(&j, ']');
     kat_json_close(&j, '}');
     /* where the wall time went: the worker (the runner under kaudit run),
@@ -394,16 +400,19 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     int timed = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing;
     /* the timed phases take turns with other audits on the same device
      * (docs/timing.md, "Concurrent audits"): the runner makes its device's
-     * lock file in the turns' directory, a native-only root */
+     * lock file in the turns' directory, where it may only make files */
     static char lock_dir[PATH_MAX];
     char lock_why[PATH_MAX + 64];
     /* shared by every audit, timed or not: an untimed audit's work must stay out of others' timed windows */
     int turns = audit_timing_lock_dir(lock_dir, sizeof lock_dir, lock_why, sizeof lock_why) == 0;
     if (timed && !turns && !a->quiet)
         fprintf(stderr, "kaudit: the timing takes no turns with other audits: %s\n", lock_why);
-    const char *own[] = { p.runner_dir, p.work, p.tmp, lock_dir };
-    size_t n_own = turns ? 4 : 3;
-    if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0) {
+    const char *own[] = { p.runner_dir, p.work, p.tmp };
+    size_t n_own = sizeof own / sizeof own[0];
+    /* the turns' lock files: made there, never removed or replaced (a
+     * candidate that could would split the audits between two files) */
+    if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0 ||
+        (turns && audit_roots_add_create_only(roots, lock_dir, err, sizeof err) != 0)) {
         ka_contract_free(contract);
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
     }

@@ -156,6 +156,8 @@ static void usage(FILE *out)
             "                    docs/overhead.md)\n"
             "      --write-root DIR  confine the command's writes beneath DIR (Landlock;\n"
             "                    repeatable, up to 24): kaudit audit's worker\n"
+            "      --create-root DIR  beneath DIR the command may only make files, not\n"
+            "                    write, remove or rename them (counts with --write-root)\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -394,6 +396,7 @@ static int run_command(int argc, char **argv)
     const char *cupti = getenv(KAT_ENV_CUPTI);
     int overwrite = 0, verbose = 0;
     const char *write_roots[25];
+    unsigned char create_only[25] = { 0 };
     size_t n_write_roots = 0;
     const char *no_python_env = getenv("KAUDIT_NO_PYTHON");
     int no_python = no_python_env && no_python_env[0] && strcmp(no_python_env, "0") != 0;
@@ -409,6 +412,7 @@ static int run_command(int argc, char **argv)
         { "no-python", no_argument, NULL, 'N' },
         { "exact-event-times", no_argument, NULL, 'E' },
         { "write-root", required_argument, NULL, 'R' },
+        { "create-root", required_argument, NULL, 'K' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -427,8 +431,10 @@ static int run_command(int argc, char **argv)
         /* Read by the preload (cupti_backend.c); the child inherits our environment. */
         case 'E': setenv("KAUDIT_EXACT_EVENT_TIMES", "1", 1); break;
         case 'R':
+        case 'K':
             if (n_write_roots == 24)
-                return run_usage_error("--write-root is given more than 24 times", NULL);
+                return run_usage_error("--write-root and --create-root are given more than 24 times", NULL);
+            create_only[n_write_roots] = c == 'K';
             write_roots[n_write_roots++] = optarg;
             break;
         case 'h': usage(stdout); return 0;
@@ -535,7 +541,7 @@ static int run_command(int argc, char **argv)
      * mounting once applied) */
     struct confine conf = { .ruleset_fd = -1 };
     if (n_write_roots) {
-        confine_prepare(&conf, write_roots, n_write_roots);
+        confine_prepare(&conf, write_roots, n_write_roots, create_only);
         if (conf.ruleset_fd >= 0)
             kat_session_info_set(&info, "write_confinement", "landlock ABI %d", conf.abi);
         else

@@ -39,7 +39,7 @@ static uint64_t write_rights(int abi)
     return r;
 }
 
-int confine_prepare(struct confine *c, const char *const *roots, size_t n)
+int confine_prepare(struct confine *c, const char *const *roots, size_t n, const unsigned char *create_only)
 {
     c->ruleset_fd = -1;
     c->why[0] = '\0';
@@ -72,6 +72,8 @@ int confine_prepare(struct confine *c, const char *const *roots, size_t n)
         uint64_t allowed = fstat(root, &st) == 0 && S_ISDIR(st.st_mode)
                                ? rights
                                : rights & (LANDLOCK_ACCESS_FS_WRITE_FILE | RIGHT_TRUNCATE);
+        if (create_only && create_only[i])
+            allowed &= LANDLOCK_ACCESS_FS_MAKE_REG;
         struct landlock_path_beneath_attr rule = { .allowed_access = allowed, .parent_fd = root };
         long r = syscall(SYS_landlock_add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
         int e = errno;

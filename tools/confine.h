@@ -22,9 +22,11 @@ struct confine {
 };
 
 /* Prepares a ruleset that allows writing beneath each of roots (n of them;
- * a root that does not exist is skipped).  0 with c->ruleset_fd set, or -1
- * with c->why (then ruleset_fd is -1). */
-int confine_prepare(struct confine *c, const char *const *roots, size_t n);
+ * a root that does not exist is skipped); where create_only (NULL: none) is
+ * set for a root, only making regular files there: nothing is removed,
+ * renamed, linked or written (the shared lock files of docs/timing.md).  0
+ * with c->ruleset_fd set, or -1 with c->why (then ruleset_fd is -1). */
+int confine_prepare(struct confine *c, const char *const *roots, size_t n, const unsigned char *create_only);
 
 /* In the child, before exec: no new privileges, then the ruleset.  0, or
  * -1 with errno. */
