@@ -15,6 +15,7 @@
 # records, and audit-log.txt.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/tests/gpu/kernelbench_batch.sh"
 OUTDIR=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUTDIR"
 K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
@@ -88,20 +89,11 @@ if [[ " $PARTS " == *" batch "* ]]; then
     mkdir -p "$B/candidates"
     : >"$B/tasks.jsonl"
     n=0
-    # every 6th level-1 task and every 12th level-2 task (no choosing by size)
-    for ref in $(ls "$KB"/level1/*.py | sort -V | awk 'NR % 6 == 1' | head -16) \
-               $(ls "$KB"/level2/*.py 2>/dev/null | sort -V | awk 'NR % 12 == 1' | head -8); do
+    for ref in $(kernelbench_batch_refs "$KB"); do
         [ "$n" -ge "$BATCH_N" ] && break
         id=$(basename "$ref" .py | tr -c 'A-Za-z0-9._\n-' '_')
-        # the candidate runs the reference's own forward (it delegates; the audit's cost is what is measured)
-        cat >"$B/candidates/$id.py" <<EOF
-import importlib.util
-_spec = importlib.util.spec_from_file_location("kb_ref_$n", "$ref")
-_ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_ref)
-class ModelNew(_ref.Model):
-    pass
-EOF
+        # the candidate delegates: the audit's cost is what is measured
+        delegating_candidate "$ref" "kb_ref_$n" "$B/candidates/$id.py"
         printf '{"id": "%s", "reference": "%s", "candidate": "%s", "weak": "ACCEPT"}\n' "$id" "$ref" "$B/candidates/$id.py" >>"$B/tasks.jsonl"
         n=$((n + 1))
     done

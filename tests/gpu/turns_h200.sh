@@ -15,6 +15,7 @@
 # times), $OUT/turns-records.tar.gz.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/tests/gpu/kernelbench_batch.sh"
 OUTDIR=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUTDIR"
 K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
@@ -31,14 +32,7 @@ T=$W/tasks.jsonl
 line() { printf '{"id": "%s", "reference": "%s", "candidate": "%s"%s}\n' "$1" "$2" "$3" \
     "${4:+, \"contract\": \"$4\"}" >>"$T"; }
 for ref in 1_Square_matrix_multiplication_ 13_Matmul_for_symmetric_matrices; do
-    cat >"$W/kb_$ref.py" <<PYEOF
-import importlib.util
-_spec = importlib.util.spec_from_file_location("kb_ref", "$KB/$ref.py")
-_ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_ref)
-class ModelNew(_ref.Model):
-    pass
-PYEOF
+    delegating_candidate "$KB/$ref.py" kb_ref "$W/kb_$ref.py"
 done
 line stable_a "$TD/two_pass_scale.py" "$TD/fused_scale_triton.py"
 line kb_1 "$KB/1_Square_matrix_multiplication_.py" "$W/kb_1_Square_matrix_multiplication_.py"

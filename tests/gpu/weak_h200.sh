@@ -21,6 +21,7 @@
 # weak-validators.{md,json,csv}, weak-log.txt, weak-evidence.tar.gz.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$ROOT/tests/gpu/kernelbench_batch.sh"
 OUTDIR=${OUT:-$ROOT/gpu-out}
 mkdir -p "$OUTDIR"
 K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
@@ -45,18 +46,10 @@ line() { # id corpus reference candidate [contract]
 KBR=$ROOT/.gpu-carry/KernelBench
 part_kernelbench() {
     n=0
-    for ref in $(ls "$KBR"/KernelBench/level1/*.py | sort -V | awk 'NR % 6 == 1' | head -16) \
-               $(ls "$KBR"/KernelBench/level2/*.py 2>/dev/null | sort -V | awk 'NR % 12 == 1' | head -8); do
+    for ref in $(kernelbench_batch_refs "$KBR/KernelBench"); do
         [ "$n" -ge "$KB_N" ] && break
         id=kb_$(basename "$ref" .py | tr -c 'A-Za-z0-9._\n-' '_')
-        cat >"$W/candidates/$id.py" <<EOF
-import importlib.util
-_spec = importlib.util.spec_from_file_location("kb_ref_$n", "$ref")
-_ref = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_ref)
-class ModelNew(_ref.Model):
-    pass
-EOF
+        delegating_candidate "$ref" "kb_ref_$n" "$W/candidates/$id.py"
         line "$id" kernelbench-delegating "$ref" "$W/candidates/$id.py"
         n=$((n + 1))
     done
