@@ -643,9 +643,9 @@ class DeviceTurns:
         # shared whenever kaudit gave a directory (timing on or off: an
         # untimed audit's work must stay out of others' timed windows too)
         self.dir = plan.get("timing_lock_dir")
-        # what holds the device: the timing checks, and on a GPU the timed
-        # calls the measurement axis reads (time_calls), which run always
-        self.times = bool(plan.get("timing")) or device.type == "cuda"
+        # whether the timed phases hold the device (kaudit decides: the
+        # timing checks, and on a GPU the timed calls, which run always)
+        self.times = bool(plan.get("timing_turns"))
         self.wait_s = float(plan.get("timing_lock_wait_s", 120))
         self.device = device
         self.log = log

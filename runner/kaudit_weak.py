@@ -403,9 +403,9 @@ class Surfaces:
         t_all = time.monotonic()
         self.log.event("weak_start", surfaces=list(self.names))
         self.r.marks.push("kaudit:weak")
+        turn = getattr(self.r, "turn", None)
         try:
             for name in self.names:
-                turn = getattr(self.r, "turn", None)
                 if turn is not None:
                     turn.pause()   # lets another audit's timed phase in (docs/timing.md)
                 t0 = time.monotonic()

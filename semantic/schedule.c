@@ -98,6 +98,7 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     /* concurrent audits' timed phases take turns per device (docs/timing.md, "Concurrent audits") */
     if (p->timing_lock_dir) {
         kat_json_str(&j, "timing_lock_dir", p->timing_lock_dir);
+        kat_json_bool(&j, "timing_turns", p->timing_turns);
         kat_json_double(&j, "timing_lock_wait_s", p->timing_lock_wait_s);
     } else {
         kat_json_null(&j, "timing_lock_dir");

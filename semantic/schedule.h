@@ -51,6 +51,7 @@ struct kat_plan {
     unsigned timed_calls;
     int timing;                 /* the measurement tier's timing checks (A/A, speedup, stream differential) */
     const char *timing_lock_dir;        /* where concurrent audits' timing takes turns (docs/timing.md), NULL: no turns */
+    int timing_turns;                   /* with a lock dir: the timed phases hold the device (timing on, or a GPU) */
     double timing_lock_wait_s;          /* how long a turn is waited for before timing anyway */
     int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
     const char *probe;                  /* the causal probe's targets (JSON, ka_probe_targets_json), NULL: none */

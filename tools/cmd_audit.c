@@ -426,6 +426,9 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                              .alternative_shapes = contract ? contract->alternative_shapes : NULL,
                              .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
                              .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
+                             /* what is timed holds the device: the timing checks, and on a GPU the
+                              * timed calls the measurement axis reads, which run always */
+                             .timing_turns = turns && (timed || !strcmp(a->device, "cuda")),
                              /* past this the phase is timed anyway (and its speedup withheld): a
                               * worker must not spend its time limit waiting */
                              .timing_lock_wait_s = audit_timing_lock_wait(a->timeout_s),
@@ -542,9 +545,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     /* the timing checks: speedups need the measurement axis; the stream
      * differential may withhold the certificate (audit_timing.h) */
     struct audit_timing timing;
-    /* the runner takes turns for timed phases: the timing checks, and on a GPU the timed calls */
-    audit_timing_read(p.runner_dir, plan.timing,
-                      plan.timing_lock_dir != NULL && (plan.timing || !strcmp(a->device, "cuda")), &timing);
+    audit_timing_read(p.runner_dir, plan.timing, plan.timing_turns, &timing);
     timing.has_claimed = a->has_claimed;
     timing.claimed = a->claimed_speedup;
     audit_timing_decide(&timing, an);
