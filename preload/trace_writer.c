@@ -83,6 +83,9 @@ static struct {
     uint64_t spare_offset;
     uint8_t *retired;       /* the last segment, to unmap outside the lock */
     int preparing;          /* a thread is mapping a spare outside the lock */
+    int map_touched;        /* the current segment's pages were touched ahead (touch_pages) */
+    int spare_touched;      /* and the spare's */
+    uint8_t *touching;      /* a segment whose pages that thread reads outside the lock */
     uint64_t used;          /* bytes used in the segment */
     uint64_t records;
     uint64_t lost;
@@ -213,6 +216,48 @@ static void close_trace_fd(void)
     writer.fd = -1;
 }
 
+/*
+ * The first access to each page of a new mapping costs the thread that makes
+ * it about 6 us on the Firecracker VMs we run on, the development VM and
+ * (bench/page_touch.c) the H200's: once per page table entry, after
+ * MAP_POPULATE has made it, through any access, read or write; touched
+ * through another mapping of the same pages it costs again.  A launching
+ * thread storing its vendor records paid it every few iterations, as the
+ * store's 130 ns that became 370 to 710 ns past the first segment
+ * (docs/overhead.md).  So the thread that prepares the spare reads one byte
+ * of every page of the spare, and of the current segment from the write
+ * position on, before the writers get there.  Reading changes nothing in the
+ * file.  KAUDIT_TRACE_TOUCH=0 turns it off (for the benchmark's A/B).
+ */
+static int touch_ahead_on(void)
+{
+    static int on = -1;
+    return !kat_env_is(&on, "KAUDIT_TRACE_TOUCH", "0");
+}
+
+/* A deliberate race: the writers may be storing into these pages meanwhile,
+ * and the byte read is thrown away. */
+__attribute__((no_sanitize("thread"))) static void touch_pages(const uint8_t *from, const uint8_t *to)
+{
+    static size_t page;
+    if (!page) {
+        long p = sysconf(_SC_PAGESIZE);
+        page = p > 0 ? (size_t)p : 4096;
+    }
+    uint8_t sink = 0;
+    for (const volatile uint8_t *p = from; p < to; p += page)
+        sink ^= *p;
+    (void)sink;
+}
+
+/* Lock held.  Unmap a segment, unless kat_writer_prepare_spare is reading
+ * its pages outside the lock: that thread unmaps it when it is done. */
+static void unmap_unless_touched(uint8_t *map)
+{
+    if (map && map != writer.touching)
+        munmap(map, SEGMENT_BYTES);
+}
+
 static int map_segment(uint64_t offset)
 {
     if (writer.use_pwrite)
@@ -236,15 +281,14 @@ static int map_segment(uint64_t offset)
         return -1;
     writer.map = map;
     writer.map_offset = offset;
+    writer.map_touched = 0;
     return 0;
 }
 
 static void unmap_segment(void)
 {
-    if (writer.map) {
-        munmap(writer.map, SEGMENT_BYTES);
-        writer.map = NULL;
-    }
+    unmap_unless_touched(writer.map);
+    writer.map = NULL;
 }
 
 /* Lock held.  Until a spare being prepared outside the lock is finished:
@@ -268,16 +312,14 @@ static void wait_spare_locked(void)
 static void drop_spare(int give_back)
 {
     if (writer.spare) {
-        munmap(writer.spare, SEGMENT_BYTES);
+        unmap_unless_touched(writer.spare);
         if (give_back && writer.handed && trace_fd_check() == 0)
             fallocate(writer.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)writer.spare_offset,
                       (off_t)SEGMENT_BYTES);
         writer.spare = NULL;
     }
-    if (writer.retired) {
-        munmap(writer.retired, SEGMENT_BYTES);
-        writer.retired = NULL;
-    }
+    unmap_unless_touched(writer.retired);
+    writer.retired = NULL;
 }
 
 /*
@@ -316,33 +358,63 @@ void kat_writer_prepare_spare(void)
     int fd = -1;
     if (!writer.spare && trace_fd_check() == 0)
         fd = writer.fd;
-    writer.preparing = fd >= 0;
-    preparing_here = fd >= 0;
+    int touch = touch_ahead_on();
+    int touch_current = touch && !writer.map_touched;
+    writer.preparing = fd >= 0 || touch_current;
+    preparing_here = writer.preparing;
     pthread_mutex_unlock(&writer.lock);
 
     if (retired)
         munmap(retired, SEGMENT_BYTES);
-    if (fd < 0)
+    if (fd < 0 && !touch_current)
         return;
     void *map = MAP_FAILED;
-    if (posix_fallocate(fd, (off_t)offset, SEGMENT_BYTES) == 0)
+    if (fd >= 0 && posix_fallocate(fd, (off_t)offset, SEGMENT_BYTES) == 0)
         map = mmap(NULL, SEGMENT_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)offset);
+    if (map != MAP_FAILED && touch)
+        touch_pages(map, (uint8_t *)map + SEGMENT_BYTES);   /* no one else has it yet */
 
     pthread_mutex_lock(&writer.lock);
-    writer.preparing = 0;
-    preparing_here = 0;
-    pthread_cond_broadcast(&spare_done);
     /* the number still names the trace (the program may have put its own
      * file there meanwhile: never write into that) */
     if (map != MAP_FAILED && writer.state == WRITER_OPEN && writer.owner_pid == getpid() && writer.fd == fd
         && fd_is_trace(fd) && !writer.spare && writer.map_offset + SEGMENT_BYTES == offset) {
         writer.spare = map;
         writer.spare_offset = offset;
+        writer.spare_touched = touch;
         map = MAP_FAILED;
+    }
+    /* The current segment, from the page being written on.  While its pages
+     * are read outside the lock, no one unmaps it (unmap_unless_touched):
+     * a writer crossing its end meanwhile retires or drops it, and it is
+     * unmapped here afterwards if it was dropped. */
+    uint8_t *current = NULL;
+    uint64_t from = 0;
+    if (touch_current && writer.state == WRITER_OPEN && writer.map && !writer.map_touched) {
+        current = writer.map;
+        from = writer.used & ~(uint64_t)4095;
+        writer.touching = current;
     }
     pthread_mutex_unlock(&writer.lock);
     if (map != MAP_FAILED)
         munmap(map, SEGMENT_BYTES);
+    if (current)
+        touch_pages(current + from, current + SEGMENT_BYTES);
+
+    pthread_mutex_lock(&writer.lock);
+    int dropped = 0;
+    if (current) {
+        writer.touching = NULL;
+        if (writer.map == current)
+            writer.map_touched = 1;
+        dropped = current != writer.map && current != writer.retired && current != writer.spare;
+    }
+    writer.preparing = 0;
+    preparing_here = 0;
+    pthread_cond_broadcast(&spare_done);
+    pthread_mutex_unlock(&writer.lock);
+    if (dropped)
+        munmap(current, SEGMENT_BYTES);
 }
 
 /* The next record does not fit the current segment: pad the segment's
@@ -359,11 +431,11 @@ static int next_segment(void)
     uint64_t next = writer.map_offset + SEGMENT_BYTES;
     writer.used = 0;
     if (writer.spare && writer.spare_offset == next) {
-        if (writer.retired)
-            munmap(writer.retired, SEGMENT_BYTES);
+        unmap_unless_touched(writer.retired);
         writer.retired = writer.map;
         writer.map = writer.spare;
         writer.map_offset = next;
+        writer.map_touched = writer.spare_touched;
         writer.spare = NULL;
     } else {
         unmap_segment();
@@ -964,9 +1036,7 @@ void kat_writer_after_fork_parent(void)
 void kat_writer_after_fork_child(void)
 {
     /* The parent's mapping is the parent's file: never write into it. */
-    if (writer.map)
-        munmap(writer.map, SEGMENT_BYTES);
-    writer.map = NULL;
+    unmap_segment();
     drop_spare(0);
     writer.preparing = 0;   /* kat_writer_before_fork waited for it ... */
     preparing_here = 0;     /* ... unless this thread forked from a handler inside it */
