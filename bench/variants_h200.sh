@@ -14,7 +14,8 @@
 #   VARIANTS_NEW=.gpu-carry/kaudit VARIANTS_OLD=.gpu-carry/kaudit-old bash bench/variants_h200.sh
 #
 # Builds from tests/gpu/carry_kaudit.sh.  VARIANTS_LIST: "NAME=BUILD[:VAR=VALUE[+VAR=VALUE]]"
-# words, BUILD new or old; the default is the ninth session's comparison (new,
+# words, BUILD new, old or a carried install (bench/carry_wrapper_skips.sh's
+# .gpu-carry/skip-NAME); the default is the ninth session's comparison (new,
 # old, chunked=new:KAUDIT_CUPTI_CHUNK_KB=16, staging=new:KAUDIT_VENDOR_STAGING=1).
 # VARIANTS_ROUNDS (4), VARIANTS_REPEATS (30), VARIANTS_SETTINGS ("pause floor
 # resume"), VARIANTS_GPU_BUDGET_S (100; 0 skips it).  Output: the console
@@ -37,7 +38,12 @@ fi
 read -r -a VARIANTS <<<"${VARIANTS_LIST:-new=new old=old chunked=new:KAUDIT_CUPTI_CHUNK_KB=16 staging=new:KAUDIT_VENDOR_STAGING=1}"
 ab() { # NAME=BUILD[:VAR=VALUE[+...]] ROUND: one process of kaudit_ab.sh
     local name=${1%%=*} spec=${1#*=} envs=() k
-    case ${spec%%:*} in new) k=$NEW ;; old) k=$OLD ;; *) echo "$1: no build ${spec%%:*}"; return ;; esac
+    case ${spec%%:*} in
+    new) k=$NEW ;;
+    old) k=$OLD ;;
+    *) [ -x "${spec%%:*}/bin/kaudit" ] || { echo "$1: no build ${spec%%:*}"; return; }
+       k=$(cd "${spec%%:*}" && pwd)/bin/kaudit ;;
+    esac
     [[ $spec == *:* ]] && IFS=+ read -r -a envs <<<"${spec#*:}"
     env "${envs[@]}" OUT="$OUTDIR" AB_KAUDIT="$k" AB_NAME="$name-r$2" AB_PROCESSES=1 \
         AB_SETTINGS="${VARIANTS_SETTINGS:-pause floor resume}" AB_REFERENCE=floor \

@@ -43,14 +43,22 @@ void kat_vendor_begin(struct kat_vendor_scope *scope)
     if (scope->depth <= MAX_NESTING)
         open_calls[scope->depth - 1] = scope->call_id;
     scope->pushed = kat_cupti_push_external(scope->call_id) == 0;
+#ifndef KAUDIT_SKIP_CLOCK
     scope->enter_ns = kat_now_ns();
+#else
+    scope->enter_ns = 0;
+#endif
 }
 
 void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *rec,
                     const void *return_address)
 {
     KAT_PROF_START();
+#ifndef KAUDIT_SKIP_CLOCK
     uint64_t exit_ns = kat_now_ns();
+#else
+    uint64_t exit_ns = 0;
+#endif
     if (scope->pushed)
         kat_cupti_pop_external();
     if (depth > 0)
@@ -61,12 +69,20 @@ void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *
     rec->depth = scope->depth;
     rec->thread_id = kat_tid();
     KAT_PROF(4);
+#ifndef KAUDIT_SKIP_CALLER
     rec->caller_string = kat_object_string(return_address);
+#else
+    (void)return_address;
+#endif
     KAT_PROF(5);
+#ifndef KAUDIT_SKIP_EMIT
     if (vendor_staging_on())
         kat_emit_staged(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
     else
         kat_emit(KAT_REC_VENDOR_CALL, rec, sizeof(*rec));
+#else
+    (void)vendor_staging_on;
+#endif
     KAT_PROF(6);
 }
 
