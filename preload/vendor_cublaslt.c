@@ -141,7 +141,7 @@ struct lt_cache_slot {
     struct lt_described described;
 };
 static KAT_TLS struct lt_cache_slot lt_cache[LT_CACHE_SLOTS];
-static KAT_TLS unsigned lt_cache_next;
+static KAT_TLS unsigned lt_cache_next, lt_cache_last;
 
 typedef size_t kat_fn_lt_version(void);
 
@@ -166,6 +166,19 @@ static int lt_cache_enabled(void)
     return s == 1;
 }
 
+/* Do the four descriptors hold the bytes of this key?  Compared where
+ * they are, most likely first (the layouts differ most between calls), so
+ * that a hit copies nothing. */
+static int lt_key_matches(const struct lt_cache_key *key, kat_cublasLtMatmulDesc_t desc,
+                          kat_cublasLtMatrixLayout_t a_desc, kat_cublasLtMatrixLayout_t b_desc,
+                          kat_cublasLtMatrixLayout_t d_desc)
+{
+    return memcmp(key->layout[0], a_desc, sizeof key->layout[0]) == 0 &&
+           memcmp(key->layout[1], b_desc, sizeof key->layout[1]) == 0 &&
+           memcmp(key->layout[2], d_desc, sizeof key->layout[2]) == 0 &&
+           memcmp(key->desc, desc, sizeof key->desc) == 0;
+}
+
 static void lt_describe_cached(kat_cublasLtMatmulDesc_t desc, kat_cublasLtMatrixLayout_t a_desc,
                                kat_cublasLtMatrixLayout_t b_desc, kat_cublasLtMatrixLayout_t d_desc,
                                struct lt_described *out)
@@ -175,23 +188,26 @@ static void lt_describe_cached(kat_cublasLtMatmulDesc_t desc, kat_cublasLtMatrix
         lt_describe(desc, a_desc, b_desc, d_desc, out);
         return;
     }
-    struct lt_cache_key key;
-    memcpy(key.desc, desc, sizeof key.desc);
-    memcpy(key.layout[0], a_desc, sizeof key.layout[0]);
-    memcpy(key.layout[1], b_desc, sizeof key.layout[1]);
-    memcpy(key.layout[2], d_desc, sizeof key.layout[2]);
-    for (unsigned i = 0; i < LT_CACHE_SLOTS; i++) {
+    /* the slot that answered last first: a loop repeats its calls */
+    for (unsigned n = 0; n < LT_CACHE_SLOTS; n++) {
+        unsigned i = (lt_cache_last + n) % LT_CACHE_SLOTS;
         const struct lt_cache_slot *slot = &lt_cache[i];
-        if (slot->filled && memcmp(&slot->key, &key, sizeof key) == 0) {
+        if (slot->filled && lt_key_matches(&slot->key, desc, a_desc, b_desc, d_desc)) {
             *out = slot->described;
+            lt_cache_last = i;
             return;
         }
     }
     lt_describe(desc, a_desc, b_desc, d_desc, out);
-    struct lt_cache_slot *slot = &lt_cache[lt_cache_next++ % LT_CACHE_SLOTS];
-    slot->key = key;
+    unsigned i = lt_cache_next++ % LT_CACHE_SLOTS;
+    struct lt_cache_slot *slot = &lt_cache[i];
+    memcpy(slot->key.desc, desc, sizeof slot->key.desc);
+    memcpy(slot->key.layout[0], a_desc, sizeof slot->key.layout[0]);
+    memcpy(slot->key.layout[1], b_desc, sizeof slot->key.layout[1]);
+    memcpy(slot->key.layout[2], d_desc, sizeof slot->key.layout[2]);
     slot->described = *out;
     slot->filled = 1;
+    lt_cache_last = i;
 }
 
 /*
