@@ -140,7 +140,6 @@ static void write_in_child(const char *dir, uint32_t capacity, int with_preparer
     if (pid == 0) {
         use_session(dir);
         pthread_t preparer;
-        kat_intern("opened before the preparer starts");   /* in every way of writing */
         if (with_preparer && pthread_create(&preparer, NULL, prepare_spares, NULL) != 0)
             _exit(5);
         if (capacity)
