@@ -137,9 +137,31 @@ int kat_find_object(const void *address, uintptr_t *start, const char **path)
     return 0;
 }
 
-/* The last few answers are kept per thread, keyed by the object's start and
- * name pointer (an object unloaded and another loaded at the same place has
- * a new name). */
+/*
+ * Unloads, counted by the rtld-audit module (preload/audit/audit.c,
+ * la_objclose) once it has told us it counts them (la_preinit).  While no
+ * object has been unloaded since an address was looked up, the object that
+ * holds it is the one found then: an object can only appear at an address
+ * another one held after that one is unloaded.  Without the audit module
+ * (a plain LD_PRELOAD) every call looks the address up.
+ */
+static atomic_int unloads_watched;
+static _Atomic unsigned long unloads_counted;
+
+KAT_EXPORT void kaudit_audit_watching_unloads(void)
+{
+    atomic_store_explicit(&unloads_watched, 1, memory_order_release);
+}
+
+KAT_EXPORT void kaudit_audit_object_closed(void)
+{
+    atomic_fetch_add_explicit(&unloads_counted, 1, memory_order_acq_rel);
+}
+
+/* The last few answers are kept per thread.  By the object's start and name
+ * pointer (an object unloaded and another loaded at the same place has a new
+ * name): what a lookup found.  By the calling address, when unloads are
+ * watched: no lookup at all while none has happened since. */
 #define OBJECT_CACHE_SLOTS 4
 struct object_cache_slot {
     uintptr_t start;
@@ -149,12 +171,23 @@ struct object_cache_slot {
 static KAT_TLS struct object_cache_slot object_cache[OBJECT_CACHE_SLOTS];
 static KAT_TLS unsigned object_cache_next;
 
-uint32_t kat_object_string(const void *address)
+struct address_cache_slot {
+    const void *address;
+    unsigned long unloads;      /* unloads_counted before the lookup */
+    uint32_t string_id;
+};
+static KAT_TLS struct address_cache_slot address_cache[OBJECT_CACHE_SLOTS];
+static KAT_TLS unsigned address_cache_next;
+
+/* *found: the address is in a loaded object (not "?"). */
+static uint32_t object_string_looked_up(const void *address, int *found)
 {
     uintptr_t start;
     const char *path;
+    *found = 0;
     if (!address || kat_find_object(address, &start, &path) != 0)
         return kat_intern("?");
+    *found = 1;
     for (unsigned i = 0; i < OBJECT_CACHE_SLOTS; i++) {
         if (object_cache[i].start == start && object_cache[i].path == path
             && object_cache[i].string_id)
@@ -172,6 +205,28 @@ uint32_t kat_object_string(const void *address)
     struct object_cache_slot *slot = &object_cache[object_cache_next++ % OBJECT_CACHE_SLOTS];
     slot->start = start;
     slot->path = path;
+    slot->string_id = id;
+    return id;
+}
+
+uint32_t kat_object_string(const void *address)
+{
+    int found;
+    if (!address || !atomic_load_explicit(&unloads_watched, memory_order_acquire))
+        return object_string_looked_up(address, &found);
+    /* read before the lookup: an unload during it makes the answer stale */
+    unsigned long unloads = atomic_load_explicit(&unloads_counted, memory_order_acquire);
+    for (unsigned i = 0; i < OBJECT_CACHE_SLOTS; i++) {
+        const struct address_cache_slot *slot = &address_cache[i];
+        if (slot->address == address && slot->unloads == unloads && slot->string_id)
+            return slot->string_id;
+    }
+    uint32_t id = object_string_looked_up(address, &found);
+    if (!found)
+        return id;   /* no object there (code made at run time): asked again next time */
+    struct address_cache_slot *slot = &address_cache[address_cache_next++ % OBJECT_CACHE_SLOTS];
+    slot->address = address;
+    slot->unloads = unloads;
     slot->string_id = id;
     return id;
 }

@@ -56,3 +56,34 @@ Test(dlopen_local, sgemm_from_a_locally_loaded_object_is_recorded, .timeout = 24
 
     rh_case_free(&c);
 }
+
+/*
+ * The caller object is remembered by calling address until an object is
+ * unloaded (preload/util.c, kat_object_string; the rtld-audit module counts
+ * unloads).  libext.so calls cuBLAS, is unloaded, and a copy of it under
+ * another name is loaded at the same base: its call comes from the very
+ * address libext.so's did, and must still be recorded as libext_copy.so's.
+ * (Were unloads not counted, the remembered answer would name libext.so.)
+ */
+Test(dlopen_local, a_copy_loaded_where_an_unloaded_object_was_is_its_own_caller, .timeout = 240)
+{
+    struct rh_case c;
+    rh_case_init(&c, "dlopen-reload");
+    char *argv[] = { PROG, LIBEXT, PROGRAMS_DIR "/libext_copy.so", NULL };
+    rh_case_run(&c, argv, argv, NULL);
+    cr_assert_eq(c.run.status, 0, "kaudit run -- prog_dlopen: status %#x\n%s", c.run.status, c.run.err);
+    if (!strstr(c.run.out, "second object at the first one's base"))
+        cr_skip_test("the loader put the copy elsewhere: the addresses differ anyway\n%s", c.run.out);
+
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    const struct rh_trace *t = &c.s.traces[0];
+    cr_assert(rh_readable(t), "%s", t->error);
+    size_t cursor = 0;
+    const struct kat_vendor_call_rec *first = rh_vendor_call_by_api(t, "cublasSgemm_v2", &cursor);
+    const struct kat_vendor_call_rec *second = rh_vendor_call_by_api(t, "cublasSgemm_v2", &cursor);
+    cr_assert(first && second, "two VENDOR_CALLs for cublasSgemm_v2 expected");
+    const char *a = rh_str(t, first->caller_string), *b = rh_str(t, second->caller_string);
+    cr_expect(ends_with(a, "/libext.so"), "first caller '%s', expected libext.so", a);
+    cr_expect(ends_with(b, "/libext_copy.so"), "second caller '%s', expected libext_copy.so", b);
+    rh_case_free(&c);
+}

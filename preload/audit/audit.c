@@ -26,6 +26,12 @@
  * la_pltenter/la_pltexit, so the dynamic linker keeps its ordinary PLT
  * trampoline and the program's calls cost what they cost without it.
  *
+ * It also tells the preload when the dynamic linker unloads an object
+ * (la_objclose), so that the preload may remember which object called a
+ * vendor function from a given address until one is unloaded
+ * (preload/util.c, kat_object_string).  It tells it by calling two functions
+ * the preload exports for this; they only store to a word.
+ *
  * The preload's wrappers are found in its dynamic symbol table, not with
  * dlsym(): a link_map that was preloaded and never dlopen()ed has an empty
  * search list, and dlsym() on it faults inside the dynamic linker (glibc
@@ -308,4 +314,43 @@ KAT_AUDIT_EXPORT uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintpt
         return real;
     uintptr_t address = t->base + wrapper->st_value;
     return address == real ? real : address;
+}
+
+/*
+ * Unloads.  The preload's two functions are looked up once its tables are
+ * known; they are called only after la_preinit, when the preload is
+ * relocated.  la_preinit tells it that unloads are being counted from now
+ * on; la_objclose counts one (any namespace: an object of another namespace
+ * may call a vendor function too).
+ */
+typedef void object_event_fn(void);
+static object_event_fn *objects_watched_fn, *object_closed_fn;
+static int preinit_done;
+
+static object_event_fn *preload_function(const struct preload_symbols *t, const char *name)
+{
+    const ElfW(Sym) *s = t->gnu_hash ? lookup_gnu(t, name) : lookup_sysv(t, name);
+    return s ? (object_event_fn *)(t->base + s->st_value) : NULL;
+}
+
+KAT_AUDIT_EXPORT void la_preinit(uintptr_t *cookie)
+{
+    (void)cookie;
+    const struct preload_symbols *t = __atomic_load_n(&preload_ready, __ATOMIC_ACQUIRE);
+    if (!t)
+        return;
+    object_closed_fn = preload_function(t, "kaudit_audit_object_closed");
+    objects_watched_fn = preload_function(t, "kaudit_audit_watching_unloads");
+    if (object_closed_fn && objects_watched_fn) {
+        __atomic_store_n(&preinit_done, 1, __ATOMIC_RELEASE);
+        objects_watched_fn();
+    }
+}
+
+KAT_AUDIT_EXPORT unsigned int la_objclose(uintptr_t *cookie)
+{
+    (void)cookie;
+    if (__atomic_load_n(&preinit_done, __ATOMIC_ACQUIRE))
+        object_closed_fn();
+    return 0;
 }
