@@ -1170,9 +1170,10 @@ static const struct activity_kind_name {
 } activity_kinds[] = {
     { CUPTI_ACTIVITY_KIND_DEVICE, "device", 1 },
     { CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel", 1 },
-    /* Only when API records cannot come from callbacks (enable_activity_kinds).
-     * Without RUNTIME/DRIVER records CUPTI emits no EXTERNAL_CORRELATION
-     * records (measured on the H200), and those are then our vendor windows. */
+    /* These three only when API records cannot come from callbacks
+     * (enable_activity_kinds, made_by_callbacks).  Without RUNTIME/DRIVER
+     * records CUPTI emits no EXTERNAL_CORRELATION records (measured on the
+     * H200); with them, those are our vendor windows. */
     { CUPTI_ACTIVITY_KIND_RUNTIME, "runtime", 1 },
     { CUPTI_ACTIVITY_KIND_DRIVER, "driver", 1 },
     { CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "external", 1 },
@@ -1206,6 +1207,20 @@ static int kind_wanted(const struct activity_kind_name *k, const char *only)
     if (only)
         return list_has(only, k->name);
     return k->by_default || exact_event_times();
+}
+
+/*
+ * Kinds left off while API records come from callbacks: the callbacks make
+ * the runtime and driver records, and CUPTI makes EXTERNAL_CORRELATION
+ * records only beside API activity (measured on the H200), so that kind then
+ * gives nothing; enabled anyway it cost the launch-bound loop about 0.005
+ * (docs/overhead.md, "Tenth session").
+ */
+static int is_api_kind(CUpti_ActivityKind kind);
+
+static int made_by_callbacks(CUpti_ActivityKind kind)
+{
+    return is_api_kind(kind) || kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
 }
 
 static int is_api_kind(CUpti_ActivityKind kind)
@@ -1341,8 +1356,8 @@ static void enable_activity_kinds(void)
             continue;
         }
         int api_kind = is_api_kind(k->kind);
-        if (api_kind && api_by_callback)
-            continue;           /* the callbacks make these records */
+        if (api_by_callback && made_by_callbacks(k->kind))
+            continue;           /* the callbacks make these records, or none are made */
         if (kernel_at_context && k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
             continue;           /* enable_deferred_kernel_activity, at context creation */
         enable_activity(k->kind, k->name);
@@ -1364,8 +1379,9 @@ int kat_cupti_select_kinds(const char *only)
     for (size_t i = 0; i < TABLE_SIZE(activity_kinds); i++) {
         const struct activity_kind_name *k = &activity_kinds[i];
         uint8_t want = (uint8_t)kind_wanted(k, only);
-        /* With API records made by callback, API activity would record them twice. */
-        if (api_by_callback && is_api_kind(k->kind))
+        /* With API records made by callback, API activity would record them
+         * twice, and external correlation records none. */
+        if (api_by_callback && made_by_callbacks(k->kind))
             want = 0;
         if (want == kind_enabled[i])
             continue;
