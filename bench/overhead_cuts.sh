@@ -21,14 +21,9 @@
 # control (preload/bench/bench_control.c): build it with that change applied.  Output: the console
 # summaries; $OUT/cuts.tar.gz holds every part's files.
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUTDIR=${OUT:-$ROOT/bench-out}
-mkdir -p "$OUTDIR"
-cd "$ROOT" || exit 99
+. "$(dirname "${BASH_SOURCE[0]}")/h200_env.sh"
 NEW=$(cd "${CUTS_NEW:-.gpu-carry/kaudit}" && pwd)/bin/kaudit
 OLD=$(cd "${CUTS_OLD:-.gpu-carry/kaudit-old}" && pwd)/bin/kaudit
-PY=${PYTHON:-/opt/torch/.venv/bin/python}
-[ -x "$PY" ] || PY=python3
 PARTS=${CUTS_PARTS:-wrapper ab floor}
 W=$(mktemp -d /tmp/kaudit-cuts.XXXXXX)
 part() { case " $PARTS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }

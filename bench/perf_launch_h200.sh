@@ -14,12 +14,7 @@
 # (self time by object, by symbol, and the callers of the C library's and
 # the vDSO's symbols).
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUTDIR=${OUT:-$ROOT/bench-out}
-mkdir -p "$OUTDIR"
-cd "$ROOT" || exit 99
-PY=${PYTHON:-/opt/torch/.venv/bin/python}
-[ -x "$PY" ] || PY=python3
+. "$(dirname "${BASH_SOURCE[0]}")/h200_env.sh"
 P=$ROOT/.gpu-carry/perf
 perf() { LD_LIBRARY_PATH=$P/lib "$P/perf" "$@"; }
 perf --version || exit 1

@@ -21,14 +21,9 @@
 # resume"), VARIANTS_GPU_BUDGET_S (100; 0 skips it).  Output: the console
 # summaries; $OUT/page-touch.jsonl, $OUT/kaudit-ab.jsonl, $OUT/gpu-bound/.
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-OUTDIR=${OUT:-$ROOT/bench-out}
-mkdir -p "$OUTDIR"
-cd "$ROOT" || exit 99
+. "$(dirname "${BASH_SOURCE[0]}")/h200_env.sh"
 NEW=$(cd "${VARIANTS_NEW:-.gpu-carry/kaudit}" && pwd)/bin/kaudit
 OLD=$( (cd "${VARIANTS_OLD:-.gpu-carry/kaudit-old}" 2>/dev/null && pwd) || echo /missing)/bin/kaudit
-PY=${PYTHON:-/opt/torch/.venv/bin/python}
-[ -x "$PY" ] || PY=python3
 start=$SECONDS
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1
 uname -r

@@ -112,20 +112,17 @@ standin_program(prog_module standin_cuda)
 standin_program(prog_probe standin_cudart standin_cublas standin_cublaslt standin_cudnn ${CMAKE_DL_LIBS} m)
 add_dependencies(prog_dlopen standin_ext standin_ext_copy)
 
-add_library(standin_ext SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libext.c)
-set_target_properties(standin_ext PROPERTIES OUTPUT_NAME ext PREFIX lib
-  LIBRARY_OUTPUT_DIRECTORY ${STANDIN_PROGRAMS_DIR} C_VISIBILITY_PRESET hidden)
-target_include_directories(standin_ext PRIVATE ${STANDIN_PROGRAM_SOURCE_DIR} ${STANDIN_INCLUDES})
-target_link_options(standin_ext PRIVATE "LINKER:--no-as-needed")
-target_link_libraries(standin_ext PRIVATE standin_cublas standin_cudart)
-# The same object under another name (libext_copy.so): loaded where libext.so
-# was after it is unloaded, its cuBLAS call comes from the same address.
-add_library(standin_ext_copy SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libext.c)
-set_target_properties(standin_ext_copy PROPERTIES OUTPUT_NAME ext_copy PREFIX lib
-  LIBRARY_OUTPUT_DIRECTORY ${STANDIN_PROGRAMS_DIR} C_VISIBILITY_PRESET hidden)
-target_include_directories(standin_ext_copy PRIVATE ${STANDIN_PROGRAM_SOURCE_DIR} ${STANDIN_INCLUDES})
-target_link_options(standin_ext_copy PRIVATE "LINKER:--no-as-needed")
-target_link_libraries(standin_ext_copy PRIVATE standin_cublas standin_cudart)
+# libext.so, and the same object under another name (libext_copy.so): loaded
+# where libext.so was after it is unloaded, its cuBLAS call comes from the
+# same address.
+foreach(ext ext ext_copy)
+  add_library(standin_${ext} SHARED ${STANDIN_PROGRAM_SOURCE_DIR}/libext.c)
+  set_target_properties(standin_${ext} PROPERTIES OUTPUT_NAME ${ext} PREFIX lib
+    LIBRARY_OUTPUT_DIRECTORY ${STANDIN_PROGRAMS_DIR} C_VISIBILITY_PRESET hidden)
+  target_include_directories(standin_${ext} PRIVATE ${STANDIN_PROGRAM_SOURCE_DIR} ${STANDIN_INCLUDES})
+  target_link_options(standin_${ext} PRIVATE "LINKER:--no-as-needed")
+  target_link_libraries(standin_${ext} PRIVATE standin_cublas standin_cudart)
+endforeach()
 
 # A candidate's extension on the stand-in cuBLAS and cuBLASLt, for the CPU audit
 # controls of the causal probe's vendor channel (tests/audit/candidates/probe_vendor_*).
