@@ -217,17 +217,17 @@ static void close_trace_fd(void)
 }
 
 /*
- * The first access to each page of a new mapping costs the thread that makes
- * it about 6 us on the Firecracker VMs we run on, the development VM and
- * (bench/page_touch.c) the H200's: once per page table entry, after
- * MAP_POPULATE has made it, through any access, read or write; touched
- * through another mapping of the same pages it costs again.  A launching
- * thread storing its vendor records paid it every few iterations, as the
- * store's 130 ns that became 370 to 710 ns past the first segment
- * (docs/overhead.md).  So the thread that prepares the spare reads one byte
- * of every page of the spare, and of the current segment from the write
- * position on, before the writers get there.  Reading changes nothing in the
- * file.  KAUDIT_TRACE_TOUCH=0 turns it off (for the benchmark's A/B).
+ * On some VMs the first access to each page of a new mapping costs the
+ * thread that makes it several microseconds: about 6 to 8 us on the
+ * development VM (bench/page_touch.c), once per page table entry, after
+ * MAP_POPULATE has made it, through any access, read or write, and again
+ * through another mapping of the same pages.  A writer would pay it every
+ * 4 KiB of records.  So the thread that prepares the spare reads one byte of
+ * every page of the spare, and of the current segment from the write
+ * position on, before the writers get there; reading changes nothing in the
+ * file.  On the H200's VM that first access costs nothing measurable, and
+ * this changes nothing there (docs/overhead.md, "Tenth session").
+ * KAUDIT_TRACE_TOUCH=0 turns it off.
  */
 static int touch_ahead_on(void)
 {

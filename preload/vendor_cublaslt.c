@@ -198,13 +198,20 @@ static void lt_describe_cached(kat_cublasLtMatmulDesc_t desc, kat_cublasLtMatrix
             return;
         }
     }
+    /* A miss: the bytes are taken before the getters read them, and the
+     * answer is kept only if they are still the same after (another thread
+     * may write a descriptor meanwhile). */
+    struct lt_cache_key key;
+    memcpy(key.desc, desc, sizeof key.desc);
+    memcpy(key.layout[0], a_desc, sizeof key.layout[0]);
+    memcpy(key.layout[1], b_desc, sizeof key.layout[1]);
+    memcpy(key.layout[2], d_desc, sizeof key.layout[2]);
     lt_describe(desc, a_desc, b_desc, d_desc, out);
+    if (!lt_key_matches(&key, desc, a_desc, b_desc, d_desc))
+        return;
     unsigned i = lt_cache_next++ % LT_CACHE_SLOTS;
     struct lt_cache_slot *slot = &lt_cache[i];
-    memcpy(slot->key.desc, desc, sizeof slot->key.desc);
-    memcpy(slot->key.layout[0], a_desc, sizeof slot->key.layout[0]);
-    memcpy(slot->key.layout[1], b_desc, sizeof slot->key.layout[1]);
-    memcpy(slot->key.layout[2], d_desc, sizeof slot->key.layout[2]);
+    slot->key = key;
     slot->described = *out;
     slot->filled = 1;
     lt_cache_last = i;
