@@ -60,7 +60,7 @@ for b, v in by.items():
 PYEOF
 if [ "${VARIANTS_GPU_BUDGET_S:-100}" != 0 ]; then
     mkdir -p "$OUTDIR/gpu-bound"
-    OUT=$OUTDIR/gpu-bound BENCH_KAUDIT=$NEW BENCH_MODES="bare kaudit" BENCH_ARGS="--loop gpu" BENCH_MARGINAL=0 \
+    OUT=$OUTDIR/gpu-bound BENCH_KAUDIT=$NEW BENCH_MODES="bare kaudit" BENCH_ARGS="--loop gpu --json" BENCH_MARGINAL=0 \
         BENCH_BUDGET_S=${VARIANTS_GPU_BUDGET_S:-100} PYTHON=$PY bash bench/overhead.sh 2>&1 | tail -15
 fi
 echo "done at $((SECONDS - start)) s"
