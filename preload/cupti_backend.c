@@ -1209,23 +1209,21 @@ static int kind_wanted(const struct activity_kind_name *k, const char *only)
     return k->by_default || exact_event_times();
 }
 
+static int is_api_kind(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
+}
+
 /*
  * Kinds left off while API records come from callbacks: the callbacks make
  * the runtime and driver records, and CUPTI makes EXTERNAL_CORRELATION
  * records only beside API activity (measured on the H200), so that kind then
- * gives nothing; enabled anyway it cost the launch-bound loop about 0.005
+ * gives nothing; enabled anyway it cost the launch-bound loop about 0.004
  * (docs/overhead.md, "Tenth session").
  */
-static int is_api_kind(CUpti_ActivityKind kind);
-
 static int made_by_callbacks(CUpti_ActivityKind kind)
 {
     return is_api_kind(kind) || kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-}
-
-static int is_api_kind(CUpti_ActivityKind kind)
-{
-    return kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
 }
 
 static void enable_activity(CUpti_ActivityKind kind, const char *name)
