@@ -76,6 +76,27 @@ static void expect_api_records_per_kernel(const struct rh_trace *t, const struct
     cr_expect_gt(runtime_launches, 0, "no kernel launched through the runtime API");
 }
 
+/* Whether the stand-in's 'A' lines say KIND (its name there) was ever switched on. */
+static int kind_switched_on(const char *log, const char *kind)
+{
+    FILE *f = fopen(log, "r");
+    cr_assert_not_null(f, "no ground-truth log %s", log);
+    char line[512];
+    int on = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned pid, tid;
+        unsigned long long ns;
+        char name[64];
+        int number, state;
+        if (line[0] == 'A' &&
+            sscanf(line, "A\t%u\t%u\t%llu\t%63s\t%d\t%d", &pid, &tid, &ns, name, &number, &state) == 6 &&
+            strcmp(name, kind) == 0 && state)
+            on = 1;
+    }
+    fclose(f);
+    return on;
+}
+
 Test(recording, api_records_come_from_callbacks_by_default, .timeout = 240)
 {
     struct rh_case c;
@@ -93,6 +114,14 @@ Test(recording, api_records_come_from_callbacks_by_default, .timeout = 240)
     /* Kernels, vendor windows (our stack of open calls), no strays. */
     cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
     expect_api_records_per_kernel(t, &c.gt, 0);
+    /* No API activity, and no external correlation activity either: CUPTI
+     * makes those records only beside API activity (cupti_backend.c,
+     * made_by_callbacks). */
+    cr_expect(kind_switched_on(c.log, "concurrent_kernel"), "kernel activity never enabled");
+    cr_expect(!kind_switched_on(c.log, "runtime"), "runtime API activity enabled");
+    cr_expect(!kind_switched_on(c.log, "driver"), "driver API activity enabled");
+    cr_expect(!kind_switched_on(c.log, "external_correlation"),
+              "external correlation activity enabled beside API records made by callback");
     rh_case_free(&c);
 }
 
@@ -112,6 +141,8 @@ Test(recording, api_records_come_from_activity_with_policy_all, .timeout = 240)
     /* The same evidence, from CUPTI's records and its external correlation. */
     cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
     expect_api_records_per_kernel(t, &c.gt, 1);
+    cr_expect(kind_switched_on(c.log, "external_correlation"),
+              "no external correlation activity beside API activity: no vendor windows");
     rh_case_free(&c);
 }
 

@@ -1006,6 +1006,16 @@ static CUptiResult set_kind(CUpti_ActivityKind kind, int on)
     atomic_store(&g_kind[kind], (unsigned char)(on ? 1 : 0));
     if (on && kind == CUPTI_ACTIVITY_KIND_DEVICE && D.initialized())
         emit_device();
+    /* 'A' lines: which kinds the client switched, for tests of its choice */
+    const char *name = kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ? "concurrent_kernel"
+                       : kind == CUPTI_ACTIVITY_KIND_RUNTIME ? "runtime"
+                       : kind == CUPTI_ACTIVITY_KIND_DRIVER ? "driver"
+                       : kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION ? "external_correlation"
+                                                                          : "other";
+    char fields[64];
+    snprintf(fields, sizeof fields, "%s\t%d\t%d", name, (int)kind, on ? 1 : 0);
+    if (D.log_line)
+        D.log_line('A', fields);
     return CUPTI_SUCCESS;
 }
 
