@@ -76,25 +76,43 @@ static void expect_api_records_per_kernel(const struct rh_trace *t, const struct
     cr_expect_gt(runtime_launches, 0, "no kernel launched through the runtime API");
 }
 
-/* Whether the stand-in's 'A' lines say KIND (its name there) was ever switched on. */
-static int kind_switched_on(const char *log, const char *kind)
+/* Each line of the stand-in's ground-truth log with this tag: its fields
+ * after the pid, thread and time. */
+static void each_log_line(const char *log, char tag, void (*fn)(const char *fields, void *ctx), void *ctx)
 {
     FILE *f = fopen(log, "r");
     cr_assert_not_null(f, "no ground-truth log %s", log);
     char line[512];
-    int on = 0;
     while (fgets(line, sizeof line, f)) {
         unsigned pid, tid;
         unsigned long long ns;
-        char name[64];
-        int number, state;
-        if (line[0] == 'A' &&
-            sscanf(line, "A\t%u\t%u\t%llu\t%63s\t%d\t%d", &pid, &tid, &ns, name, &number, &state) == 6 &&
-            strcmp(name, kind) == 0 && state)
-            on = 1;
+        int at = 0;
+        if (line[0] == tag && sscanf(line + 1, "\t%u\t%u\t%llu\t%n", &pid, &tid, &ns, &at) == 3 && at)
+            fn(line + 1 + at, ctx);
     }
     fclose(f);
-    return on;
+}
+
+struct kind_query {
+    const char *kind;
+    int on;
+};
+
+static void note_kind_switch(const char *fields, void *ctx)
+{
+    struct kind_query *q = ctx;
+    char name[64];
+    int number, state;
+    if (sscanf(fields, "%63s\t%d\t%d", name, &number, &state) == 3 && strcmp(name, q->kind) == 0 && state)
+        q->on = 1;
+}
+
+/* Whether the stand-in's 'A' lines say KIND (its name there) was ever switched on. */
+static int kind_switched_on(const char *log, const char *kind)
+{
+    struct kind_query q = { kind, 0 };
+    each_log_line(log, 'A', note_kind_switch, &q);
+    return q.on;
 }
 
 Test(recording, api_records_come_from_callbacks_by_default, .timeout = 240)
@@ -152,22 +170,24 @@ struct buffer_line {
     size_t nonzero, size;
 };
 
+struct buffer_lines {
+    struct buffer_line *out;
+    size_t n, max;
+};
+
+static void note_buffer(const char *fields, void *ctx)
+{
+    struct buffer_lines *b = ctx;
+    struct buffer_line l;
+    if (b->n < b->max && sscanf(fields, "%d\t%zu\t%zu", &l.promised, &l.nonzero, &l.size) == 3)
+        b->out[b->n++] = l;
+}
+
 static size_t read_buffer_lines(const char *log, struct buffer_line *out, size_t max)
 {
-    FILE *f = fopen(log, "r");
-    cr_assert_not_null(f, "no ground-truth log %s", log);
-    char line[512];
-    size_t n = 0;
-    while (fgets(line, sizeof line, f)) {
-        unsigned pid, tid;
-        unsigned long long ns;
-        struct buffer_line b;
-        if (line[0] == 'Z' && n < max
-            && sscanf(line, "Z\t%u\t%u\t%llu\t%d\t%zu\t%zu", &pid, &tid, &ns, &b.promised, &b.nonzero, &b.size) == 6)
-            out[n++] = b;
-    }
-    fclose(f);
-    return n;
+    struct buffer_lines b = { out, 0, max };
+    each_log_line(log, 'Z', note_buffer, &b);
+    return b.n;
 }
 
 Test(recording, activity_buffers_are_handed_over_zeroed_and_reused, .timeout = 240)
