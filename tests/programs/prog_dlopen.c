@@ -40,7 +40,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s /path/to/libext.so [/path/to/a/copy.so]\n", argv[0]);
         return 2;
     }
-    void *h, *first_base, *second_base;
+    void *h, *first_base = NULL, *second_base = NULL;
     int rc = load_and_run(argv[1], &h, &first_base);
     if (rc != 0 || argc < 3)
         return rc < 0 ? 2 : rc;
@@ -49,6 +49,8 @@ int main(int argc, char **argv)
         return 2;
     }
     rc = load_and_run(argv[2], &h, &second_base);
+    if (rc < 0)
+        return 2;
     printf("second object at %s base\n", second_base == first_base ? "the first one's" : "another");
-    return rc < 0 ? 2 : rc;
+    return rc;
 }
