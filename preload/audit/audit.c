@@ -280,6 +280,13 @@ static const ElfW(Sym) *lookup_sysv(const struct preload_symbols *t, const char 
     return NULL;
 }
 
+/* The preload's exported function `name`, or NULL: by DT_GNU_HASH when it
+ * has one, else by DT_HASH. */
+static const ElfW(Sym) *lookup_function(const struct preload_symbols *t, const char *name)
+{
+    return t->gnu_hash ? lookup_gnu(t, name) : lookup_sysv(t, name);
+}
+
 /* The name belongs to the library that defines it: a wrapper forwards to the
  * library its name says, so any other pairing is left as it was. */
 static int name_matches_library(const char *name, uintptr_t library)
@@ -309,7 +316,7 @@ KAT_AUDIT_EXPORT uintptr_t la_symbind64(Elf64_Sym *sym, unsigned int ndx, uintpt
     const struct preload_symbols *t = __atomic_load_n(&preload_ready, __ATOMIC_ACQUIRE);
     if (!t || !symname || !name_matches_library(symname, *defcook))
         return real;
-    const ElfW(Sym) *wrapper = t->gnu_hash ? lookup_gnu(t, symname) : lookup_sysv(t, symname);
+    const ElfW(Sym) *wrapper = lookup_function(t, symname);
     if (!wrapper)
         return real;
     uintptr_t address = t->base + wrapper->st_value;
@@ -329,7 +336,7 @@ static int preinit_done;
 
 static object_event_fn *preload_function(const struct preload_symbols *t, const char *name)
 {
-    const ElfW(Sym) *s = t->gnu_hash ? lookup_gnu(t, name) : lookup_sysv(t, name);
+    const ElfW(Sym) *s = lookup_function(t, name);
     return s ? (object_event_fn *)(t->base + s->st_value) : NULL;
 }
 
