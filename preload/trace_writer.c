@@ -237,13 +237,19 @@ static int touch_ahead_on(void)
 
 /* A deliberate race: the writers may be storing into these pages meanwhile,
  * and the byte read is thrown away. */
-__attribute__((no_sanitize("thread"))) static void touch_pages(const uint8_t *from, const uint8_t *to)
+static size_t page_bytes(void)
 {
     static size_t page;
     if (!page) {
         long p = sysconf(_SC_PAGESIZE);
         page = p > 0 ? (size_t)p : 4096;
     }
+    return page;
+}
+
+__attribute__((no_sanitize("thread"))) static void touch_pages(const uint8_t *from, const uint8_t *to)
+{
+    size_t page = page_bytes();
     uint8_t sink = 0;
     for (const volatile uint8_t *p = from; p < to; p += page)
         sink ^= *p;
@@ -392,7 +398,7 @@ void kat_writer_prepare_spare(void)
     uint64_t from = 0;
     if (touch_current && writer.state == WRITER_OPEN && writer.map && !writer.map_touched) {
         current = writer.map;
-        from = writer.used & ~(uint64_t)4095;
+        from = writer.used - writer.used % page_bytes();
         writer.touching = current;
     }
     pthread_mutex_unlock(&writer.lock);
