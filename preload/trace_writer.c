@@ -44,8 +44,9 @@
 #include <unistd.h>
 
 #include "preload_internal.h"
+#include "trace_handover.h"
 
-#define SEGMENT_BYTES (4u << 20)
+#define SEGMENT_BYTES KAT_TRACE_SEGMENT_BYTES
 #define MAX_STRING_BYTES (64u << 10)
 /* Where the trace's descriptor is moved: programs rarely reach it, and
  * open() hands out the lowest free number first. */

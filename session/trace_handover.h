@@ -28,6 +28,17 @@ enum {
     KAT_HANDOVER_AGAIN = 'A',
 };
 
+/*
+ * The writer maps its trace in segments of this size, at multiples of it
+ * from the file's start, and keeps at most three mapped: the one it writes,
+ * the one before (until its preparing thread unmaps it) and the spare after.
+ * kaudit run gives copied bytes back to the kernel only in segments below
+ * those (tools/trace_spool.c): punching a hole in pages the writer still
+ * maps makes the kernel zap its page table entries and shoot down the TLB
+ * of every CPU running the traced program, every 10 ms.
+ */
+#define KAT_TRACE_SEGMENT_BYTES (4u << 20)
+
 struct kat_handover_msg {
     char kind;
     char name[95];  /* NUL-terminated */

@@ -466,6 +466,58 @@ Test(recording, chunked_conversion_writes_the_records_of_one_lock_per_record, .t
 }
 
 /*
+ * kaudit run gives copied trace bytes back to the kernel only in segments
+ * the writer no longer maps (tools/trace_spool.c releasable): a hole in a
+ * page the writer maps would zap its page table entry and flush the TLB of
+ * the traced program's CPUs.  The program reads its own trace memory file
+ * after the copier has given the first segment back: every segment before
+ * the last two with data reads as zeros, and those two are intact (giving
+ * back every copied page, as before, zeroes them too: "pages" fails here).
+ */
+static void expect_released_segments(const char *release, int expect_kept)
+{
+    struct rh_case c;
+    char setting[64];
+    snprintf(setting, sizeof setting, "KAUDIT_SPOOL_RELEASE=%s", release);
+    const char *extra[] = { setting, NULL };
+    char *argv[] = { RECORDING, "spool-release", "80000", NULL };
+    rh_case_init(&c, release);
+    rh_case_run(&c, argv, argv, extra);
+    cr_assert_eq(c.run.status, 0, "%#x\n%s", c.run.status, c.run.err);
+    cr_expect_str_eq(c.run.out, c.plain.out);
+    const char *line = strstr(c.run.err, "segments: ");
+    cr_assert(line != NULL, "the program said nothing of its segments:\n%s", c.run.err);
+    char pattern[64] = "";
+    sscanf(line + 10, "%63[DZ]", pattern);
+    size_t n = strlen(pattern);
+    while (n > 0 && pattern[n - 1] == 'Z')    /* the spare, not written yet */
+        n--;
+    size_t data = 0;
+    while (data < n && pattern[n - 1 - data] == 'D')
+        data++;
+    cr_assert_geq(strlen(pattern), 3, "segments %s: fewer than three in the file", pattern);
+    cr_assert(strspn(pattern, "Z") >= n - data, "segments %s: data before the last ones", pattern);
+    if (expect_kept)
+        cr_assert_eq(data, 2, "segments %s: not the last two kept", pattern);
+    else
+        cr_assert_eq(data, 0, "segments %s: copied pages kept", pattern);
+    cr_assert_eq(c.s.ntraces, 1, "%s", rh_describe(&c.s));
+    cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
+    rh_case_free(&c);
+}
+
+Test(recording, copied_segments_are_given_back_only_when_unmapped, .timeout = 240)
+{
+    expect_released_segments("segments", 1);
+}
+
+/* The comparison's setting does what it says, so the test above can fail. */
+Test(recording, copied_pages_given_back_as_before_when_asked, .timeout = 240)
+{
+    expect_released_segments("pages", 0);
+}
+
+/*
  * KAUDIT_VENDOR_STAGING=1: vendor call records go through the calling
  * thread's stage like the API records (vendor_window.c).  A process that
  * ends normally flushes the stages, so the evidence is the same: every

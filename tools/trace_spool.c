@@ -386,6 +386,34 @@ static void drop_copy(struct trace_spool *s, struct spool_file *f)
     f->damaged = 1;
 }
 
+/*
+ * How much of a trace copied up to `copied` goes back to the kernel: only
+ * whole segments the writer no longer maps (trace_handover.h).  A hole
+ * punched in pages it still maps would zap its page table entries, and the
+ * kernel would then flush the TLB of every CPU the traced program runs on,
+ * every 10 ms: the copier would reach into the program it must leave alone.
+ * The writer maps at most the segment before the one it writes, which is
+ * not below the one holding `copied`, so a process's memory file keeps
+ * about four segments in memory.  On the H200 the launch-bound loop did not
+ * tell the two apart (docs/overhead.md, "Eleventh session").
+ * KAUDIT_SPOOL_RELEASE (benchmarks): "pages" gives back every copied page
+ * (the way before), "off" nothing (the whole trace stays in memory).
+ */
+static uint64_t releasable(uint64_t copied, uint64_t released)
+{
+    static int mode = -1;   /* 0 segments, 1 pages, 2 off */
+    if (mode < 0) {
+        const char *env = getenv("KAUDIT_SPOOL_RELEASE");
+        mode = env && strcmp(env, "pages") == 0 ? 1 : env && strcmp(env, "off") == 0 ? 2 : 0;
+    }
+    if (mode == 1)
+        return copied & ~(uint64_t)4095;
+    if (mode == 2)
+        return released;
+    uint64_t segment = copied / KAT_TRACE_SEGMENT_BYTES;
+    return segment >= 2 ? (segment - 1) * KAT_TRACE_SEGMENT_BYTES : released;
+}
+
 static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
 {
     if (f->damaged)
@@ -434,11 +462,11 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
     } else {
         f->offset += whole;
         /* what is copied need not stay in memory (the writer only appends) */
-        uint64_t copied_pages = f->offset & ~(uint64_t)4095;
-        if (copied_pages > f->released &&
+        uint64_t release_to = releasable(f->offset, f->released);
+        if (release_to > f->released &&
             fallocate(f->in, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)f->released,
-                      (off_t)(copied_pages - f->released)) == 0)
-            f->released = copied_pages;
+                      (off_t)(release_to - f->released)) == 0)
+            f->released = release_to;
         if (bad && final) {
             /* damage, not an unfinished record: copied as it is (without the
              * zeros of the unused space after it), for the reader to report */
