@@ -8,7 +8,9 @@
 #   bash tests/gpu/carry_kaudit.sh && bash bench/carry_wrapper_skips.sh [NAME=PARTS ...]
 #
 # Default: summary clock caller emit, each alone; parts=summary;clock;caller;emit;
-# all (the call passes straight through).
+# all (the call passes straight through).  PARTS "profile" makes instead a build
+# that counts cycles per stage of the wrapper (KAUDIT_WRAPPER_PROFILE, for
+# bench/wrapper_profile.py; bench/variants_h200.sh's VARIANTS_PROFILE).
 set -eu
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BASE=$ROOT/.gpu-carry/kaudit
@@ -17,7 +19,12 @@ BASE=$ROOT/.gpu-carry/kaudit
 for spec in "$@"; do
     name=${spec%%=*} parts=${spec#*=}
     B=$ROOT/build-skip-$name
-    cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DKAUDIT_PLOTS=OFF "-DKAUDIT_WRAPPER_SKIP=$parts" >/dev/null
+    if [ "$parts" = profile ]; then
+        flags=(-DKAUDIT_WRAPPER_SKIP= -DKAUDIT_WRAPPER_PROFILE=ON)
+    else
+        flags=("-DKAUDIT_WRAPPER_SKIP=$parts" -DKAUDIT_WRAPPER_PROFILE=OFF)
+    fi
+    cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DKAUDIT_PLOTS=OFF "${flags[@]}" >/dev/null
     cmake --build "$B" -j"$(nproc)" --target kaudit_preload >/dev/null
     rm -rf "$ROOT/.gpu-carry/skip-$name"
     cp -a "$BASE" "$ROOT/.gpu-carry/skip-$name"

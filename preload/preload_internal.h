@@ -27,7 +27,10 @@
  * otherwise these compile to nothing. */
 #ifdef KAUDIT_WRAPPER_PROFILE
 #include <x86intrin.h>
-extern __thread unsigned long long kat_wrapper_profile[8];   /* the calling thread's */
+/* 0-6 the stages, 7 the calls, 8-10 stage 6 (the record's store) split
+ * into taking the writer lock, storing, giving it back (when not staged) */
+#define KAT_PROF_COUNTERS 11
+extern __thread unsigned long long kat_wrapper_profile[KAT_PROF_COUNTERS];   /* the calling thread's */
 #define KAT_PROF_START() unsigned long long kat_prof_t_ = __rdtsc()
 #define KAT_PROF(stage)                                                            \
     do {                                                                           \

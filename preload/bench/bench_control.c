@@ -115,13 +115,13 @@ KAT_EXPORT int kaudit_bench_control(const char *setting)
 }
 
 #ifdef KAUDIT_WRAPPER_PROFILE
-__thread unsigned long long kat_wrapper_profile[8];
+__thread unsigned long long kat_wrapper_profile[KAT_PROF_COUNTERS];
 
 /* Copies the calling thread's counters out (cycles per stage, [7] the calls)
  * and clears them. */
-KAT_EXPORT void kaudit_wrapper_profile(unsigned long long out[8])
+KAT_EXPORT void kaudit_wrapper_profile(unsigned long long out[KAT_PROF_COUNTERS])
 {
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < KAT_PROF_COUNTERS; i++) {
         out[i] = kat_wrapper_profile[i];
         kat_wrapper_profile[i] = 0;
     }
