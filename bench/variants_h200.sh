@@ -80,7 +80,8 @@ print(json.dumps(d))
 for setting, rows in d["settings"].items():
     for r in rows:
         print("%s %-8s %6.1f us/iter  " % (sys.argv[1], setting, r["us_per_iteration"])
-              + " ".join("%s %.0f" % (k[:-3], v) for k, v in r.items() if k.endswith("_ns") and k != "real_call_ns"),
+              + " ".join("%s %.0f" % (k[:-3], v) for k, v in r.items() if k.endswith("_ns") and k != "real_call_ns")
+              + " inline maps %s" % r.get("segments_mapped_inline", "?"),
               file=sys.stderr)
 PYEOF
     done

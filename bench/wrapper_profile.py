@@ -36,6 +36,9 @@ def main():
     lin1 = nn.Linear(512, 512).cuda()
     lin2 = nn.Linear(512, 512).cuda()
     x = torch.randn(64, 512, device="cuda")
+    inline_maps = getattr(lib, "kaudit_segments_mapped_inline", None)
+    if inline_maps is not None:
+        inline_maps.restype = ctypes.c_ulonglong
     tsc = getattr(lib, "kaudit_tsc_hz")
     tsc.restype = ctypes.c_double
     hz = tsc()
@@ -47,6 +50,7 @@ def main():
                 lin2(torch.relu(lin1(x)))
             torch.cuda.synchronize()
             read(counters)
+            maps0 = inline_maps() if inline_maps else 0
             t0 = time.perf_counter()
             for _ in range(4000):
                 lin2(torch.relu(lin1(x)))
@@ -55,6 +59,8 @@ def main():
             read(counters)
             calls = counters[7] or 1
             row = {"us_per_iteration": round(us_iter, 2), "calls": counters[7]}
+            if inline_maps:
+                row["segments_mapped_inline"] = inline_maps() - maps0
             for i, name in enumerate(STAGES):
                 if name is None:
                     continue

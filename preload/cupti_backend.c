@@ -1088,6 +1088,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain,
         } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
             kat_libraries_poll();
             enable_deferred_kernel_activity();
+            kat_writer_start_spare_thread();
         } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
             /* The context's records must be out before it goes. */
             real_cuptiActivityFlushAll(0);

@@ -107,6 +107,12 @@ void kat_strlcpy(char *dst, const char *src, size_t n);
 /* XXH3-128 over bytes, through libxxhash loaded at run time; 0 if unavailable. */
 int kat_digest(const void *data, size_t size, uint64_t *lo, uint64_t *hi);
 
+/* ---- threads.c ------------------------------------------------------------ */
+
+/* Start a detached thread of ours (not recorded as the program's), every
+ * signal blocked.  0, or -1 when it could not be started. */
+int kat_start_helper_thread(void *(*routine)(void *), void *arg);
+
 /* ---- vendor_resolve.c: real entry points of RTLD_LOCAL libraries -------- */
 
 /*
@@ -151,8 +157,16 @@ void *kat_cupti_symbol(const char *name);
  * API callbacks (timing calls, and the API records made by callback) on or off.  Return 0 when CUPTI accepted all. */
 int kat_cupti_select_kinds(const char *only);
 /* Maps the trace's next segment ahead of time, outside the writer lock
- * (trace_writer.c); called by CUPTI's thread while it converts records. */
+ * (trace_writer.c); called by CUPTI's thread while it converts records,
+ * and by the spare thread. */
 void kat_writer_prepare_spare(void);
+/* Starts the thread that prepares the next segment as soon as a writer
+ * crosses into the spare (once; KAUDIT_SPARE_THREAD=0: never).  Call from
+ * an ordinary thread context (not a signal handler). */
+void kat_writer_start_spare_thread(void);
+/* Segment ends this process's writers crossed without a spare ready, so
+ * that the crossing thread mapped the next segment itself (tests, bench). */
+uint64_t kat_writer_segments_mapped_inline(void);
 int kat_cupti_set_callbacks(int on);
 /* The benchmark's floor (bench_control.c): count-only callbacks on the launch
  * APIs and kernel records counted, not kept. */

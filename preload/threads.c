@@ -26,6 +26,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -126,4 +127,33 @@ KAT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         kat_thread_emit(KAT_THREAD_CREATE, token, start_routine, t);
     errno = after_errno;
     return rc;
+}
+
+/*
+ * A thread of ours (kat_start_helper_thread): started through the real
+ * pthread_create, so it is no evidence of the program's; detached; every
+ * signal blocked, so that none meant for the program lands there.
+ */
+int kat_start_helper_thread(void *(*routine)(void *), void *arg)
+{
+    kat_pthread_create_fn real = kat_resolve_pthread_create();
+    if (!real)
+        return -1;
+    int saved_errno = errno;
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) {
+        errno = saved_errno;
+        return -1;
+    }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 64 << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t thread;
+    int rc = real(&thread, &attr, routine, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+    errno = saved_errno;
+    return rc == 0 ? 0 : -1;
 }

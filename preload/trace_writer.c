@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,6 +102,7 @@ static struct {
     uint32_t table_count;
     uint32_t next_string_id;
     uint32_t ids_stored_before_suspend; /* strings up to this id are in the file */
+    uint64_t segments_mapped_inline; /* crossings that found no spare (kat_writer_segments_mapped_inline) */
 } writer = { .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1 };
 
 static atomic_int tracing_state;
@@ -110,6 +112,64 @@ static pthread_cond_t spare_done = PTHREAD_COND_INITIALIZER;
 /* Set under the lock when the current segment has no spare or a retired
  * segment waits to be unmapped: kat_writer_prepare_spare has work. */
 static atomic_int spare_wanted;
+
+/*
+ * The spare thread.  CUPTI's thread prepares the spare only when it
+ * converts a buffer, about twice a second on the launch-bound loop (8 MiB
+ * buffers, a 500 ms flush period), while the loop writes a 4 MiB segment in
+ * about 200 ms: most crossings then found no spare, and the thread that
+ * crossed, the launching thread as often as not, reserved, zeroed and
+ * mapped the next 4 MiB under the writer lock (about 3 ms on the H200: the
+ * vendor record's store averaged 260 ns where 30 ns is its copy,
+ * docs/overhead.md, "Eleventh session").  So a thread of ours waits for
+ * each crossing and prepares the next spare at once.  It is woken under
+ * the writer lock (next_segment), takes only its own lock before that, and
+ * is gone in a fork child (started again there with CUDA).
+ */
+static pthread_mutex_t spare_thread_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t spare_thread_wake = PTHREAD_COND_INITIALIZER;
+static int spare_thread_pending;
+static atomic_int spare_thread_state;   /* 0 not started, 1 running, 2 off or failed */
+
+static void *spare_thread_main(void *arg)
+{
+    (void)arg;
+    prctl(PR_SET_NAME, "kaudit-spare");     /* so that ps and top say whose it is */
+    for (;;) {
+        pthread_mutex_lock(&spare_thread_lock);
+        while (!spare_thread_pending)
+            pthread_cond_wait(&spare_thread_wake, &spare_thread_lock);
+        spare_thread_pending = 0;
+        pthread_mutex_unlock(&spare_thread_lock);
+        kat_writer_prepare_spare();
+    }
+    return NULL;
+}
+
+static void wake_spare_thread(void)
+{
+    if (atomic_load_explicit(&spare_thread_state, memory_order_acquire) != 1)
+        return;
+    pthread_mutex_lock(&spare_thread_lock);
+    spare_thread_pending = 1;
+    pthread_cond_signal(&spare_thread_wake);
+    pthread_mutex_unlock(&spare_thread_lock);
+}
+
+void kat_writer_start_spare_thread(void)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&spare_thread_state, &expected, 2))
+        return;
+    static int off = -1;
+    if (kat_env_is(&off, "KAUDIT_SPARE_THREAD", "0"))
+        return;
+    pthread_mutex_lock(&spare_thread_lock);
+    spare_thread_pending = 1;   /* the current segment may want its spare already */
+    pthread_mutex_unlock(&spare_thread_lock);
+    if (kat_start_helper_thread(spare_thread_main, NULL) == 0)
+        atomic_store_explicit(&spare_thread_state, 1, memory_order_release);
+}
 
 static void mark_failed(void)
 {
@@ -446,6 +506,7 @@ static int next_segment(void)
         writer.spare = NULL;
     } else {
         unmap_segment();
+        writer.segments_mapped_inline++;
         if (map_segment(next) != 0) {
             mark_failed();
             return -1;
@@ -456,6 +517,7 @@ static int next_segment(void)
         }
     }
     atomic_store_explicit(&spare_wanted, 1, memory_order_relaxed);
+    wake_spare_thread();
     return 0;
 }
 
@@ -1057,13 +1119,27 @@ void kat_writer_after_fork_child(void)
     writer.map_offset = 0;
     writer.records = 0;
     writer.lost = 0;
+    writer.segments_mapped_inline = 0;
     memcpy(writer.parent_file_name, writer.file_name, sizeof(writer.parent_file_name));
     writer.file_name[0] = '\0';
     writer.origin = KAT_ORIGIN_FORK;
     if (writer.state != WRITER_FAILED)
         writer.state = WRITER_UNOPENED;
     pthread_mutex_init(&writer.lock, NULL);
+    /* the spare thread is the parent's; a child that uses CUDA starts its own */
+    pthread_mutex_init(&spare_thread_lock, NULL);
+    pthread_cond_init(&spare_thread_wake, NULL);
+    spare_thread_pending = 0;
+    atomic_store(&spare_thread_state, 0);
     kat_stage_after_fork_child();
+}
+
+uint64_t kat_writer_segments_mapped_inline(void)
+{
+    pthread_mutex_lock(&writer.lock);
+    uint64_t n = writer.segments_mapped_inline;
+    pthread_mutex_unlock(&writer.lock);
+    return n;
 }
 
 int kat_writer_owned_by_this_process(void)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -335,6 +336,77 @@ Test(chunks, pages_touched_ahead_leave_the_trace_as_it_was, .timeout = 120)
 {
     cr_assert_eq(unsetenv("KAUDIT_TRACE_TOUCH"), 0);
     expect_same_trace_as_one_by_one(0, 1);
+}
+
+/*
+ * The spare thread (trace_writer.c): started, it prepares the next segment
+ * after each crossing, so a writer that gives it a moment (here 2 ms every
+ * 2,000 records, about 80 KiB) never maps a segment itself; without it
+ * (KAUDIT_SPARE_THREAD=0, and no CUPTI thread here) every crossing does.
+ * The trace is byte for byte the one written without it.  The child's exit
+ * status is its count of segments mapped inline (at most 100).
+ */
+static int write_with_spare_thread(const char *dir, int thread_on)
+{
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        use_session(dir);
+        if (!thread_on)
+            setenv("KAUDIT_SPARE_THREAD", "0", 1);
+        char name[64];
+        struct planned p;
+        for (uint32_t i = 0; i < RECORDS; i++) {
+            plan(i, &p, name, sizeof name);
+            if (p.new_string)
+                kat_intern(p.new_string);
+            kat_emit(p.type, &p.body, p.size);
+            if (i == 0)
+                kat_writer_start_spare_thread();    /* as at CUDA's first context */
+            if (i % 2000 == 1999)
+                nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
+        }
+        uint64_t inline_maps = kat_writer_segments_mapped_inline();
+        kat_writer_close(KAT_END_EXIT, 0, 0);
+        _exit(inline_maps > 100 ? 100 : (int)inline_maps);
+    }
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFEXITED(status), "writer child: status %#x", status);
+    return WEXITSTATUS(status);
+}
+
+Test(chunks, spare_thread_prepares_every_next_segment, .timeout = 120)
+{
+    char *one_dir = new_dir("one-by-one"), *with_dir = new_dir("spare-thread"), *without_dir = new_dir("no-thread");
+    write_in_child(one_dir, 0, 0);
+    int with = write_with_spare_thread(with_dir, 1);
+    int without = write_with_spare_thread(without_dir, 0);
+    cr_expect_eq(with, 0, "%d segments mapped by the writer with the spare thread", with);
+    cr_expect_geq(without, 3, "only %d segments mapped by the writer without it: the test cannot fail", without);
+    size_t one_size, with_size, n_one, n_with;
+    char *one_path, *with_path;
+    uint8_t *one = read_trace(one_dir, &one_size, &one_path);
+    uint8_t *mine = read_trace(with_dir, &with_size, &with_path);
+    struct raw_record *a = walk(one, one_size, &n_one);
+    struct raw_record *b = walk(mine, with_size, &n_with);
+    cr_assert_eq(n_with, n_one, "%zu records with the spare thread, %zu without", n_with, n_one);
+    for (size_t i = 0; i < n_one; i++) {
+        cr_assert(a[i].offset == b[i].offset && a[i].size == b[i].size && a[i].type == b[i].type,
+                  "record %zu: not where it was", i);
+        if (a[i].type != KAT_REC_PROCESS_START && a[i].type != KAT_REC_PROCESS_END)
+            cr_assert(memcmp(one + a[i].offset, mine + b[i].offset, a[i].size) == 0, "record %zu differs", i);
+    }
+    expect_readable(with_path, RECORDS);
+    free(a);
+    free(b);
+    free(one);
+    free(mine);
+    free(one_path);
+    free(with_path);
+    remove_dir(one_dir);
+    remove_dir(with_dir);
+    remove_dir(without_dir);
 }
 
 /* ---- chunks against a thread storing records one by one ------------------------ */
