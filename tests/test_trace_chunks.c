@@ -82,7 +82,8 @@ static void use_session(const char *dir)
     cr_assert_eq(setenv(KAT_ENV_SESSION, dir, 1), 0);
 }
 
-static void write_one_by_one(void)
+/* after_each, when given, runs after record i is stored. */
+static void write_one_by_one(void (*after_each)(uint32_t i))
 {
     char name[64];
     struct planned p;
@@ -91,6 +92,8 @@ static void write_one_by_one(void)
         if (p.new_string)
             kat_intern(p.new_string);
         kat_emit(p.type, &p.body, p.size);
+        if (after_each)
+            after_each(i);
     }
 }
 
@@ -146,7 +149,7 @@ static void write_in_child(const char *dir, uint32_t capacity, int with_preparer
         if (capacity)
             write_chunked(capacity);
         else
-            write_one_by_one();
+            write_one_by_one(NULL);
         atomic_store(&writing_done, 1);
         if (with_preparer)
             pthread_join(preparer, NULL);
@@ -268,6 +271,29 @@ static void expect_readable(const char *path, size_t planned_records)
 
 /* ---- the tests ------------------------------------------------------------------ */
 
+/* The records of trace `other` (written another way) are those of `one`,
+ * byte for byte at the same offsets.  Returns the PAD records counted. */
+static size_t expect_same_records(const uint8_t *one, const struct raw_record *a, size_t n_one,
+                                  const uint8_t *other, const struct raw_record *b, size_t n_other,
+                                  const char *how)
+{
+    cr_assert_eq(n_other, n_one, "%zu records %s, %zu one by one", n_other, how, n_one);
+    size_t pads = 0;
+    for (size_t i = 0; i < n_one; i++) {
+        cr_assert(a[i].offset == b[i].offset && a[i].size == b[i].size && a[i].type == b[i].type,
+                  "record %zu: type %u, %u bytes at %llu one by one; type %u, %u bytes at %llu %s", i,
+                  a[i].type, a[i].size, (unsigned long long)a[i].offset, b[i].type, b[i].size,
+                  (unsigned long long)b[i].offset, how);
+        pads += a[i].type == KAT_REC_PAD;
+        /* start and end say when and for which pid: not the same twice */
+        if (a[i].type == KAT_REC_PROCESS_START || a[i].type == KAT_REC_PROCESS_END)
+            continue;
+        cr_assert(memcmp(one + a[i].offset, other + b[i].offset, a[i].size) == 0,
+                  "record %zu (type %u at %llu) differs %s", i, a[i].type, (unsigned long long)a[i].offset, how);
+    }
+    return pads;
+}
+
 static void expect_same_trace_as_one_by_one(uint32_t capacity, int with_preparer)
 {
     char *one_dir = new_dir("one-by-one"), *chunk_dir = new_dir("chunked");
@@ -279,20 +305,7 @@ static void expect_same_trace_as_one_by_one(uint32_t capacity, int with_preparer
     uint8_t *chunked = read_trace(chunk_dir, &chunk_size, &chunk_path);
     struct raw_record *a = walk(one, one_size, &n_one);
     struct raw_record *b = walk(chunked, chunk_size, &n_chunk);
-    cr_assert_eq(n_chunk, n_one, "%zu records chunked, %zu one by one", n_chunk, n_one);
-    size_t pads = 0;
-    for (size_t i = 0; i < n_one; i++) {
-        cr_assert(a[i].offset == b[i].offset && a[i].size == b[i].size && a[i].type == b[i].type,
-                  "record %zu: type %u, %u bytes at %llu one by one; type %u, %u bytes at %llu chunked", i,
-                  a[i].type, a[i].size, (unsigned long long)a[i].offset, b[i].type, b[i].size,
-                  (unsigned long long)b[i].offset);
-        pads += a[i].type == KAT_REC_PAD;
-        /* start and end say when and for which pid: not the same twice */
-        if (a[i].type == KAT_REC_PROCESS_START || a[i].type == KAT_REC_PROCESS_END)
-            continue;
-        cr_assert(memcmp(one + a[i].offset, chunked + b[i].offset, a[i].size) == 0,
-                  "record %zu (type %u at %llu) differs", i, a[i].type, (unsigned long long)a[i].offset);
-    }
+    size_t pads = expect_same_records(one, a, n_one, chunked, b, n_chunk, "chunked");
     /* three segment ends: records may fill a segment exactly (no PAD) */
     cr_expect_geq(pads, 1, "no record was moved to the next segment");
     cr_expect_gt(a[n_one - 1].offset, 3ull * SEGMENT_BYTES, "fewer than four segments");
@@ -346,6 +359,14 @@ Test(chunks, pages_touched_ahead_leave_the_trace_as_it_was, .timeout = 120)
  * The trace is byte for byte the one written without it.  The child's exit
  * status is its count of segments mapped inline (at most 100).
  */
+static void start_spare_thread_and_pause(uint32_t i)
+{
+    if (i == 0)
+        kat_writer_start_spare_thread();    /* as at CUDA's first context */
+    if (i % 2000 == 1999)
+        nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
+}
+
 static int write_with_spare_thread(const char *dir, int thread_on)
 {
     pid_t pid = fork();
@@ -354,18 +375,7 @@ static int write_with_spare_thread(const char *dir, int thread_on)
         use_session(dir);
         if (!thread_on)
             setenv("KAUDIT_SPARE_THREAD", "0", 1);
-        char name[64];
-        struct planned p;
-        for (uint32_t i = 0; i < RECORDS; i++) {
-            plan(i, &p, name, sizeof name);
-            if (p.new_string)
-                kat_intern(p.new_string);
-            kat_emit(p.type, &p.body, p.size);
-            if (i == 0)
-                kat_writer_start_spare_thread();    /* as at CUDA's first context */
-            if (i % 2000 == 1999)
-                nanosleep(&(struct timespec){ .tv_nsec = 2 * 1000 * 1000 }, NULL);
-        }
+        write_one_by_one(start_spare_thread_and_pause);
         uint64_t inline_maps = kat_writer_segments_mapped_inline();
         kat_writer_close(KAT_END_EXIT, 0, 0);
         _exit(inline_maps > 100 ? 100 : (int)inline_maps);
@@ -390,13 +400,7 @@ Test(chunks, spare_thread_prepares_every_next_segment, .timeout = 120)
     uint8_t *mine = read_trace(with_dir, &with_size, &with_path);
     struct raw_record *a = walk(one, one_size, &n_one);
     struct raw_record *b = walk(mine, with_size, &n_with);
-    cr_assert_eq(n_with, n_one, "%zu records with the spare thread, %zu without", n_with, n_one);
-    for (size_t i = 0; i < n_one; i++) {
-        cr_assert(a[i].offset == b[i].offset && a[i].size == b[i].size && a[i].type == b[i].type,
-                  "record %zu: not where it was", i);
-        if (a[i].type != KAT_REC_PROCESS_START && a[i].type != KAT_REC_PROCESS_END)
-            cr_assert(memcmp(one + a[i].offset, mine + b[i].offset, a[i].size) == 0, "record %zu differs", i);
-    }
+    expect_same_records(one, a, n_one, mine, b, n_with, "with the spare thread");
     expect_readable(with_path, RECORDS);
     free(a);
     free(b);
