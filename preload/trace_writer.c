@@ -117,11 +117,13 @@ static atomic_int spare_wanted;
  * The spare thread.  CUPTI's thread prepares the spare only when it
  * converts a buffer, about twice a second on the launch-bound loop (8 MiB
  * buffers, a 500 ms flush period), while the loop writes a 4 MiB segment in
- * about 200 ms: most crossings then found no spare, and the thread that
- * crossed, the launching thread as often as not, reserved, zeroed and
- * mapped the next 4 MiB under the writer lock (about 3 ms on the H200: the
- * vendor record's store averaged 260 ns where 30 ns is its copy,
- * docs/overhead.md, "Eleventh session").  So a thread of ours waits for
+ * about 200 ms: a crossing then may find no spare, and the thread that
+ * crossed, the launching thread among them, reserves, zeroes and maps the
+ * next 4 MiB under the writer lock.  On the H200 the vendor record's store
+ * averaged 260 ns where its copy alone took 25 to 45 ns; that crossings
+ * without a spare make the difference is the reading of docs/overhead.md
+ * ("Eleventh session"), not yet measured there (the profile now counts
+ * them: kat_writer_segments_mapped_inline).  So a thread of ours waits for
  * each crossing and prepares the next spare at once.  It is woken under
  * the writer lock (next_segment), takes only its own lock before that, and
  * is gone in a fork child (started again there with CUDA).
