@@ -238,9 +238,13 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
         }
         case KAT_REC_API: {
             const struct kat_api_rec *ap = r.body;
-            if (GROW(p->apis, p->n_apis, p->cap_apis))
-                break;
             if (!ap->correlation_id)
+                break;
+            /* format 2: a call made inside a vendor call names it itself */
+            if (kat_api_vendor_call(&r) && kat_trace_index_add(&p->calls_index, &r) == 0
+                && ap->correlation_id > p->max_ext_correlation)
+                p->max_ext_correlation = ap->correlation_id;
+            if (GROW(p->apis, p->n_apis, p->cap_apis))
                 break;
             p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
                                                     .start_ns = ap->start_ns, .end_ns = ap->end_ns,

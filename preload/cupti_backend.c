@@ -975,26 +975,27 @@ static void api_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
             *data->correlationData = kat_now_ns();
         return;
     }
-    struct kat_api_rec out = {
-        .start_ns = data->correlationData ? *data->correlationData : 0,
-        .end_ns = kat_now_ns(),
-        .domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? KAT_API_RUNTIME : KAT_API_DRIVER,
-        .cbid = cbid,
-        .thread_id = kat_tid(),
-        .correlation_id = data->correlationId,
-        .return_value = data->functionReturnValue ? *(const uint32_t *)data->functionReturnValue : 0,
-        .name_string = api_name(domain, cbid),
-    };
-    kat_emit_staged(KAT_REC_API, &out, sizeof(out));
-    uint64_t call = kat_vendor_current_call();
-    if (call) {
-        struct kat_external_correlation_rec window = {
-            .external_kind = KAT_VENDOR_CORRELATION_KIND,
+    /* Inside a vendor call the record names the call in its tail (format
+     * 2): one record per launch instead of an API record and a window
+     * record, on the launch path. */
+    struct {
+        struct kat_api_rec api;
+        struct kat_api_vendor_tail tail;
+    } out = {
+        .api = {
+            .start_ns = data->correlationData ? *data->correlationData : 0,
+            .end_ns = kat_now_ns(),
+            .domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? KAT_API_RUNTIME : KAT_API_DRIVER,
+            .cbid = cbid,
+            .thread_id = kat_tid(),
             .correlation_id = data->correlationId,
-            .external_id = call,
-        };
-        kat_emit_staged(KAT_REC_EXTERNAL_CORRELATION, &window, sizeof(window));
-    }
+            .return_value = data->functionReturnValue ? *(const uint32_t *)data->functionReturnValue : 0,
+            .name_string = api_name(domain, cbid),
+        },
+        .tail = { .vendor_call_id = kat_vendor_current_call() },
+    };
+    _Static_assert(sizeof out == sizeof out.api + sizeof out.tail, "the tail follows the record");
+    kat_emit_staged(KAT_REC_API, &out, out.tail.vendor_call_id ? sizeof out : sizeof out.api);
 }
 
 static int set_api_callbacks(int on)

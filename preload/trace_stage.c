@@ -1,10 +1,10 @@
 /*
  * trace_stage.c - per-thread staging of the API records made by callback.
  *
- * An API callback's records (its API record and, inside a vendor call, its
- * external correlation record) are appended to a buffer of the calling
- * thread and reach the trace in batches, one writer lock per batch, instead
- * of two writer-lock acquisitions per launch on the launching thread (the
+ * An API callback's record (inside a vendor call with the call's id in its
+ * tail, trace format 2) is appended to a buffer of the calling thread and
+ * records reach the trace in batches, one writer lock per batch, instead of
+ * a writer-lock acquisition per launch on the launching thread (the
  * lock CUPTI's worker thread takes for every record it converts).  On the
  * H200 the difference in the launch-bound loop was within the noise of the
  * in-process measurement (KAUDIT_LAUNCH_STAGING=0: 1.222 against 1.211 and

@@ -28,7 +28,10 @@
 #include <stdint.h>
 
 #define KAT_TRACE_MAGIC "KATRACE\0"
-#define KAT_FORMAT_VERSION 1u
+/* 2: an API record made inside a vendor call carries that call's id in a
+ * tail (struct kat_api_vendor_tail) instead of a separate
+ * EXTERNAL_CORRELATION record; a version-1 reader would find no window. */
+#define KAT_FORMAT_VERSION 2u
 /* Oldest format this reader build can read. */
 #define KAT_FORMAT_MIN_READABLE 1u
 
@@ -256,6 +259,19 @@ struct kat_api_rec {
     uint32_t correlation_id;
     uint32_t return_value;
     uint32_t name_string;       /* cuptiGetCallbackName, interned */
+};
+
+/*
+ * From format 2, an API record made by callback while a vendor call is open
+ * on its thread is followed, right after the fixed struct, by this tail: the
+ * innermost open call's id (call_id of its VENDOR_CALL record).  It stands
+ * for the EXTERNAL_CORRELATION record of KAT_VENDOR_CORRELATION_KIND that
+ * format 1 wrote beside the API record (one record less per launch on the
+ * launch path).  Records outside a vendor call have no tail.  Read it with
+ * kat_api_vendor_call() (trace_index.h).
+ */
+struct kat_api_vendor_tail {
+    uint64_t vendor_call_id;
 };
 
 /* KAT_REC_MEMCPY */

@@ -1,19 +1,20 @@
 /*
  * trace_index.h - which vendor call launched which kernel, for one trace.
  *
- * The preload library pushes the id of every vendor call (cuBLAS, cuBLASLt,
- * cuDNN; a VENDOR_CALL record) as a CUPTI external correlation id of kind
- * KAT_VENDOR_CORRELATION_KIND around the call.  A kernel whose correlation
- * id has an EXTERNAL_CORRELATION record of that kind was launched inside
- * that call's window.  Nothing else (timing, names, threads) puts a kernel
- * in a window.  This index is that join, the one that `kaudit dump`, the
+ * Every API call made inside a vendor call (cuBLAS, cuBLASLt, cuDNN; a
+ * VENDOR_CALL record) is tied to that call's id: since format 2 by the API
+ * record's tail (struct kat_api_vendor_tail), in format 1 and under CUPTI's
+ * API activity by an EXTERNAL_CORRELATION record of kind
+ * KAT_VENDOR_CORRELATION_KIND.  A kernel whose correlation id is so tied
+ * was launched inside that call's window.  Nothing else (timing, names,
+ * threads) puts a kernel in a window.  This index is that join, the one that `kaudit dump`, the
  * inventory's calibration and the analyzer (analyzer/index.c) all use.
  *
  * What it indexes:
- *   - correlation id -> vendor call id: the first EXTERNAL_CORRELATION of
- *     our kind for a correlation id wins (one API call carries one id of
- *     our kind: the innermost open window); id 0 (CUPTI's "none") joins
- *     nothing;
+ *   - correlation id -> vendor call id: the first tie (an API record's
+ *     tail or an EXTERNAL_CORRELATION of our kind) for a correlation id
+ *     wins (one API call carries one id of our kind: the innermost open
+ *     window); id 0 (CUPTI's "none") joins nothing;
  *   - the vendor calls, sorted by call id (id, enter/exit, library, thread,
  *     depth), and for a nested call the outermost call open around it;
  *   - optionally the in-window kernels, grouped by call id and in trace
@@ -22,7 +23,8 @@
  * Two phases, because CUPTI may deliver the EXTERNAL_CORRELATION records
  * after the kernels they label:
  *   1. kat_trace_index_add() for every record of the trace (it keeps only
- *      VENDOR_CALL and EXTERNAL_CORRELATION records, ignores the others);
+ *      VENDOR_CALL, EXTERNAL_CORRELATION and tailed API records, ignores
+ *      the others);
  *   2. kat_trace_index_add_kernel() for every KERNEL record (a second pass),
  *      when the per-call kernel lists are wanted;
  *   then kat_trace_index_finish().  kat_trace_index_build() does all three
@@ -90,6 +92,10 @@ void kat_trace_index_finish(struct kat_trace_index *ix);
  * malformed trace: the index then holds what was read before the error). */
 int kat_trace_index_build(struct kat_trace_index *ix, struct kat_trace *t, int with_kernels,
                           char *err, size_t errlen);
+
+/* The vendor call id an API record's tail carries (format 2), 0 when it has
+ * none or r is not an API record. */
+uint64_t kat_api_vendor_call(const struct kat_record *r);
 
 /* The vendor call whose window launched correlation_id, 0 if none. */
 uint64_t kat_trace_index_vendor_call_of(const struct kat_trace_index *ix, uint32_t correlation_id);

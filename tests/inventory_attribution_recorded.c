@@ -8,8 +8,9 @@
  * The launch facts come from the traces alone:
  *   in_vendor_window       the kernel's correlation id has an
  *                          EXTERNAL_CORRELATION of kaudit's kind
- *                          (KAT_VENDOR_CORRELATION_KIND) whose external id is
- *                          a VENDOR_CALL of the same trace;
+ *                          (KAT_VENDOR_CORRELATION_KIND), or from format 2
+ *                          an API record tail, whose external id is a
+ *                          VENDOR_CALL of the same trace;
  *   window_library_digest  XXH3-128 of the LIBRARY record whose soname is
  *                          that vendor call's library (libcublas.so.13,
  *                          libcublasLt.so.13, libcudnn.so.9), converted from
@@ -30,6 +31,7 @@
 
 #include "inventory.h"
 #include "session.h"
+#include "trace_index.h"
 #include "trace_reader.h"
 
 #ifndef KAUDIT_SOURCE_DIR
@@ -151,6 +153,14 @@ static void read_trace(struct kat_trace *t, struct recorded *rec)
             exts[n_exts++] = (struct ext){ x->correlation_id, x->external_id };
             break;
         }
+        case KAT_REC_API:
+            /* format 2: the window is in the API record's tail */
+            if (kat_api_vendor_call(&r)) {
+                PUSH(exts, n_exts, cap_exts);
+                exts[n_exts++] = (struct ext){ ((const struct kat_api_rec *)r.body)->correlation_id,
+                                               kat_api_vendor_call(&r) };
+            }
+            break;
         case KAT_REC_KERNEL: {
             const struct kat_kernel_rec *k = r.body;
             PUSH(kerns, n_kerns, cap_kerns);

@@ -18,6 +18,7 @@
 
 #include "session.h"
 #include "trace_format.h"
+#include "trace_index.h"
 #include "trace_reader.h"
 
 /* ---- running programs ------------------------------------------------------------- */
@@ -116,9 +117,10 @@ const struct kat_vendor_call_rec *rh_vendor_call(const struct rh_trace *t, uint6
 /* The first vendor call whose API is `api`, counting from `*cursor` (may be NULL). */
 const struct kat_vendor_call_rec *rh_vendor_call_by_api(const struct rh_trace *t, const char *api,
                                                         size_t *cursor);
-/* The external id our vendor window (KAT_VENDOR_CORRELATION_KIND) gave a
- * correlation id; 0 when none.  *count gets how many distinct ids such
- * records give (1 for a kernel in one vendor window). */
+/* The vendor call id a correlation id is tied to (an API record's tail, or an
+ * EXTERNAL_CORRELATION record of KAT_VENDOR_CORRELATION_KIND); 0 when none.
+ * *count gets how many distinct ids such records give (1 for a kernel in one
+ * vendor window). */
 uint64_t rh_vendor_window(const struct rh_trace *t, uint32_t correlation_id, int *count);
 /* The kernel record with this correlation id and name, NULL if none. */
 const struct kat_kernel_rec *rh_kernel(const struct rh_trace *t, uint32_t correlation_id, const char *name);

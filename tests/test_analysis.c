@@ -28,6 +28,7 @@ struct scene {
     char *dir;
     uint32_t next_corr;
     uint64_t next_call;
+    int format1;                /* a version-1 trace: windows as EXTERNAL_CORRELATION records */
 };
 
 static void scene_init(struct scene *s)
@@ -62,14 +63,32 @@ static void mark(struct scene *s, const char *msg, uint64_t t)
     nvtx(s, KAT_NVTX_MARK, PID, msg, t);
 }
 
-/* A launch API record on tid at t; returns its correlation id. */
-static uint32_t launch(struct scene *s, uint32_t tid, uint64_t t)
+/* A launch API record on tid at t, inside vendor call `call` (0: none) as
+ * the preload ties it: the record's tail (format 2), or an
+ * EXTERNAL_CORRELATION record beside it in a version-1 scene; returns its
+ * correlation id. */
+static uint32_t launch_in(struct scene *s, uint32_t tid, uint64_t t, uint64_t call)
 {
     struct kat_api_rec a = { .start_ns = t, .end_ns = t + 5000, .domain = KAT_API_RUNTIME, .cbid = 211,
                              .thread_id = tid, .correlation_id = s->next_corr++ };
     a.name_string = tb_string(&s->b, "cudaLaunchKernel_v7000");
+    struct kat_api_vendor_tail tail = { .vendor_call_id = call };
+    if (call && !s->format1) {
+        tb_record(&s->b, KAT_REC_API, &a, sizeof a, &tail, sizeof tail);
+        return a.correlation_id;
+    }
     tb_record(&s->b, KAT_REC_API, &a, sizeof a, NULL, 0);
+    if (call) {
+        struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND,
+                                                  .correlation_id = a.correlation_id, .external_id = call };
+        tb_record(&s->b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
+    }
     return a.correlation_id;
+}
+
+static uint32_t launch(struct scene *s, uint32_t tid, uint64_t t)
+{
+    return launch_in(s, tid, t, 0);
 }
 
 static void kernel(struct scene *s, uint32_t corr, const char *name, uint32_t stream, uint64_t start, uint64_t end,
@@ -95,10 +114,7 @@ static void vendor_call(struct scene *s, struct kat_vendor_call_rec *v, const ch
     v->depth = 1;
     v->summary_known = 1;
     tb_record(&s->b, KAT_REC_VENDOR_CALL, v, sizeof *v, NULL, 0);
-    uint32_t corr = launch(s, tid, t + 1000);
-    struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND, .correlation_id = corr,
-                                              .external_id = v->call_id };
-    tb_record(&s->b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
+    uint32_t corr = launch_in(s, tid, t + 1000, v->call_id);
     kernel(s, corr, kernel_name, 7, t + 10000, t + 90000, 64, 128);
 }
 
@@ -283,21 +299,38 @@ Test(implementation, own_kernel_in_candidate_phase_passes)
     done(&s, a);
 }
 
-Test(implementation, vendor_gemm_in_candidate_phase_fails)
+/* A vendor GEMM in the candidate phase, windows written in trace format 2
+ * (API record tails) or, as sessions recorded before it, format 1
+ * (EXTERNAL_CORRELATION records): both convict the same way. */
+static void expect_vendor_gemm_in_candidate_phase_fails(int format1)
 {
     struct scene s;
     scene_init(&s);
+    if (format1) {
+        s.format1 = 1;
+        tb_header(&s.b)->format_version = 1;
+    }
     phase(&s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
     sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
     finish(&s, 1);
     struct ka_options opt = { .weak = KA_WEAK_ACCEPT };
     struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
-    cr_expect_eq(IMPL(a), KA_FAIL);
+    cr_expect_eq(IMPL(a), KA_FAIL, "format %d", format1 ? 1 : 2);
     cr_expect(has_finding(a, "forbidden-vendor-call"));
     cr_expect_eq(a->certificate, KA_FAIL);
     cr_expect_str_eq(a->outcome, "C3b");
     cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 1);
     done(&s, a);
+}
+
+Test(implementation, vendor_gemm_in_candidate_phase_fails)
+{
+    expect_vendor_gemm_in_candidate_phase_fails(0);
+}
+
+Test(implementation, vendor_gemm_in_a_format_1_session_fails_the_same)
+{
+    expect_vendor_gemm_in_candidate_phase_fails(1);
 }
 
 Test(implementation, weak_reject_of_a_fail_is_c1)
@@ -741,11 +774,8 @@ Test(implementation, vendor_window_around_candidate_module_is_candidate_code)
     v.depth = 1;
     v.work_class = KAT_WORK_GEMM;
     tb_record(&s.b, KAT_REC_VENDOR_CALL, &v, sizeof v, NULL, 0);
-    uint32_t corr = launch(&s, PID, v.enter_ns + 1000);
+    uint32_t corr = launch_in(&s, PID, v.enter_ns + 1000, v.call_id);
     module(&s, "/tmp/torch_extensions/ext/ext.so", PID, v.enter_ns + 1500);
-    struct kat_external_correlation_rec x = { .external_kind = KAT_VENDOR_CORRELATION_KIND, .correlation_id = corr,
-                                              .external_id = v.call_id };
-    tb_record(&s.b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof x, NULL, 0);
     kernel(&s, corr, "my_gemm_kernel", 7, v.enter_ns + 10000, v.enter_ns + 90000, 64, 128);
     finish(&s, 1);
     struct ka_analysis *a = analyze(&s, add_contract, NULL);

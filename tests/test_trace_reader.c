@@ -658,6 +658,59 @@ Test(trace_reader, trace_index_joins_kernels_to_vendor_calls)
     tb_free(&b);
 }
 
+/* Format 2: an API record's tail ties its correlation id (and the kernels
+ * it launched) to the vendor call; an API record without one ties nothing. */
+Test(trace_reader, trace_index_joins_through_api_record_tails)
+{
+    struct tb b;
+    tb_init(&b, 100, 1, KAT_ORIGIN_EXEC, 5000);
+    struct kat_vendor_call_rec call = { .call_id = 8, .enter_ns = 100, .exit_ns = 900, .library = KAT_LIB_CUBLASLT,
+                                        .thread_id = 1, .depth = 1 };
+    tb_record(&b, KAT_REC_VENDOR_CALL, &call, sizeof(call), NULL, 0);
+    struct kat_kernel_rec k = { .correlation_id = 20 };
+    tb_record(&b, KAT_REC_KERNEL, &k, sizeof(k), NULL, 0);
+    k.correlation_id = 21;
+    tb_record(&b, KAT_REC_KERNEL, &k, sizeof(k), NULL, 0);
+    struct kat_api_rec inside = { .start_ns = 200, .end_ns = 300, .domain = KAT_API_DRIVER, .thread_id = 1,
+                                  .correlation_id = 20 };
+    struct kat_api_vendor_tail tail = { .vendor_call_id = 8 };
+    tb_record(&b, KAT_REC_API, &inside, sizeof(inside), &tail, sizeof(tail));
+    struct kat_api_rec outside = inside;
+    outside.correlation_id = 21;
+    tb_record(&b, KAT_REC_API, &outside, sizeof(outside), NULL, 0);
+    /* a later tie of the same correlation id does not win */
+    struct kat_external_correlation_rec x = { KAT_VENDOR_CORRELATION_KIND, 20, 9 };
+    tb_record(&b, KAT_REC_EXTERNAL_CORRELATION, &x, sizeof(x), NULL, 0);
+
+    struct kat_trace *t = open_built(&b);
+    struct kat_record r;
+    char err[256];
+    int tailed = 0, plain = 0;
+    while (kat_trace_next(t, &r, err, sizeof err) == 1)
+        if (r.type == KAT_REC_API) {
+            cr_expect_eq(r.body_size, sizeof(struct kat_api_rec), "the fixed struct is the body");
+            if (kat_api_vendor_call(&r) == 8)
+                tailed++;
+            else if (kat_api_vendor_call(&r) == 0)
+                plain++;
+        } else {
+            cr_expect_eq(kat_api_vendor_call(&r), 0, "only API records have the tail");
+        }
+    cr_expect_eq(tailed, 1);
+    cr_expect_eq(plain, 1);
+    struct kat_trace_index ix;
+    kat_trace_index_init(&ix);
+    cr_assert_eq(kat_trace_index_build(&ix, t, 1, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 20), 8);
+    cr_expect_eq(kat_trace_index_vendor_call_of(&ix, 21), 0);
+    const struct kat_index_kernel *first;
+    cr_assert_eq(kat_trace_index_window(&ix, 8, &first), 1);
+    cr_expect_eq(first[0].correlation_id, 20);
+    kat_trace_index_free(&ix);
+    kat_trace_close(t);
+    tb_free(&b);
+}
+
 /* The outer call is the nearest earlier depth-1 call of the same thread that
  * was open at the nested call's entry; correlation id 0 (CUPTI's "none")
  * joins nothing. */

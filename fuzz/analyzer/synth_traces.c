@@ -21,6 +21,15 @@ static void api(struct tb *b, uint32_t corr, uint32_t tid, uint64_t s, uint64_t 
     tb_record(b, KAT_REC_API, &a, sizeof a, NULL, 0);
 }
 
+/* An API record made inside vendor call `call`: the window in its tail (format 2). */
+static void api_in(struct tb *b, uint32_t corr, uint32_t tid, uint64_t s, uint64_t e, uint32_t name, uint64_t call)
+{
+    struct kat_api_rec a = { .start_ns = s, .end_ns = e, .domain = KAT_API_RUNTIME, .cbid = 211,
+                             .thread_id = tid, .correlation_id = corr, .name_string = name };
+    struct kat_api_vendor_tail tail = { .vendor_call_id = call };
+    tb_record(b, KAT_REC_API, &a, sizeof a, &tail, sizeof tail);
+}
+
 static void kernel(struct tb *b, uint32_t corr, uint32_t stream, uint64_t s, uint64_t e, uint32_t name,
                    uint32_t graph)
 {
@@ -142,8 +151,7 @@ static void rich(struct tb *b)
     vendor_call(b, 2, s_gemm_api, s_cublas, main_tid, 2, T0 + 11500, T0 + 18000, 1024, 1024, 1024);
     module(b, 1, s_cublas, main_tid, T0 + 12100, 0xabcdef, 0x123456);
     for (int i = 0; i < 3; i++) {
-        api(b, corr, main_tid, T0 + 12000 + i * 1000, T0 + 12500 + i * 1000, s_launch);
-        ext(b, corr, 2);
+        api_in(b, corr, main_tid, T0 + 12000 + i * 1000, T0 + 12500 + i * 1000, s_launch, 2);
         kernel(b, corr++, 7, T0 + 20000 + i * 5000, T0 + 24000 + i * 5000, k_nvjet, 0);
     }
     api(b, corr, main_tid, T0 + 19500, T0 + 19800, s_launch);
