@@ -120,11 +120,10 @@ static atomic_int spare_wanted;
  * about 200 ms: a crossing then may find no spare, and the thread that
  * crossed, the launching thread among them, reserves, zeroes and maps the
  * next 4 MiB under the writer lock.  On the H200 the vendor record's store
- * averaged 260 ns where its copy alone took 25 to 45 ns; that crossings
- * without a spare make the difference is the reading of docs/overhead.md
- * ("Eleventh session"), not yet measured there (the profile now counts
- * them: kat_writer_segments_mapped_inline).  So a thread of ours waits for
- * each crossing and prepares the next spare at once.  It is woken under
+ * averaged 260 to 360 ns that way, 21 to 29 ns with this thread, which maps
+ * every segment before a writer needs it (docs/overhead.md, "Twelfth
+ * session"; the profile counts kat_writer_segments_mapped_inline).  So a
+ * thread of ours waits for each crossing and prepares the next spare at once.  It is woken under
  * the writer lock (next_segment), takes only its own lock before that, and
  * is gone in a fork child (started again there with CUDA).
  */
