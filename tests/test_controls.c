@@ -83,6 +83,13 @@ static const struct expectation table[] = {
       { "work-in-injected-thread", "thread-in-timed-window" }, NULL, NULL },
     { "examples/exact-event-times/clean_own_stream", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
       { "side-stream-within-window" }, NULL, NULL },
+    /* trace format 2 (vendor windows in API record tails), recorded on 2026-12-03 */
+    { "examples/controls-format2/deleg_nn_linear", "controls/linear.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" }, NULL, NULL },
+    { "examples/controls-format2/deleg_conv2d", "controls/conv.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" }, NULL, NULL },
+    { "examples/controls-format2/clean_add", "controls/add.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-work" }, NULL, NULL },
     /* the GPU suite's sessions */
     { "examples/h200-raw-cublas", "examples/raw-cublas.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
       { "forbidden-vendor-call" }, NULL, NULL },
