@@ -123,9 +123,10 @@ static atomic_int spare_wanted;
  * averaged 260 to 360 ns that way, 21 to 29 ns with this thread, which maps
  * every segment before a writer needs it (docs/overhead.md, "Twelfth
  * session"; the profile counts kat_writer_segments_mapped_inline).  So a
- * thread of ours waits for each crossing and prepares the next spare at once.  It is woken under
- * the writer lock (next_segment), takes only its own lock before that, and
- * is gone in a fork child (started again there with CUDA).
+ * thread of ours waits for each crossing and prepares the next spare at
+ * once.  It is woken under the writer lock (next_segment), takes only its
+ * own lock before that, and is gone in a fork child (started again there
+ * with CUDA).
  */
 static pthread_mutex_t spare_thread_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t spare_thread_wake = PTHREAD_COND_INITIALIZER;
