@@ -67,12 +67,9 @@ check "no seal: analyze judges as before" rc 11
 # VENDOR_CALL record retyped as padding.  It was implementation FAIL (C3b);
 # with its calls hidden it must not become PASS: the kernels' vendor windows
 # name calls that have no record, and info counts calls the traces lack
-cp -r "$SRC/examples/h200-raw-cublas/session" "$T/r"
-rm -f "$T/r/seal"
-RC=$SRC/contracts/examples/raw-cublas.json
-run analyze "$T/r" --contract "$RC"
-check "unsealed, untouched: FAIL (exit 10)" rc 10
-python3 - "$T/r" <<'PYEOF'
+# hide_vendor_calls DIR: every VENDOR_CALL record of DIR's traces retyped as padding
+hide_vendor_calls() {
+    python3 - "$1" <<'PYEOF'
 import os, struct, sys
 for name in os.listdir(sys.argv[1]):
     if not name.endswith(".kat"):
@@ -89,11 +86,28 @@ for name in os.listdir(sys.argv[1]):
         at += size
     open(path, "wb").write(b)
 PYEOF
+}
+cp -r "$SRC/examples/h200-raw-cublas/session" "$T/r"
+rm -f "$T/r/seal"
+RC=$SRC/contracts/examples/raw-cublas.json
+run analyze "$T/r" --contract "$RC"
+check "unsealed, untouched: FAIL (exit 10)" rc 10
+hide_vendor_calls "$T/r"
 run analyze "$T/r" --contract "$RC"
 check "vendor calls removed: implementation INCONCLUSIVE, not PASS" out_has "^  implementation  INCONCLUSIVE"
 run analyze "$T/r" --contract "$RC" --json
 check "vendor calls removed: vendor-call-missing" out_has '"vendor-call-missing"'
 check "vendor calls removed: info-counts-disagree" out_has '"info-counts-disagree"'
+# the same in trace format 2, where the windows are in the API records' tails
+cp -r "$SRC/examples/controls-format2/deleg_nn_linear/session" "$T/r2"
+R2C=$SRC/contracts/controls/linear.json
+run analyze "$T/r2" --contract "$R2C"
+check "format 2, untouched: FAIL (exit 10)" rc 10
+hide_vendor_calls "$T/r2"
+run analyze "$T/r2" --contract "$R2C"
+check "format 2, vendor calls removed: implementation INCONCLUSIVE, not PASS" out_has "^  implementation  INCONCLUSIVE"
+run analyze "$T/r2" --contract "$R2C" --json
+check "format 2, vendor calls removed: vendor-call-missing" out_has '"vendor-call-missing"'
 
 run verify
 check "verify without a directory: exit 2" rc 2
