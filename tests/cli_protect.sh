@@ -122,7 +122,10 @@ check "SIGINT to kaudit: the command's status is kaudit's" [ "$(cat "$T/rc4")" =
 check "SIGINT to kaudit: info says how it ended" grep -q '^status: exited 7' "$T/s4/info"
 "$K" run -d "$T/s5" -- sleep 3 >/dev/null 2>&1 &
 kpid=$!
-sleep 1
+# killed once the session exists (on a loaded machine one second was not always enough)
+n=0
+while [ ! -f "$T/s5/info" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
+sleep 0.5
 kill -KILL $kpid
 wait $kpid 2>/dev/null
 sleep 2.5
