@@ -136,6 +136,18 @@ static void note_health(struct ka_run *run, struct ka_proc *p, const struct kat_
         ka_field_str(x, "detail", detail);
 }
 
+/* A record that ties a correlation id to a vendor call (trace_index.h): into
+ * the process's window index, and the highest such id kept (kernels above it
+ * need no lookup). */
+static void note_vendor_tie(struct ka_proc *p, const struct kat_record *r)
+{
+    uint32_t correlation_id;
+    uint64_t call_id;
+    if (kat_record_vendor_tie(r, &correlation_id, &call_id) && correlation_id
+        && kat_trace_index_add(&p->calls_index, r) == 0 && correlation_id > p->max_ext_correlation)
+        p->max_ext_correlation = correlation_id;
+}
+
 void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, struct ka_timing_rec **timing,
                     size_t *n_timing, struct ka_event_rec **events, size_t *n_events)
 {
@@ -240,10 +252,7 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             const struct kat_api_rec *ap = r.body;
             if (!ap->correlation_id)
                 break;
-            /* format 2: a call made inside a vendor call names it itself */
-            if (kat_api_vendor_call(&r) && kat_trace_index_add(&p->calls_index, &r) == 0
-                && ap->correlation_id > p->max_ext_correlation)
-                p->max_ext_correlation = ap->correlation_id;
+            note_vendor_tie(p, &r);     /* format 2: a call inside a vendor call names it */
             if (GROW(p->apis, p->n_apis, p->cap_apis))
                 break;
             p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
@@ -252,14 +261,9 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
             run->a->api_records++;
             break;
         }
-        case KAT_REC_EXTERNAL_CORRELATION: {
-            const struct kat_external_correlation_rec *x = r.body;
-            if (x->external_kind != KAT_VENDOR_CORRELATION_KIND || !x->correlation_id)
-                break;
-            if (kat_trace_index_add(&p->calls_index, &r) == 0 && x->correlation_id > p->max_ext_correlation)
-                p->max_ext_correlation = x->correlation_id;
+        case KAT_REC_EXTERNAL_CORRELATION:
+            note_vendor_tie(p, &r);
             break;
-        }
         case KAT_REC_VENDOR_CALL: {
             const struct kat_vendor_call_rec *v = r.body;
             if (GROW(p->vcalls, p->n_vcalls, p->cap_vcalls))

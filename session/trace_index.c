@@ -42,30 +42,39 @@ uint64_t kat_api_vendor_call(const struct kat_record *r)
     return tail.vendor_call_id;
 }
 
-/* The first tie of a correlation id wins.  Correlation id 0 is CUPTI's
- * "none": it joins nothing. */
-static int tie(struct kat_trace_index *ix, uint32_t correlation_id, uint64_t call_id)
+int kat_record_vendor_tie(const struct kat_record *r, uint32_t *correlation_id, uint64_t *call_id)
 {
-    if (correlation_id == 0 || call_id == 0)
+    if (r->type == KAT_REC_EXTERNAL_CORRELATION) {
+        const struct kat_external_correlation_rec *x = r->body;
+        if (x->external_kind != KAT_VENDOR_CORRELATION_KIND)
+            return 0;
+        *correlation_id = x->correlation_id;
+        *call_id = x->external_id;
+        return 1;
+    }
+    uint64_t call = kat_api_vendor_call(r);
+    if (call == 0)
         return 0;
-    int fresh;
-    uint64_t *v = kat_u64map_get(&ix->vendor_of, correlation_id, &fresh);
-    if (!v)
-        return -1;
-    if (fresh)
-        *v = call_id;
-    return 0;
+    *correlation_id = ((const struct kat_api_rec *)r->body)->correlation_id;
+    *call_id = call;
+    return 1;
 }
 
 int kat_trace_index_add(struct kat_trace_index *ix, const struct kat_record *r)
 {
-    if (r->type == KAT_REC_EXTERNAL_CORRELATION) {
-        const struct kat_external_correlation_rec *x = r->body;
-        if (x->external_kind == KAT_VENDOR_CORRELATION_KIND)
-            return tie(ix, x->correlation_id, x->external_id);
-    } else if (r->type == KAT_REC_API) {
-        const struct kat_api_rec *a = r->body;
-        return tie(ix, a->correlation_id, kat_api_vendor_call(r));
+    uint32_t correlation_id;
+    uint64_t call_id;
+    if (kat_record_vendor_tie(r, &correlation_id, &call_id)) {
+        /* The first tie of a correlation id wins.  Correlation id 0 is
+         * CUPTI's "none": it joins nothing. */
+        if (correlation_id == 0 || call_id == 0)
+            return 0;
+        int fresh;
+        uint64_t *v = kat_u64map_get(&ix->vendor_of, correlation_id, &fresh);
+        if (!v)
+            return -1;
+        if (fresh)
+            *v = call_id;
     } else if (r->type == KAT_REC_VENDOR_CALL) {
         const struct kat_vendor_call_rec *v = r->body;
         if (grow((void **)&ix->calls, &ix->cap_calls, ix->n_calls + 1, sizeof(*ix->calls)))

@@ -96,6 +96,11 @@ int kat_trace_index_build(struct kat_trace_index *ix, struct kat_trace *t, int w
 /* The vendor call id an API record's tail carries (format 2), 0 when it has
  * none or r is not an API record. */
 uint64_t kat_api_vendor_call(const struct kat_record *r);
+/* 1 when r ties a correlation id to a vendor call (an EXTERNAL_CORRELATION
+ * record of KAT_VENDOR_CORRELATION_KIND, or an API record with a tail), with
+ * both ids in *correlation_id and *call_id (as recorded, zeros included);
+ * 0 for any other record. */
+int kat_record_vendor_tie(const struct kat_record *r, uint32_t *correlation_id, uint64_t *call_id);
 
 /* The vendor call whose window launched correlation_id, 0 if none. */
 uint64_t kat_trace_index_vendor_call_of(const struct kat_trace_index *ix, uint32_t correlation_id);

@@ -145,22 +145,16 @@ static void read_trace(struct kat_trace *t, struct recorded *rec)
             calls[n_calls++] = (struct call){ v->call_id, v->library, v->api_string };
             break;
         }
-        case KAT_REC_EXTERNAL_CORRELATION: {
-            const struct kat_external_correlation_rec *x = r.body;
-            if (x->external_kind != KAT_VENDOR_CORRELATION_KIND)
-                break;
-            PUSH(exts, n_exts, cap_exts);
-            exts[n_exts++] = (struct ext){ x->correlation_id, x->external_id };
-            break;
-        }
-        case KAT_REC_API:
-            /* format 2: the window is in the API record's tail */
-            if (kat_api_vendor_call(&r)) {
+        case KAT_REC_EXTERNAL_CORRELATION:
+        case KAT_REC_API: {
+            /* the window: an EXTERNAL_CORRELATION of our kind, or (format 2) an API record's tail */
+            struct ext e;
+            if (kat_record_vendor_tie(&r, &e.correlation, &e.call)) {
                 PUSH(exts, n_exts, cap_exts);
-                exts[n_exts++] = (struct ext){ ((const struct kat_api_rec *)r.body)->correlation_id,
-                                               kat_api_vendor_call(&r) };
+                exts[n_exts++] = e;
             }
             break;
+        }
         case KAT_REC_KERNEL: {
             const struct kat_kernel_rec *k = r.body;
             PUSH(kerns, n_kerns, cap_kerns);

@@ -449,21 +449,10 @@ uint64_t rh_vendor_window(const struct rh_trace *t, uint32_t correlation_id, int
     uint64_t ids[8];
     int n = 0, distinct = 0;
     for (size_t i = 0; i < t->nrecs; i++) {
-        const struct kat_record *r = &t->recs[i];
+        uint32_t tied;
         uint64_t id;
-        if (r->type == KAT_REC_EXTERNAL_CORRELATION) {
-            const struct kat_external_correlation_rec *x = r->body;
-            if (x->correlation_id != correlation_id || x->external_kind != KAT_VENDOR_CORRELATION_KIND)
-                continue;
-            id = x->external_id;
-        } else if (r->type == KAT_REC_API) {
-            /* format 2: the API record's tail */
-            if (((const struct kat_api_rec *)r->body)->correlation_id != correlation_id ||
-                (id = kat_api_vendor_call(r)) == 0)
-                continue;
-        } else {
+        if (!kat_record_vendor_tie(&t->recs[i], &tied, &id) || tied != correlation_id)
             continue;
-        }
         int seen = 0;
         for (int j = 0; j < n && !seen; j++)
             seen = ids[j] == id;
