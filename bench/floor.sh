@@ -28,7 +28,7 @@ export CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 W=$(mktemp -d /tmp/kaudit-floor.XXXXXX)
 cd "$ROOT" || exit 99
 
-cc -O2 -o "$W/host_clock" bench/host_clock.c && "$W/host_clock" | tee "$W/host-clock.json"
+cc -O2 -Ipreload -Isession -o "$W/host_clock" bench/host_clock.c preload/host_clock.c && "$W/host_clock" | tee "$W/host-clock.json"
 # Linked by soname: in a PyTorch process the libcupti.so.13 PyTorch already
 # loaded is the one used, as it is for kaudit.
 gcc -O2 -shared -fPIC -o "$W/libcupti_toggle.so" bench/cupti_toggle.c -I"$CUDA_HOME/include" \

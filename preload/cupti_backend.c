@@ -1033,7 +1033,7 @@ static void bench_floor_callback(const CUpti_CallbackData *data)
 {
     if (data->callbackSite != CUPTI_API_ENTER)
         return;
-    bench_floor_note[0] = kat_now_ns();
+    bench_floor_note[0] = kat_realtime_ns();   /* the floor's clock as in every session before the TSC clock */
     bench_floor_note[1] = data->correlationId;
 }
 
@@ -1443,7 +1443,7 @@ static void record_versions(uint32_t cupti_version)
 
 static void record_clock_sync(void)
 {
-    struct kat_clock_sync_rec out = { .realtime_ns = kat_now_ns(), .monotonic_ns = kat_monotonic_ns() };
+    struct kat_clock_sync_rec out = { .realtime_ns = kat_realtime_ns(), .monotonic_ns = kat_monotonic_ns() };
     if (real_cuptiGetTimestamp)
         real_cuptiGetTimestamp(&out.cupti_ns);
     kat_emit(KAT_REC_CLOCK_SYNC, &out, sizeof(out));

@@ -86,10 +86,18 @@ void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags);
 /* Called in a fork child: forget the parent's file, open our own lazily. */
 void kat_writer_after_fork_child(void);
 
+/* ---- host_clock.c -------------------------------------------------------- */
+
+/* CLOCK_REALTIME ns, every host timestamp kaudit records: from the TSC where
+ * the kernel keeps time with it (within 0.5 us of clock_gettime, usually a
+ * few ns; host_clock.c says how), else clock_gettime. */
+uint64_t kat_now_ns(void);
+uint64_t kat_realtime_ns(void);       /* clock_gettime(CLOCK_REALTIME) itself */
+uint64_t kat_monotonic_ns(void);
+const char *kat_host_clock_name(void); /* "tsc" or "realtime": what kat_now_ns reads */
+
 /* ---- util.c -------------------------------------------------------------- */
 
-uint64_t kat_now_ns(void);            /* CLOCK_REALTIME ns: every host timestamp */
-uint64_t kat_monotonic_ns(void);
 uint32_t kat_tid(void);               /* gettid(), cached per thread */
 pid_t kat_pid(void);                  /* getpid(), cached; not for vfork children */
 void kat_note_fork_child(void);       /* invalidate the caches after fork */

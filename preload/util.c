@@ -1,5 +1,5 @@
 /*
- * util.c - clocks, thread ids, object names and digests for the preload.
+ * util.c - thread ids, object names and digests for the preload.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -13,20 +13,6 @@
 #include <unistd.h>
 
 #include "preload_internal.h"
-
-uint64_t kat_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t kat_monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * getpid() and gettid() are system calls (about 130 ns each on the VMs we
