@@ -142,6 +142,11 @@ struct lt_cache_slot {
 };
 static KAT_TLS struct lt_cache_slot lt_cache[LT_CACHE_SLOTS];
 static KAT_TLS unsigned lt_cache_next, lt_cache_last;
+/* The slot that answered after each slot last time: a loop that alternates
+ * two GEMMs of one shape (two Linear layers: the same layouts, descriptors
+ * that differ only in the bias pointer) finds its slot on the first try
+ * instead of comparing most of the other slot's bytes first. */
+static KAT_TLS unsigned char lt_cache_successor[LT_CACHE_SLOTS];
 
 typedef size_t kat_fn_lt_version(void);
 
@@ -188,12 +193,15 @@ static void lt_describe_cached(kat_cublasLtMatmulDesc_t desc, kat_cublasLtMatrix
         lt_describe(desc, a_desc, b_desc, d_desc, out);
         return;
     }
-    /* the slot that answered last first: a loop repeats its calls */
+    /* the slot that followed the last one's answer last time first: a loop
+     * repeats its calls in their order */
+    unsigned first = lt_cache_successor[lt_cache_last];
     for (unsigned n = 0; n < LT_CACHE_SLOTS; n++) {
-        unsigned i = (lt_cache_last + n) % LT_CACHE_SLOTS;
+        unsigned i = (first + n) % LT_CACHE_SLOTS;
         const struct lt_cache_slot *slot = &lt_cache[i];
         if (slot->filled && lt_key_matches(&slot->key, desc, a_desc, b_desc, d_desc)) {
             *out = slot->described;
+            lt_cache_successor[lt_cache_last] = (unsigned char)i;
             lt_cache_last = i;
             return;
         }
@@ -214,6 +222,7 @@ static void lt_describe_cached(kat_cublasLtMatmulDesc_t desc, kat_cublasLtMatrix
     slot->key = key;
     slot->described = *out;
     slot->filled = 1;
+    lt_cache_successor[lt_cache_last] = (unsigned char)i;
     lt_cache_last = i;
 }
 
