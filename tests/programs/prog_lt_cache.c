@@ -8,6 +8,9 @@
  *   4  D's leading dimension set to 48       m=40, ldc=48
  *   5  all destroyed, created anew as in 1   as in 1 (wherever they now live)
  *   6  A not transposed, stored 32 x 24      m=32 k=24 from A's columns, trans_a N
+ *   7-14  three sets alive at once, in turn  6's, 1's, and 1's with ldc 48: a
+ *         loop of GEMMs in a fixed order (the cache tries first the slot that
+ *         followed the last answer), then out of that order
  *
  * Each call's expected m n k ldc trans_a is printed, one line each, for the
  * test to compare with the recorded summaries.
@@ -52,12 +55,13 @@ int main(void)
     CHECK_CUDA(cudaMemset(b, 0, 48 * 48 * sizeof(float)));
     float alpha = 1.0f, zero = 0.0f;
     struct descs s;
-#define CALL(m, n, k, ldc, ta)                                                                                 \
+#define CALL_WITH(x, m, n, k, ldc, ta)                                                                         \
     do {                                                                                                       \
-        CHECK_STATUS(cublasLtMatmul(lt, s.op, &alpha, a, s.a, b, s.b, &zero, d, s.d, d, s.d, NULL, NULL, 0,   \
-                                    NULL));                                                                    \
+        CHECK_STATUS(cublasLtMatmul(lt, (x).op, &alpha, a, (x).a, b, (x).b, &zero, d, (x).d, d, (x).d, NULL,  \
+                                    NULL, 0, NULL));                                                           \
         printf("lt %d %d %d %d %d\n", m, n, k, ldc, ta);                                                       \
     } while (0)
+#define CALL(m, n, k, ldc, ta) CALL_WITH(s, m, n, k, ldc, ta)
     create(&s);
     CALL(32, 16, 24, 32, 1);
     CALL(32, 16, 24, 32, 1);
@@ -79,6 +83,19 @@ int main(void)
     CHECK_STATUS(cublasLtMatrixLayoutSetAttribute(s.a, CUBLASLT_MATRIX_LAYOUT_COLS, &cols24, sizeof cols24));
     CHECK_STATUS(cublasLtMatrixLayoutSetAttribute(s.a, CUBLASLT_MATRIX_LAYOUT_LD, &ld32, sizeof ld32));
     CALL(32, 16, 24, 32, 0);
+    struct descs t, u;
+    create(&t);
+    create(&u);
+    CHECK_STATUS(cublasLtMatrixLayoutSetAttribute(u.d, CUBLASLT_MATRIX_LAYOUT_LD, &ld48, sizeof ld48));
+    for (int turn = 0; turn < 2; turn++) {
+        CALL_WITH(s, 32, 16, 24, 32, 0);
+        CALL_WITH(t, 32, 16, 24, 32, 1);
+        CALL_WITH(u, 32, 16, 24, 48, 1);
+    }
+    CALL_WITH(t, 32, 16, 24, 32, 1);
+    CALL_WITH(s, 32, 16, 24, 32, 0);
+    destroy(&u);
+    destroy(&t);
     destroy(&s);
     CHECK_STATUS(cublasLtDestroy(lt));
     return 0;
