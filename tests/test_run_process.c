@@ -247,8 +247,16 @@ Test(process, threads_launch_concurrently, .timeout = 240)
     /* one cublasSgemm_v2 per thread, each recorded on its thread (the
      * kernels' vendor windows were checked above) */
     size_t cursor = 0, calls = 0;
+    uint64_t ids[8] = { 0 };
     const struct kat_vendor_call_rec *v;
     while ((v = rh_vendor_call_by_api(t, "cublasSgemm_v2", &cursor)) != NULL) {
+        /* call ids come from per-thread blocks (vendor_window.c): still one
+         * id per call across the threads */
+        for (size_t j = 0; j < calls && j < 8; j++)
+            cr_expect_neq(ids[j], v->call_id, "two calls on threads share the call id %llu",
+                          (unsigned long long)v->call_id);
+        if (calls < 8)
+            ids[calls] = v->call_id;
         calls++;
         int known = 0;
         for (size_t j = 0; j < nt; j++)
