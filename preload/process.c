@@ -572,6 +572,8 @@ static void init(void)
     backtrace(frames, 2);
     kat_health(KAT_HEALTH_PRELOAD_LOADED, KAUDIT_VERSION, 1);
     record_audit_module();
+    /* which clock the host timestamps come from (host_clock.c) */
+    kat_health(KAT_HEALTH_HOST_CLOCK, kat_host_clock_name(), strcmp(kat_host_clock_name(), "tsc") == 0);
     kat_libraries_poll();
     kat_timing_symbols_snapshot(KAT_SYMBOL_AT_START);
 }

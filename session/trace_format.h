@@ -186,6 +186,7 @@ enum kat_health_code {
     KAT_HEALTH_ACTIVITY_KINDS = 22,       /* value: activity kinds left out (KAUDIT_CUPTI_KINDS); detail: which */
     KAT_HEALTH_BENCH_CONTROL = 23,        /* value 1: benchmark control on (detail: setting applied) */
     KAT_HEALTH_CUPTI_TUNING = 24,         /* detail: CUPTI settings from KAUDIT_CUPTI_* (overhead study) */
+    KAT_HEALTH_HOST_CLOCK = 25,           /* value 1: host times from the TSC, 0: clock_gettime; detail: which */
 };
 
 /* KAT_REC_HEALTH: tool health, never evidence about the candidate. */

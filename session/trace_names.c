@@ -157,6 +157,7 @@ const char *kat_health_code_name(uint32_t code)
         [KAT_HEALTH_ACTIVITY_KINDS] = "activity_kinds",
         [KAT_HEALTH_BENCH_CONTROL] = "bench_control",
         [KAT_HEALTH_CUPTI_TUNING] = "cupti_tuning",
+        [KAT_HEALTH_HOST_CLOCK] = "host_clock",
     };
     if (code < sizeof(names) / sizeof(names[0]))
         return names[code];

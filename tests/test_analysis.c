@@ -1088,6 +1088,8 @@ Test(implementation, evidence_left_out_by_settings_is_inconclusive)
         { KAT_HEALTH_BENCH_CONTROL, 1, 1 },
         { KAT_HEALTH_API_RECORD_POLICY, 113, 0 },
         { KAT_HEALTH_CUPTI_TUNING, 1, 0 },
+        { KAT_HEALTH_HOST_CLOCK, 1, 0 },    /* host times from the TSC */
+        { KAT_HEALTH_HOST_CLOCK, 0, 0 },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct scene s;
