@@ -33,8 +33,10 @@
  * (the renewal of an anchor can land a few ns before the extrapolation);
  * a larger step back is a step of the clock and is kept.
  *
- * Async-signal-safe: thread-local state and atomics only (a signal handler
- * interrupting a renewal at worst renews again).
+ * Async-signal-safe: thread-local state and atomics only.  A signal handler
+ * that reads the clock while its thread renews the anchor takes the system
+ * clock and leaves the anchor alone; one that renews the anchor while its
+ * thread reads it makes that read start over with a renewal of its own.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -93,6 +95,7 @@ struct anchor {
     uint64_t tried_tsc;         /* the last try at the rate, before it is known */
 };
 static KAT_TLS struct anchor anchor;
+static KAT_TLS int renewing;    /* a renewal is under way on this thread */
 
 static int kernel_clocksource_is_tsc(void)
 {
@@ -168,20 +171,45 @@ static void calibrate(void)
     atomic_store(&rate_fixed, (uint64_t)fixed);
 }
 
+/* This thread's anchor, both halves from the same renewal (a signal handler
+ * may renew it between two reads); 0 when there is none. */
+static int read_anchor(uint64_t *tsc, uint64_t *realtime_ns)
+{
+    uint64_t first = anchor.tsc;
+    atomic_signal_fence(memory_order_seq_cst);
+    *realtime_ns = anchor.realtime_ns;
+    atomic_signal_fence(memory_order_seq_cst);
+    *tsc = anchor.tsc;
+    return *tsc != 0 && *tsc == first;
+}
+
 /* Renew this thread's anchor; the realtime reading it made. */
 static uint64_t renew_anchor(void)
 {
+    /* A signal handler that reads the clock while this thread renews finds
+     * no anchor (tsc 0) and takes the system clock, leaving the anchor to
+     * the renewal it interrupted. */
+    if (renewing)
+        return kat_realtime_ns();
+    renewing = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    anchor.tsc = 0;
+    atomic_signal_fence(memory_order_seq_cst);
     uint64_t now_ns, tsc = paired_read(CLOCK_REALTIME, &now_ns);
     if (tsc == 0) {
-        anchor.tsc = 0;
+        atomic_signal_fence(memory_order_seq_cst);
+        renewing = 0;
         return kat_realtime_ns();
     }
-    anchor.tsc = tsc;
     anchor.realtime_ns = now_ns;
+    atomic_signal_fence(memory_order_seq_cst);
+    anchor.tsc = tsc;
     /* The rate is measured again with each renewal (at most one a
      * millisecond a thread): over a span that only grows, it only gets
      * better. */
     calibrate();
+    atomic_signal_fence(memory_order_seq_cst);
+    renewing = 0;
     return now_ns;
 }
 
@@ -191,7 +219,7 @@ uint64_t kat_now_ns(void)
         return kat_realtime_ns();
     uint64_t rate = atomic_load_explicit(&rate_fixed, memory_order_relaxed);
     uint64_t tsc = __rdtsc();
-    uint64_t ns;
+    uint64_t ns, base_tsc, base_ns;
     if (rate == 0) {
         /* Not calibrated yet (the process's first CALIBRATION_NS): the
          * system clock, and a try at the rate every UNCALIBRATED_TRY_TICKS */
@@ -200,10 +228,11 @@ uint64_t kat_now_ns(void)
             calibrate();
         }
         ns = kat_realtime_ns();
-    } else if (anchor.tsc != 0 && tsc - anchor.tsc < atomic_load_explicit(&anchor_ticks, memory_order_relaxed)) {
+    } else if (read_anchor(&base_tsc, &base_ns) &&
+               tsc - base_tsc < atomic_load_explicit(&anchor_ticks, memory_order_relaxed)) {
         /* below 2^64: anchor_ticks * rate is about ANCHOR_NS << RATE_SHIFT
          * (and a TSC behind the anchor wraps to a large difference: renewed) */
-        ns = anchor.realtime_ns + (((tsc - anchor.tsc) * rate) >> RATE_SHIFT);
+        ns = base_ns + (((tsc - base_tsc) * rate) >> RATE_SHIFT);
     } else {
         ns = renew_anchor();
     }

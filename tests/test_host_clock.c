@@ -13,6 +13,8 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +156,37 @@ Test(host_clock, renews_its_anchor_after_a_pause)
                   "after pause %d: %llu outside [%llu, %llu]", i, (unsigned long long)ours,
                   (unsigned long long)before, (unsigned long long)after);
     }
+}
+
+/* A signal handler reading the clock, bracketed like the main loop, about
+ * every 50 us: it lands inside renewals and inside reads of the anchor. */
+static volatile sig_atomic_t handler_readings, handler_outside;
+
+static void read_in_handler(int sig)
+{
+    (void)sig;
+    uint64_t before = system_ns(), ours = kat_now_ns(), after = system_ns();
+    handler_readings++;
+    if (ours + TOLERANCE_NS < before || ours > after + TOLERANCE_NS)
+        handler_outside++;
+}
+
+Test(host_clock, agrees_when_signal_handlers_read_it_too)
+{
+    wait_calibrated();
+    struct sigaction sa = { .sa_handler = read_in_handler, .sa_flags = SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGALRM, &sa, NULL), 0);
+    struct itimerval every = { .it_interval = { 0, 50 }, .it_value = { 0, 50 } };
+    cr_assert_eq(setitimer(ITIMER_REAL, &every, NULL), 0);
+    struct bracket_run run = { .duration_ns = 300000000ull };
+    bracket(&run);
+    struct itimerval off = { 0 };
+    setitimer(ITIMER_REAL, &off, NULL);
+    cr_expect_gt(handler_readings, 100, "%d readings in the handler", (int)handler_readings);
+    cr_expect_eq(handler_outside, 0, "%d of %d handler readings outside", (int)handler_outside,
+                 (int)handler_readings);
+    cr_expect_eq(run.outside, 0, "%llu of %llu readings outside (worst %llu ns)", (unsigned long long)run.outside,
+                 (unsigned long long)run.readings, (unsigned long long)run.worst_outside_ns);
+    cr_expect_eq(run.went_back, 0);
 }
