@@ -58,6 +58,7 @@
 #define BACKWARD_TOLERANCE_NS 10000ull
 #define RATE_SHIFT 32                   /* ns per tick, fixed point */
 #define UNCALIBRATED_TRY_TICKS (1ull << 22)
+#define ANCHOR_PAIR_TICKS 2000          /* below a microsecond at any TSC rate */
 
 static uint64_t timespec_ns(const struct timespec *ts)
 {
@@ -141,7 +142,7 @@ static uint64_t paired_read(clockid_t clock, uint64_t *ns)
         uint64_t before = __rdtsc();
         clock_gettime(clock, &ts);
         uint64_t after = __rdtsc();
-        if (after > before && after - before < 2000) {   /* below a microsecond at any TSC rate */
+        if (after > before && after - before < ANCHOR_PAIR_TICKS) {
             *ns = timespec_ns(&ts);
             return before + (after - before) / 2;
         }
