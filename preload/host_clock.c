@@ -84,8 +84,8 @@ uint64_t kat_monotonic_ns(void)
 enum { CLOCK_UNDECIDED = 0, CLOCK_TSC = 1, CLOCK_SYSTEM = 2 };
 static atomic_int clock_kind;
 
-/* Process-wide: the first raw pair, and the rate (ns per tick << RATE_SHIFT,
- * 0 until calibrated) with the longest ANCHOR_NS in ticks. */
+/* Process-wide: the first raw pair; the rate (ns per tick << RATE_SHIFT, 0
+ * until calibrated) and ANCHOR_NS in ticks at that rate. */
 static _Atomic uint64_t first_tsc, first_raw_ns;
 static _Atomic uint64_t rate_fixed, anchor_ticks;
 
@@ -156,8 +156,11 @@ static void calibrate(void)
     uint64_t raw_ns, tsc = paired_read(CLOCK_MONOTONIC_RAW, &raw_ns);
     if (tsc == 0)
         return;
+    /* the first pair once (a locked instruction only while there is none:
+     * this runs at every renewal) */
     uint64_t expected = 0;
-    if (atomic_compare_exchange_strong(&first_tsc, &expected, tsc)) {
+    if (atomic_load_explicit(&first_tsc, memory_order_relaxed) == 0
+        && atomic_compare_exchange_strong(&first_tsc, &expected, tsc)) {
         atomic_store(&first_raw_ns, raw_ns);
         return;
     }

@@ -573,7 +573,8 @@ static void init(void)
     kat_health(KAT_HEALTH_PRELOAD_LOADED, KAUDIT_VERSION, 1);
     record_audit_module();
     /* which clock the host timestamps come from (host_clock.c) */
-    kat_health(KAT_HEALTH_HOST_CLOCK, kat_host_clock_name(), strcmp(kat_host_clock_name(), "tsc") == 0);
+    const char *host_clock = kat_host_clock_name();
+    kat_health(KAT_HEALTH_HOST_CLOCK, host_clock, strcmp(host_clock, "tsc") == 0);
     kat_libraries_poll();
     kat_timing_symbols_snapshot(KAT_SYMBOL_AT_START);
 }
