@@ -19,6 +19,7 @@
 #include "analysis_internal.h"
 #include "inventory.h"
 #include "session.h"
+#include "toolbox.h"
 
 /* ---- names ------------------------------------------------------------ */
 
@@ -66,13 +67,7 @@ const char *ka_finding_kind_name(enum ka_finding_kind k)
 
 int ka_grow(void **arr, size_t *cap, size_t elem)
 {
-    size_t nc = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, nc * elem);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
+    return kat_grow(arr, cap, *cap + 1, elem);
 }
 
 const char *ka_base_name(const char *path)

@@ -16,6 +16,7 @@
 
 #include "contract_internal.h"
 #include "safe_file.h"
+#include "toolbox.h"
 
 static const char *const class_names[KA_CLASS_COUNT] = {
     "gemm", "conv", "attention", "reduction", "elementwise", "glue", "pooling", "normalization", "softmax", "other",
@@ -87,8 +88,7 @@ void ka_contract_digest_hex(const void *data, size_t len, char hex[33])
     XXH128_hash_t h = XXH3_128bits(data, len);
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, h);
-    for (int i = 0; i < 16; i++)
-        sprintf(hex + 2 * i, "%02x", c.digest[i]);
+    kat_hex(c.digest, sizeof c.digest, hex);
 }
 
 int ka_file_digest(const char *path, char hex[33], char *err, size_t n)

@@ -1,4 +1,4 @@
-# Install layout (tools/resources.h finds everything from the binary):
+# Install layout (supervisor/resources.h finds everything from the binary):
 #   P/bin/kaudit
 #   P/lib/kaudit/libkaudit_preload.so, libkaudit_audit.so, kaudit-python/sitecustomize.py
 #   P/share/kaudit/inventory/data/h200-torch2.11-calibrated.inventory.zst
@@ -12,7 +12,7 @@ set(KAUDIT_INSTALL_DATA share/kaudit)
 
 # The build tree: resources.c uses the source tree's data only when the binary
 # runs from this build directory (a copied or installed binary never does).
-target_compile_definitions(kaudit PRIVATE
+target_compile_definitions(kaudit_supervisor PRIVATE
   KAUDIT_SOURCE_DIR="${CMAKE_SOURCE_DIR}" KAUDIT_BUILD_DIR="${CMAKE_BINARY_DIR}")
 
 install(TARGETS kaudit RUNTIME DESTINATION bin)

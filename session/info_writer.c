@@ -21,6 +21,7 @@
 #include "trace_format.h"
 #include "session.h"
 #include "trace_reader.h"
+#include "toolbox.h"
 
 static void format_time(char *out, size_t size, struct timespec *ts)
 {
@@ -372,7 +373,7 @@ int kat_session_info_summarize(struct kat_session_info *info, FILE *out)
     char log_err[PATH_MAX + 128];
     /* A planted kaudit.log (a symlink, a FIFO) is never followed: said here */
     if (log_text && kat_session_log_text(info->dir, log_text, log_err, sizeof log_err) != 0)
-        fprintf(stderr, "kaudit: warning: %s\n", log_err);
+        kat_say("warning", "%s", log_err);
     free(log_text);
     if (out)
         fputs(line, out);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "trace_format.h"
+#include "toolbox.h"
 
 #define SESSION_MAGIC_LINE "kaudit-session"
 /* The info file is a few hundred bytes; refuse anything absurd rather than
@@ -293,16 +294,10 @@ static int list_traces(struct kat_session *s, char *err, size_t n)
             free(path);
             continue;
         }
-        if (s->trace_count == cap) {
-            size_t new_cap = cap ? cap * 2 : 16;
-            struct trace_entry *grown = realloc(s->traces, new_cap * sizeof(*grown));
-            if (!grown) {
-                free(path);
-                rc = -1;
-                break;
-            }
-            s->traces = grown;
-            cap = new_cap;
+        if (kat_grow(&s->traces, &cap, s->trace_count + 1, sizeof *s->traces) != 0) {
+            free(path);
+            rc = -1;
+            break;
         }
         struct trace_entry *e = &s->traces[s->trace_count];
         e->path = path;

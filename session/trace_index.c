@@ -1,5 +1,6 @@
 /* trace_index.c - see trace_index.h. */
 #include "trace_index.h"
+#include "toolbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +17,6 @@ void kat_trace_index_free(struct kat_trace_index *ix)
     free(ix->calls);
     free(ix->window);
     memset(ix, 0, sizeof(*ix));
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-    if (need <= *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 64;
-    while (nc < need)
-        nc *= 2;
-    void *p = realloc(*arr, nc * size);
-    if (!p)
-        return -1;
-    *arr = p;
-    *cap = nc;
-    return 0;
 }
 
 uint64_t kat_api_vendor_call(const struct kat_record *r)
@@ -77,7 +63,7 @@ int kat_trace_index_add(struct kat_trace_index *ix, const struct kat_record *r)
             *v = call_id;
     } else if (r->type == KAT_REC_VENDOR_CALL) {
         const struct kat_vendor_call_rec *v = r->body;
-        if (grow((void **)&ix->calls, &ix->cap_calls, ix->n_calls + 1, sizeof(*ix->calls)))
+        if (kat_grow((void **)&ix->calls, &ix->cap_calls, ix->n_calls + 1, sizeof(*ix->calls)))
             return -1;
         ix->calls[ix->n_calls++] = (struct kat_index_call){ v->call_id, v->enter_ns, v->exit_ns,
                                                             v->library, v->thread_id, v->depth };
@@ -99,7 +85,7 @@ int kat_trace_index_add_kernel(struct kat_trace_index *ix, const struct kat_kern
         *call_id = call;
     if (!call)
         return 0;
-    if (grow((void **)&ix->window, &ix->cap_window, ix->n_window + 1, sizeof(*ix->window)))
+    if (kat_grow((void **)&ix->window, &ix->cap_window, ix->n_window + 1, sizeof(*ix->window)))
         return -1;
     ix->window[ix->n_window] = (struct kat_index_kernel){ call, k->correlation_id, k->name_string,
                                                           ix->n_window };

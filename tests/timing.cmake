@@ -5,13 +5,10 @@ target_link_libraries(test_timing_stats PRIVATE kaudit_timing PkgConfig::CRITERI
 kaudit_sanitize(test_timing_stats)
 add_test(NAME timing_stats COMMAND test_timing_stats)
 
-# The decisions on runner logs written by hand (tools/audit_timing.c, which
-# needs the analyzer's types and cJSON).
-if(TARGET kaudit_analyzer)
-  add_executable(test_audit_timing ${CMAKE_CURRENT_LIST_DIR}/test_audit_timing.c
-    ${CMAKE_SOURCE_DIR}/tools/audit_timing.c)
-  target_include_directories(test_audit_timing PRIVATE ${CMAKE_SOURCE_DIR}/tools)
-  target_link_libraries(test_audit_timing PRIVATE kaudit_analyzer kaudit_stress kaudit_timing PkgConfig::CRITERION)
+# The decisions on runner logs written by hand (audit/audit_timing.c).
+if(TARGET kaudit_audit_pipeline)
+  add_executable(test_audit_timing ${CMAKE_CURRENT_LIST_DIR}/test_audit_timing.c)
+  target_link_libraries(test_audit_timing PRIVATE kaudit_audit_pipeline PkgConfig::CRITERION)
   kaudit_sanitize(test_audit_timing)
   add_test(NAME audit_timing COMMAND test_audit_timing)
 endif()

@@ -9,9 +9,7 @@
 
 static void vmessage(const char *fmt, va_list ap)
 {
-    fputs("kaudit: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    kat_vsay("error", fmt, ap);
 }
 
 int cli_error(const char *fmt, ...)
@@ -47,35 +45,18 @@ int cli_bad_option(const char *usage, int missing_value, const char *arg)
     return cli_usage_error(usage, "unknown option '%s'", arg);
 }
 
-void cli_die(const char *fmt, ...)
+void cli_warn(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vmessage(fmt, ap);
+    kat_vsay("warning", fmt, ap);
     va_end(ap);
-    exit(KAUDIT_EXIT_ERROR);
 }
 
-void *cli_xcalloc(size_t n, size_t size)
+void cli_note(const char *fmt, ...)
 {
-    void *p = calloc(n ? n : 1, size ? size : 1);
-    if (!p)
-        cli_die("out of memory");
-    return p;
-}
-
-void *cli_xrealloc(void *p, size_t size)
-{
-    p = realloc(p, size ? size : 1);
-    if (!p)
-        cli_die("out of memory");
-    return p;
-}
-
-char *cli_xstrdup(const char *s)
-{
-    char *d = strdup(s);
-    if (!d)
-        cli_die("out of memory");
-    return d;
+    va_list ap;
+    va_start(ap, fmt);
+    kat_vsay("note", fmt, ap);
+    va_end(ap);
 }

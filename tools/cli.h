@@ -1,6 +1,6 @@
 /*
- * cli.h - what every kaudit command shares: the exit statuses, error
- * messages in one format, and allocation that cannot fail.
+ * cli.h - what every kaudit command shares: the exit statuses, and error,
+ * warning and note messages in one format (session/toolbox.h's kat_say).
  *
  * Messages go to stderr as "kaudit: error: ...", git-style.  A usage error
  * prints the message and the command's one-line synopsis with a pointer to
@@ -11,15 +11,9 @@
 
 #include <stddef.h>
 
-/* The exit status of every command (README.md, "Exit status"). */
-enum kaudit_exit {
-    KAUDIT_EXIT_OK = 0,            /* success; analyze/report: certificate PASS */
-    KAUDIT_EXIT_ERROR = 1,         /* an input could not be read or loaded, or a runtime failure */
-    KAUDIT_EXIT_USAGE = 2,         /* bad command line */
-    KAUDIT_EXIT_FAIL = 10,         /* analyze/report: certificate FAIL */
-    KAUDIT_EXIT_INCONCLUSIVE = 11, /* analyze/report: certificate INCONCLUSIVE */
-    /* run: the recorded command's own status (128 + signal when killed). */
-};
+/* The exit statuses, dying on errors and allocation that cannot fail:
+ * session/toolbox.h (kat_die, kat_xcalloc, ...), shared with the libraries. */
+#include "toolbox.h"
 
 /* "kaudit: error: <fmt>\n" on stderr; returns -1. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -35,11 +29,9 @@ int cli_usage_error(const char *usage, const char *fmt, ...) __attribute__((form
  * missing_value "option 'ARG' needs a value" (optstring starting with ':'). */
 int cli_bad_option(const char *usage, int missing_value, const char *arg);
 
-/* "kaudit: error: <fmt>\n" and exit(KAUDIT_EXIT_ERROR). */
-void cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* "kaudit: warning: <fmt>\n" and "kaudit: note: <fmt>\n" on stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void cli_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-void *cli_xcalloc(size_t n, size_t size);
-void *cli_xrealloc(void *p, size_t size);
-char *cli_xstrdup(const char *s);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "resources.h"
 
@@ -52,24 +53,22 @@ int cmd_demo(int argc, char **argv)
     if (argc > 1) {
         int help = !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h");
         if (!help)
-            fprintf(stderr, "kaudit: error: 'kaudit demo' takes no arguments\n");
+            cli_error("'kaudit demo' takes no arguments");
         fputs(demo_usage, help ? stdout : stderr);
         return help ? 0 : 2;
     }
     char root[PATH_MAX];
     if (kres_data_dir(root, sizeof root) != 0) {
-        fprintf(stderr,
-                "kaudit: error: cannot find kaudit's data (share/kaudit beside the binary's directory, "
-                "or set %s)\n",
-                KAUDIT_ENV_DATA_DIR);
+        cli_error("cannot find kaudit's data (share/kaudit beside the binary's directory, or set %s)",
+                  KAUDIT_ENV_DATA_DIR);
         return 1;
     }
     /* Relative paths in what is printed, the same in every tree. */
     if (chdir(root) != 0) {
-        fprintf(stderr, "kaudit: error: cannot enter '%s'\n", root);
+        cli_error("cannot enter '%s'", root);
         return 1;
     }
-    fprintf(stderr, "kaudit: note: demo data in %s\n", root);
+    cli_note("demo data in %s", root);
     char *analyze[] = { "analyze", "examples/controls/timing_thread/session",
                         "--contract", "contracts/controls/add.json",
                         "--inventory", KAUDIT_BUNDLED_INVENTORY,
@@ -82,9 +81,7 @@ int cmd_demo(int argc, char **argv)
     printf("\n");
     int second = demo_step(cmd_report, 8, report);
     if (first != 10 || second != 10) {
-        fprintf(stderr,
-                "kaudit: error: the demo expected two FAIL certificates (exit 10), got exit %d and %d\n",
-                first, second);
+        cli_error("the demo expected two FAIL certificates (exit 10), got exit %d and %d", first, second);
         return 1;
     }
     return 0;

@@ -430,7 +430,7 @@ int cmd_gates(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'D':
-            decisions = cli_xrealloc(decisions, (n_decisions + 1) * sizeof *decisions);
+            decisions = kat_xrealloc(decisions, (n_decisions + 1) * sizeof *decisions);
             decisions[n_decisions++] = optarg;
             break;
         case 'H':
@@ -493,7 +493,7 @@ int cmd_gates(int argc, char **argv)
     }
     /* S0 and S0-fast per weak validator, then the audit's four */
     size_t nv = l.n_validators, n_gates = 2 * nv + 4;
-    struct gate_row *g = cli_xcalloc(n_gates, sizeof *g);
+    struct gate_row *g = kat_xcalloc(n_gates, sizeof *g);
     for (size_t v = 0; v < nv; v++) {
         g[2 * v] = (struct gate_row){ "S0", { KVS_ELIGIBLE_WEAK, v, KVS_ORDER_FIRST }, { 0 }, NULL };
         g[2 * v + 1] = (struct gate_row){ "S0-fast", { KVS_ELIGIBLE_WEAK, v, KVS_ORDER_FASTEST }, { 0 }, NULL };
@@ -503,11 +503,11 @@ int cmd_gates(int argc, char **argv)
     g[2 * nv + 2] = (struct gate_row){ "S_axis-first", { KVS_ELIGIBLE_AXES, 0, KVS_ORDER_FIRST }, { 0 }, NULL };
     g[2 * nv + 3] = (struct gate_row){ "S_axis", { KVS_ELIGIBLE_AXES, 0, KVS_ORDER_FASTEST }, { 0 }, NULL };
     for (size_t i = 0; i < n_gates; i++) {
-        g[i].chosen = cli_xcalloc(p.n_tasks, sizeof *g[i].chosen);
+        g[i].chosen = kat_xcalloc(p.n_tasks, sizeof *g[i].chosen);
         kvs_gate_run(&p, &g[i].gate, k, n_k, &g[i].r, g[i].chosen);
     }
-    uint64_t (*u)[4] = cli_xcalloc(nv ? nv : 1, sizeof *u);
-    double (*gr)[2] = cli_xcalloc(nv ? nv : 1, sizeof *gr);
+    uint64_t (*u)[4] = kat_xcalloc(nv ? nv : 1, sizeof *u);
+    double (*gr)[2] = kat_xcalloc(nv ? nv : 1, sizeof *gr);
     for (size_t v = 0; v < nv; v++) {
         u[v][KVS_U_WEAK_FIRST] = g[2 * v].r.unsafe;
         u[v][KVS_U_WEAK_FASTEST] = g[2 * v + 1].r.unsafe;

@@ -69,13 +69,13 @@ static void add(struct table *t, char *id, char *text, const char *file, unsigne
 {
     if (t->n == t->alloc) {
         t->alloc = t->alloc ? 2 * t->alloc : 64;
-        t->e = cli_xrealloc(t->e, t->alloc * sizeof *t->e);
+        t->e = kat_xrealloc(t->e, t->alloc * sizeof *t->e);
     }
     t->e[t->n] = (struct entry){ id, text, file, line };
     int fresh;
     uint64_t *slot = kat_u64map_get(&t->by_id, XXH3_64bits(id, strlen(id)), &fresh);
     if (!slot)
-        cli_die("out of memory");
+        kat_die("out of memory");
     if (fresh)
         *slot = t->n + 1;
     t->n++;
@@ -169,7 +169,7 @@ static int read_lines(struct table *t, const char *file, int is_tasks, int *refu
             bad++, ++*refusals;
             continue;
         }
-        add(t, cli_xstrdup(id->valuestring), is_tasks ? NULL : cli_xstrdup(line), file, lineno);
+        add(t, kat_xstrdup(id->valuestring), is_tasks ? NULL : kat_xstrdup(line), file, lineno);
         cJSON_Delete(o);
     }
     if (ferror(f)) {

@@ -246,7 +246,7 @@ int cmd_validators(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'D':
-            decisions = cli_xrealloc(decisions, (n_decisions + 1) * sizeof *decisions);
+            decisions = kat_xrealloc(decisions, (n_decisions + 1) * sizeof *decisions);
             decisions[n_decisions++] = optarg;
             break;
         case 'F':

@@ -13,16 +13,7 @@
 #include <string.h>
 
 #include "report_text.h"
-
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "toolbox.h"
 
 static int number(const char *arg, unsigned long max, unsigned long *out)
 {
@@ -43,13 +34,13 @@ int validators_labels_option(struct validators_labels *o, int opt, const char *a
     switch (opt) {
     case VL_OPT_LABELS:
         if (o->path)
-            return fail(err, errlen, "--labels is given once");
+            return kat_fail(err, errlen, "--labels is given once");
         o->path = arg;
         return 0;
     case VL_OPT_SEED:
     case VL_OPT_FA_SEED:
         if (number(arg, 0xffffffffUL, &v) != 0)
-            return fail(err, errlen, "%s takes an integer in [0, 2^32), not '%s'",
+            return kat_fail(err, errlen, "%s takes an integer in [0, 2^32), not '%s'",
                         opt == VL_OPT_SEED ? "--seed" : "--fa-seed", arg);
         *(opt == VL_OPT_SEED ? &o->seed : &o->fa_seed) = v;
         if (!o->tuned)
@@ -57,13 +48,13 @@ int validators_labels_option(struct validators_labels *o, int opt, const char *a
         return 0;
     case VL_OPT_REPLICATES:
         if (number(arg, 1000000UL, &v) != 0 || v < 1)
-            return fail(err, errlen, "--replicates takes an integer in [1, 10^6], not '%s'", arg);
+            return kat_fail(err, errlen, "--replicates takes an integer in [1, 10^6], not '%s'", arg);
         o->replicates = (unsigned)v;
         if (!o->tuned)
             o->tuned = "--replicates";
         return 0;
     }
-    return fail(err, errlen, "unknown option");
+    return kat_fail(err, errlen, "unknown option");
 }
 
 int validators_labels_run(struct validators_labels *o, const struct kvs_ledger *l, char *err, size_t errlen)
@@ -71,14 +62,14 @@ int validators_labels_run(struct validators_labels *o, const struct kvs_ledger *
     if (kvl_read(&o->design, o->path, l, err, errlen) != 0)
         return -1;
     if (kvl_validity_estimates(&o->design, o->replicates, o->seed, o->validity) != 0)
-        return fail(err, errlen, "out of memory");
+        return kat_fail(err, errlen, "out of memory");
     size_t nv = o->design.n_validators;
     o->fa = calloc(nv ? nv : 1, sizeof *o->fa);
     if (!o->fa)
-        return fail(err, errlen, "out of memory");
+        return kat_fail(err, errlen, "out of memory");
     for (size_t v = 0; v < nv; v++)
         if (kvl_false_accept_estimates(&o->design, v, o->replicates, o->fa_seed, o->fa[v]) != 0)
-            return fail(err, errlen, "out of memory");
+            return kat_fail(err, errlen, "out of memory");
     return 0;
 }
 

@@ -12,18 +12,9 @@
 #include <xxhash.h>
 
 #include "validator_stats.h"
+#include "toolbox.h"
 
 const char *const kvs_outcome_names[KVS_OUTCOMES] = { "C0", "C1", "C2", "C3a", "C3b", "C3c", "INCONCL" };
-
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static ssize_t name_index(char ***names, size_t *n, const char *name, int add)
 {
@@ -118,10 +109,10 @@ static int set_decision(struct kvs_ledger *l, size_t r, const char *validator, i
 {
     ssize_t v = validator_index(l, validator);
     if (v < 0)
-        return fail(err, errlen, "%s: out of memory", where);
+        return kat_fail(err, errlen, "%s: out of memory", where);
     unsigned char *d = &l->records[r].decision[v];
     if (*d != KVS_NONE)
-        return fail(err, errlen, "%s: a second decision of validator '%s' on record '%s' (refused: which one counts?)",
+        return kat_fail(err, errlen, "%s: a second decision of validator '%s' on record '%s' (refused: which one counts?)",
                     where, validator, l->records[r].id);
     *d = (unsigned char)decision;
     return 0;
@@ -146,7 +137,7 @@ int kvs_jsonl_each(const char *path, const char *incomplete_hint,
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, errlen, "%s: %s", path, strerror(errno));
+        return kat_fail(err, errlen, "%s: %s", path, strerror(errno));
     char *line = NULL, where[4200];
     size_t cap = 0;
     ssize_t len;
@@ -156,7 +147,7 @@ int kvs_jsonl_each(const char *path, const char *incomplete_hint,
         lineno++;
         snprintf(where, sizeof where, "%s:%u", path, lineno);
         if (len == 0 || line[len - 1] != '\n') {
-            rc = fail(err, errlen, "%s: the last line is incomplete (no newline)%s", where, incomplete_hint);
+            rc = kat_fail(err, errlen, "%s: the last line is incomplete (no newline)%s", where, incomplete_hint);
             break;
         }
         char *s = line;
@@ -167,16 +158,16 @@ int kvs_jsonl_each(const char *path, const char *incomplete_hint,
         int trailing;
         cJSON *o = kvs_json_line(s, &trailing);
         if (trailing)
-            rc = fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
+            rc = kat_fail(err, errlen, "%s: more than one JSON value on the line (two records run together?)", where);
         else if (!cJSON_IsObject(o))
-            rc = fail(err, errlen, "%s: not a JSON object", where);
+            rc = kat_fail(err, errlen, "%s: not a JSON object", where);
         else
             rc = each(ctx, o, where, lineno, err, errlen);
         cJSON_Delete(o);
     }
     free(line);
     if (rc == 0 && ferror(f))
-        rc = fail(err, errlen, "%s: read error", path);
+        rc = kat_fail(err, errlen, "%s: read error", path);
     fclose(f);
     return rc;
 }
@@ -191,30 +182,30 @@ static int ledger_line(void *ctx, const cJSON *o, const char *where, unsigned li
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *cert = cJSON_GetObjectItemCaseSensitive(o, "certificate");
     const cJSON *corpus = cJSON_GetObjectItemCaseSensitive(o, "corpus");
     if (!cJSON_IsString(id) || !id->valuestring[0])
-        return fail(err, errlen, "%s: no \"id\" string", where);
+        return kat_fail(err, errlen, "%s: no \"id\" string", where);
     if (record_index(l, id->valuestring) >= 0)
-        return fail(err, errlen, "%s: id '%s' again (a ledger holds each record once)", where, id->valuestring);
+        return kat_fail(err, errlen, "%s: id '%s' again (a ledger holds each record once)", where, id->valuestring);
     struct kvs_record rec = { 0 };
     if (!cJSON_IsString(cert) || parse_verdict(cert->valuestring, &rec.certificate) != 0 ||
         rec.certificate == KA_UNSUPPORTED)
-        return fail(err, errlen, "%s: \"certificate\" must be PASS, FAIL or INCONCL", where);
+        return kat_fail(err, errlen, "%s: \"certificate\" must be PASS, FAIL or INCONCL", where);
     if (corpus && !cJSON_IsString(corpus))
-        return fail(err, errlen, "%s: \"corpus\" must be a string", where);
+        return kat_fail(err, errlen, "%s: \"corpus\" must be a string", where);
     const cJSON *axes = cJSON_GetObjectItemCaseSensitive(o, "axes");
     for (int a = 0; a < KA_AXIS_COUNT; a++) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(axes, ka_axis_name(a));
         rec.axis[a] = KA_UNSUPPORTED;
         if (v && (!cJSON_IsString(v) || parse_verdict(v->valuestring, &rec.axis[a]) != 0))
-            return fail(err, errlen, "%s: axes.%s must be PASS, FAIL, INCONCLUSIVE or UNSUPPORTED", where,
+            return kat_fail(err, errlen, "%s: axes.%s must be PASS, FAIL, INCONCLUSIVE or UNSUPPORTED", where,
                         ka_axis_name(a));
     }
     const cJSON *sig = cJSON_GetObjectItemCaseSensitive(o, "stress_signature");
     if (sig && !cJSON_IsBool(sig))
-        return fail(err, errlen, "%s: \"stress_signature\" must be true or false", where);
+        return kat_fail(err, errlen, "%s: \"stress_signature\" must be true or false", where);
     rec.stress_signature = cJSON_IsTrue(sig);
     ssize_t ci = name_index(&l->corpora, &l->n_corpora, corpus ? corpus->valuestring : "default", 1);
     if (ci < 0)
-        return fail(err, errlen, "%s: out of memory", where);
+        return kat_fail(err, errlen, "%s: out of memory", where);
     rec.corpus_index = (size_t)ci;
     rec.id = strdup(id->valuestring);
     rec.corpus = strdup(l->corpora[ci]);
@@ -233,7 +224,7 @@ static int ledger_line(void *ctx, const cJSON *o, const char *where, unsigned li
         free(rec.id);
         free(rec.corpus);
         free(rec.decision);
-        return fail(err, errlen, "%s: out of memory", where);
+        return kat_fail(err, errlen, "%s: out of memory", where);
     }
     size_t r = l->n_records++;
     l->records[r] = rec;
@@ -243,18 +234,18 @@ static int ledger_line(void *ctx, const cJSON *o, const char *where, unsigned li
     if (weak) {
         int d = parse_decision(weak);
         if (d < 0)
-            return fail(err, errlen, "%s: \"weak\" must be ACCEPT or REJECT", where);
+            return kat_fail(err, errlen, "%s: \"weak\" must be ACCEPT or REJECT", where);
         if (set_decision(l, r, "weak", d, where, err, errlen) != 0)
             return -1;
     }
     const cJSON *more = cJSON_GetObjectItemCaseSensitive(o, "weak_decisions"), *w;
     if (more && !cJSON_IsObject(more))
-        return fail(err, errlen, "%s: \"weak_decisions\" must be an object of validator: ACCEPT|REJECT", where);
+        return kat_fail(err, errlen, "%s: \"weak_decisions\" must be an object of validator: ACCEPT|REJECT", where);
     cJSON_ArrayForEach(w, more)
     {
         int d = parse_decision(w);
         if (d < 0)
-            return fail(err, errlen, "%s: weak_decisions.%s must be ACCEPT or REJECT", where, w->string);
+            return kat_fail(err, errlen, "%s: weak_decisions.%s must be ACCEPT or REJECT", where, w->string);
         if (set_decision(l, r, w->string, d, where, err, errlen) != 0)
             return -1;
     }
@@ -268,10 +259,10 @@ static int decision_line(void *ctx, const cJSON *o, const char *where, unsigned 
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *v = cJSON_GetObjectItemCaseSensitive(o, "validator");
     int d = parse_decision(cJSON_GetObjectItemCaseSensitive(o, "decision"));
     if (!cJSON_IsString(id) || !cJSON_IsString(v) || !v->valuestring[0] || d < 0)
-        return fail(err, errlen, "%s: a decision line is {\"id\", \"validator\", \"decision\": ACCEPT|REJECT}", where);
+        return kat_fail(err, errlen, "%s: a decision line is {\"id\", \"validator\", \"decision\": ACCEPT|REJECT}", where);
     ssize_t r = record_index(l, id->valuestring);
     if (r < 0)
-        return fail(err, errlen, "%s: record '%s' is not in the ledger", where, id->valuestring);
+        return kat_fail(err, errlen, "%s: record '%s' is not in the ledger", where, id->valuestring);
     return set_decision(l, (size_t)r, v->valuestring, d, where, err, errlen);
 }
 

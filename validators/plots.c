@@ -20,18 +20,9 @@
 
 #include "plots.h"
 #include "validator_stats.h"
+#include "toolbox.h"
 
 const int kvs_plot_available = 1;
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* ------------------------------------------------------------------ layout */
 
@@ -374,7 +365,7 @@ static int write_figure(const struct figure *f, const char *dir, const char *bas
         st = cairo_surface_status(s);
     cairo_surface_destroy(s);
     if (st != CAIRO_STATUS_SUCCESS)
-        return fail(err, errlen, "cannot write the plot '%s': %s", path, cairo_status_to_string(st));
+        return kat_fail(err, errlen, "cannot write the plot '%s': %s", path, cairo_status_to_string(st));
     snprintf(path, sizeof path, "%s/%s.png", dir, base);
     s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, f->width, f->height);
     cr = cairo_create(s);
@@ -386,7 +377,7 @@ static int write_figure(const struct figure *f, const char *dir, const char *bas
         st = cairo_surface_write_to_png(s, path);
     cairo_surface_destroy(s);
     if (st != CAIRO_STATUS_SUCCESS)
-        return fail(err, errlen, "cannot write the plot '%s': %s", path, cairo_status_to_string(st));
+        return kat_fail(err, errlen, "cannot write the plot '%s': %s", path, cairo_status_to_string(st));
     return 0;
 }
 
@@ -394,14 +385,14 @@ int kvs_plot_write(const struct kvs_ledger *l, const struct kvs_pair *pairs, siz
                    char *err, size_t errlen)
 {
     if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-        return fail(err, errlen, "cannot create the plot directory '%s': %s", dir, strerror(errno));
+        return kat_fail(err, errlen, "cannot create the plot directory '%s': %s", dir, strerror(errno));
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return fail(err, errlen, "the plot directory '%s' is not a directory", dir);
+        return kat_fail(err, errlen, "the plot directory '%s' is not a directory", dir);
     size_t n = l->n_validators;
     struct fa_row *rows = calloc(n ? n : 1, sizeof *rows);
     if (!rows)
-        return fail(err, errlen, "out of memory");
+        return kat_fail(err, errlen, "out of memory");
     for (size_t v = 0; v < n; v++) {
         struct kvs_cell c;
         kvs_tally(l, v, SIZE_MAX, &c);

@@ -1,6 +1,7 @@
 /* selection.c - the pool of tasks x slots, the gates and their tallies (selection.h). */
 #define _GNU_SOURCE
 #include "selection.h"
+#include "toolbox.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -10,16 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-
-static int fail(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, n, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static uint64_t str_hash(const char *s)
 {
@@ -77,13 +68,13 @@ static int usable_speedup(const cJSON *o, const char *where, double *out, char *
     if (!sp || cJSON_IsNull(sp))
         return 0;
     if (!cJSON_IsObject(sp))
-        return fail(err, errlen, "%s: \"speedup\" must be an object {ratio, reportable, ...}", where);
+        return kat_fail(err, errlen, "%s: \"speedup\" must be an object {ratio, reportable, ...}", where);
     const cJSON *ratio = cJSON_GetObjectItemCaseSensitive(sp, "ratio"),
                 *reportable = cJSON_GetObjectItemCaseSensitive(sp, "reportable");
     if (ratio && !cJSON_IsNull(ratio) && !cJSON_IsNumber(ratio))
-        return fail(err, errlen, "%s: speedup.ratio must be a number or null", where);
+        return kat_fail(err, errlen, "%s: speedup.ratio must be a number or null", where);
     if (reportable && !cJSON_IsBool(reportable))
-        return fail(err, errlen, "%s: speedup.reportable must be true or false", where);
+        return kat_fail(err, errlen, "%s: speedup.reportable must be true or false", where);
     if (cJSON_IsTrue(reportable) && cJSON_IsNumber(ratio) && isfinite(ratio->valuedouble) && ratio->valuedouble > 0)
         *out = ratio->valuedouble;
     return 0;
@@ -97,26 +88,26 @@ static int pool_line(void *ctx, const cJSON *o, const char *where, unsigned line
                 *slot = cJSON_GetObjectItemCaseSensitive(o, "slot");
     ssize_t r = cJSON_IsString(id) ? record_of(p->ledger, id->valuestring) : -1;
     if (r < 0)
-        return fail(err, errlen, "%s: a record the ledger did not read (was the file changed?)", where);
+        return kat_fail(err, errlen, "%s: a record the ledger did not read (was the file changed?)", where);
     if (!cJSON_IsString(task) || !task->valuestring[0])
-        return fail(err, errlen, "%s: record '%s' has no \"task\" string: the gates place each record at a task and "
+        return kat_fail(err, errlen, "%s: record '%s' has no \"task\" string: the gates place each record at a task and "
                                  "a slot (add \"task\" and \"slot\" to the batch's task lines)", where, id->valuestring);
     if (!cJSON_IsNumber(slot) || !(slot->valuedouble >= 0) || slot->valuedouble > 9007199254740992.0 ||
         slot->valuedouble != floor(slot->valuedouble))
-        return fail(err, errlen, "%s: record '%s': \"slot\" must be a non-negative integer (its place in the "
+        return kat_fail(err, errlen, "%s: record '%s': \"slot\" must be a non-negative integer (its place in the "
                                  "task's fixed order)", where, id->valuestring);
     struct kvs_slot s = { .record = (size_t)r, .slot = (long long)slot->valuedouble, .line = lineno };
     if (usable_speedup(o, where, &s.speedup, err, errlen) != 0)
         return -1;
     ssize_t t = task_index(pr, task->valuestring);
     if (t < 0)
-        return fail(err, errlen, "%s: out of memory", where);
+        return kat_fail(err, errlen, "%s: out of memory", where);
     s.task = (size_t)t;
     if (p->n_slots == pr->slots_alloc) {
         size_t alloc = pr->slots_alloc ? 2 * pr->slots_alloc : 64;
         struct kvs_slot *grown = realloc(p->slots, alloc * sizeof *grown);
         if (!grown)
-            return fail(err, errlen, "%s: out of memory", where);
+            return kat_fail(err, errlen, "%s: out of memory", where);
         p->slots = grown;
         pr->slots_alloc = alloc;
     }
@@ -144,19 +135,19 @@ int kvs_pool_read(struct kvs_pool *p, const struct kvs_ledger *l, const char *pa
     if (rc != 0)
         return -1;
     if (p->n_slots != l->n_records)
-        return fail(err, errlen, "%s: %zu records placed, the ledger read %zu (was the file changed?)", path,
+        return kat_fail(err, errlen, "%s: %zu records placed, the ledger read %zu (was the file changed?)", path,
                     p->n_slots, l->n_records);
     if (p->n_slots)
         qsort(p->slots, p->n_slots, sizeof *p->slots, by_task_then_slot);
     for (size_t i = 1; i < p->n_slots; i++)
         if (p->slots[i].task == p->slots[i - 1].task && p->slots[i].slot == p->slots[i - 1].slot)
-            return fail(err, errlen, "%s:%u: record '%s' at task '%s' slot %lld, where line %u put '%s' (refused: "
+            return kat_fail(err, errlen, "%s:%u: record '%s' at task '%s' slot %lld, where line %u put '%s' (refused: "
                                      "one candidate per slot)", path, p->slots[i].line,
                         l->records[p->slots[i].record].id, p->tasks[p->slots[i].task], p->slots[i].slot,
                         p->slots[i - 1].line, l->records[p->slots[i - 1].record].id);
     p->task_start = calloc(p->n_tasks + 1, sizeof *p->task_start);
     if (!p->task_start)
-        return fail(err, errlen, "%s: out of memory", path);
+        return kat_fail(err, errlen, "%s: out of memory", path);
     for (size_t i = 0; i < p->n_slots; i++)
         p->task_start[p->slots[i].task + 1]++;
     for (size_t t = 0; t < p->n_tasks; t++)
@@ -175,7 +166,7 @@ static int label_line(void *ctx, const cJSON *o, const char *where, unsigned lin
     struct label_reader *lr = ctx;
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id"), *label = cJSON_GetObjectItemCaseSensitive(o, "label");
     if (!cJSON_IsString(id) || !cJSON_IsString(label))
-        return fail(err, errlen, "%s: a label line is {\"id\", \"label\": clean|unsafe|unknown}", where);
+        return kat_fail(err, errlen, "%s: a label line is {\"id\", \"label\": clean|unsafe|unknown}", where);
     unsigned char value;
     if (!strcmp(label->valuestring, "clean"))
         value = KVS_LABEL_CLEAN;
@@ -184,12 +175,12 @@ static int label_line(void *ctx, const cJSON *o, const char *where, unsigned lin
     else if (!strcmp(label->valuestring, "unknown"))
         value = KVS_LABEL_UNKNOWN;
     else
-        return fail(err, errlen, "%s: label '%s' is not clean, unsafe or unknown", where, label->valuestring);
+        return kat_fail(err, errlen, "%s: label '%s' is not clean, unsafe or unknown", where, label->valuestring);
     ssize_t r = record_of(lr->p->ledger, id->valuestring);
     if (r < 0)
-        return fail(err, errlen, "%s: record '%s' is not in the ledger", where, id->valuestring);
+        return kat_fail(err, errlen, "%s: record '%s' is not in the ledger", where, id->valuestring);
     if (lr->labelled_at[r])
-        return fail(err, errlen, "%s: a second label of record '%s' (line %u labelled it; refused: which one counts?)",
+        return kat_fail(err, errlen, "%s: a second label of record '%s' (line %u labelled it; refused: which one counts?)",
                     where, id->valuestring, lr->labelled_at[r]);
     lr->labelled_at[r] = lineno;
     lr->p->slots[lr->slot_of[r]].label = value;
@@ -203,7 +194,7 @@ int kvs_pool_labels_read(struct kvs_pool *p, const char *path, char *err, size_t
     if (!lr.slot_of || !lr.labelled_at) {
         free(lr.slot_of);
         free(lr.labelled_at);
-        return fail(err, errlen, "%s: out of memory", path);
+        return kat_fail(err, errlen, "%s: out of memory", path);
     }
     for (size_t i = 0; i < p->n_slots; i++)
         lr.slot_of[p->slots[i].record] = i;

@@ -5,19 +5,13 @@
 
 #include <math.h>
 
+#include "json_writer.h"
+
 void report_json_string(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(f, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(f, "\\u%04x", ch);
-        else
-            fputc(ch, f);
-    }
-    fputc('"', f);
+    /* the one JSON string rule (json_writer.h): invalid UTF-8 is repaired as
+     * every other writer repairs it */
+    kat_json_cstring(f, s);
 }
 
 void report_csv_string(FILE *f, const char *s)

@@ -22,6 +22,7 @@
 #include "trace_format.h"
 #include "trace_handover.h"
 #include "trace_spool.h"
+#include "toolbox.h"
 
 /* More traces than any harness makes; a candidate registering without end
  * must not make the supervisor's memory grow without end. */
@@ -48,8 +49,7 @@ int trace_spool_open(struct trace_spool *s, const char *session, char *err, size
         snprintf(err, n, "cannot draw the session's token: %s", strerror(errno));
         return -1;
     }
-    for (int i = 0; i < 16; i++)
-        snprintf(s->token_hex + 2 * i, 3, "%02x", s->token[i]);
+    kat_hex(s->token, sizeof s->token, s->token_hex);
     /* TMPDIR, and /tmp when TMPDIR cannot be written or is too deep for a
      * socket's name (108 bytes) */
     struct sockaddr_un addr = { .sun_family = AF_UNIX };

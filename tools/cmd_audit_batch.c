@@ -88,7 +88,7 @@ static char *member(const cJSON *o, const char *key, const char *file, unsigned 
         *bad = 1;
         return NULL;
     }
-    return cli_xstrdup(v->valuestring);
+    return kat_xstrdup(v->valuestring);
 }
 
 static int read_pairs(const char *file, struct pair **out, size_t *n_out)
@@ -124,7 +124,7 @@ static int read_pairs(const char *file, struct pair **out, size_t *n_out)
         }
         if (n == alloc) {
             alloc = alloc ? 2 * alloc : 16;
-            pairs = cli_xrealloc(pairs, alloc * sizeof *pairs);
+            pairs = kat_xrealloc(pairs, alloc * sizeof *pairs);
         }
         struct pair *p = &pairs[n];
         memset(p, 0, sizeof *p);
@@ -348,7 +348,7 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     if (!text)
         return cli_error("out of memory");
     size_t len = strlen(text);
-    char *buf = cli_xrealloc(text, len + 2);
+    char *buf = kat_xrealloc(text, len + 2);
     buf[len] = '\n';
     /* one write with O_APPEND: the line is whole or absent */
     ssize_t w = write(fd, buf, len + 1);
@@ -559,7 +559,7 @@ int audit_batch(const struct audit_args *given)
     if (a->gpus && audit_gpus_parse(a->gpus, env_get, "/dev", &gpus, &n_gpus, err, sizeof err) != 0)
         return cli_error("%s", err), KAUDIT_EXIT_ERROR;
     if (a->gpus && !n_gpus && !a->quiet)
-        fprintf(stderr, "kaudit: --gpus %s: no GPU found; the workers' environment is left as it is\n", a->gpus);
+        cli_warn("--gpus %s: no GPU found; the workers' environment is left as it is", a->gpus);
     if (n_gpus && !a->jobs_given)
         args.jobs = n_gpus > 256 ? 256 : (int)n_gpus; /* one worker per GPU */
     if (read_pairs(a->batch, &pairs, &n) != 0) {
@@ -606,8 +606,8 @@ int audit_batch(const struct audit_args *given)
     double t0 = now_s();
     if (!a->quiet && skipped)
         fprintf(stderr, "kaudit: %zu of %zu pairs are in the ledger already; running the rest\n", skipped, n);
-    struct running *run = cli_xcalloc((size_t)a->jobs, sizeof *run);
-    double *started = cli_xcalloc(n ? n : 1, sizeof *started);
+    struct running *run = kat_xcalloc((size_t)a->jobs, sizeof *run);
+    double *started = kat_xcalloc(n ? n : 1, sizeof *started);
     size_t next = 0;
     int active = 0, rc = KAUDIT_EXIT_OK;
     for (;;) {

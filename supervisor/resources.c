@@ -12,6 +12,7 @@
 
 #include "kaudit_env.h"
 #include "resources.h"
+#include "toolbox.h"
 
 /* Relative to the binary's directory. */
 #define INSTALL_LIB_DIR "/../lib/kaudit"
@@ -175,9 +176,9 @@ void kres_inventory(const char *given, const char **path, char *buf, size_t size
         *path = buf;
         return;
     }
-    fprintf(stderr,
-            "kaudit: warning: cannot find the bundled inventory (%s under share/kaudit beside the binary, "
-            "or set %s): judging without an inventory\n",
+    kat_say("warning",
+            "cannot find the bundled inventory (%s under share/kaudit beside the binary, or set %s): judging "
+            "without an inventory",
             KAUDIT_BUNDLED_INVENTORY, KAUDIT_ENV_INVENTORY);
     *path = NULL;
 }

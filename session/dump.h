@@ -1,7 +1,8 @@
 /*
- * dump.h - what the parts of `kaudit dump` share (cmd_dump.c: options, the
- * session-wide joins and the driver; dump_text.c, dump_json.c,
- * dump_kernels.c: the three renderings).  The kernel-to-vendor-call join is
+ * dump.h - `kaudit dump`'s reading of a session (dump_session.c: the
+ * session-wide joins, one pass per trace, the driver) and its three
+ * renderings (dump_text.c, dump_json.c, dump_kernels.c); the command's
+ * options are tools/cmd_dump.c.  The kernel-to-vendor-call join is
  * session/trace_index.h.
  */
 #ifndef KAUDIT_DUMP_H
@@ -113,6 +114,10 @@ struct name_count *dump_sorted_names(const struct kat_u64map *m);
 void dump_sort_apis(struct proc *p);
 
 /* ---- the renderings ---- */
+
+/* Reads every trace of d->session and prints it in the rendering d asks
+ * for; d->failed is set when a trace could not be read. */
+void dump_session(struct dump *d);
 
 void dump_text_header(const struct dump *d);
 void dump_text_process(struct dump *d, struct proc *p);

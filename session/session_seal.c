@@ -13,6 +13,7 @@
 
 #include "safe_file.h"
 #include "session_seal.h"
+#include "toolbox.h"
 
 #define SEAL_MAGIC "kaudit-seal 1"
 
@@ -71,8 +72,7 @@ static void hex128(XXH128_hash_t h, char out[33])
 {
     XXH128_canonical_t c;
     XXH128_canonicalFromHash(&c, h);
-    for (int i = 0; i < 16; i++)
-        snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
+    kat_hex(c.digest, sizeof c.digest, out);
 }
 
 /* "NAME SIZE DIGEST" for one file, read as an input (regular files only, no links). */

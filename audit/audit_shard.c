@@ -17,16 +17,7 @@
 #include <string.h>
 
 #include "audit_shard.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "toolbox.h"
 
 /* A decimal number 0..max, the whole string. */
 static int number(const char *s, unsigned long max, unsigned long *out)
@@ -54,13 +45,13 @@ int audit_shard_parse(const char *arg, struct audit_shard *sh, char *err, size_t
     char head[16];
     unsigned long i, n;
     if (!slash || (size_t)(slash - arg) >= sizeof head)
-        return fail(err, errlen, "--shard takes i/N (shard i of N, from 1), not '%s'", arg);
+        return kat_fail(err, errlen, "--shard takes i/N (shard i of N, from 1), not '%s'", arg);
     memcpy(head, arg, (size_t)(slash - arg));
     head[slash - arg] = '\0';
     if (number(head, SHARDS_MAX, &i) != 0 || number(slash + 1, SHARDS_MAX, &n) != 0 || n == 0)
-        return fail(err, errlen, "--shard takes i/N (shard i of N, from 1), not '%s'", arg);
+        return kat_fail(err, errlen, "--shard takes i/N (shard i of N, from 1), not '%s'", arg);
     if (i < 1 || i > n)
-        return fail(err, errlen, "--shard %s: shards are numbered 1 to %lu", arg, n);
+        return kat_fail(err, errlen, "--shard %s: shards are numbered 1 to %lu", arg, n);
     sh->index = (unsigned)(i - 1);
     sh->count = (unsigned)n;
     snprintf(sh->source, sizeof sh->source, "--shard %lu/%lu", i, n);
@@ -78,27 +69,27 @@ int audit_shard_from_slurm(const char *(*env)(const char *), struct audit_shard 
     unsigned long id, count, min, max = 0, step = 1;
     const unsigned long big = 4294967295ul;
     if (number(id_s, big, &id) != 0)
-        return fail(err, errlen, "SLURM_ARRAY_TASK_ID='%s' is not an array index", id_s);
+        return kat_fail(err, errlen, "SLURM_ARRAY_TASK_ID='%s' is not an array index", id_s);
     if (!count_s || !min_s)
-        return fail(err, errlen,
+        return kat_fail(err, errlen,
                     "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_%s is not: cannot tell which shard this is "
                     "(give --shard i/N)",
                     !count_s ? "COUNT" : "MIN");
     if (number(count_s, SHARDS_MAX, &count) != 0 || count == 0)
-        return fail(err, errlen, "SLURM_ARRAY_TASK_COUNT='%s' is not a number of tasks (1 to %lu)", count_s,
+        return kat_fail(err, errlen, "SLURM_ARRAY_TASK_COUNT='%s' is not a number of tasks (1 to %lu)", count_s,
                     SHARDS_MAX);
     if (number(min_s, big, &min) != 0)
-        return fail(err, errlen, "SLURM_ARRAY_TASK_MIN='%s' is not an array index", min_s);
+        return kat_fail(err, errlen, "SLURM_ARRAY_TASK_MIN='%s' is not an array index", min_s);
     if (step_s && *step_s && (number(step_s, big, &step) != 0 || step == 0))
-        return fail(err, errlen, "SLURM_ARRAY_TASK_STEP='%s' is not a step", step_s);
+        return kat_fail(err, errlen, "SLURM_ARRAY_TASK_STEP='%s' is not a step", step_s);
     if (max_s && number(max_s, big, &max) != 0)
-        return fail(err, errlen, "SLURM_ARRAY_TASK_MAX='%s' is not an array index", max_s);
+        return kat_fail(err, errlen, "SLURM_ARRAY_TASK_MAX='%s' is not an array index", max_s);
     /* MIN, MIN+STEP, ..., MAX with COUNT members: otherwise the array has
      * gaps, and the shard of a missing id would be lost without a word */
     int regular = id >= min && (id - min) % step == 0 && (id - min) / step < count &&
                   (!max_s || min + (count - 1) * step == max);
     if (!regular)
-        return fail(err, errlen,
+        return kat_fail(err, errlen,
                     "SLURM_ARRAY_TASK_ID=%s is not one of %lu ids %lu, %lu, ... %s%s: a batch splits only over an "
                     "array of consecutive ids (--array=0-%lu, or with a step); give --shard i/N otherwise",
                     id_s, count, min, min + step, max_s ? "up to " : "", max_s ? max_s : "", count - 1);
@@ -145,7 +136,7 @@ static int split_list(const char *list, const char *what, char ***gpus, size_t *
             audit_gpus_free(*gpus, *n);
             *gpus = NULL;
             *n = 0;
-            return fail(err, errlen, "%s '%s': '%.*s' is not a GPU (an ordinal such as 0, or a GPU-/MIG- UUID)",
+            return kat_fail(err, errlen, "%s '%s': '%.*s' is not a GPU (an ordinal such as 0, or a GPU-/MIG- UUID)",
                         what, list, (int)(len > 96 ? 96 : len), p);
         }
         if (*n == cap) {
@@ -153,7 +144,7 @@ static int split_list(const char *list, const char *what, char ***gpus, size_t *
             char **grown = realloc(*gpus, cap * sizeof **gpus);
             if (!grown) {
                 audit_gpus_free(*gpus, *n);
-                return fail(err, errlen, "out of memory");
+                return kat_fail(err, errlen, "out of memory");
             }
             *gpus = grown;
         }
@@ -199,7 +190,7 @@ int audit_gpus_parse(const char *spec, const char *(*env)(const char *), const c
         return 0;
     *gpus = calloc(count, sizeof **gpus);
     if (!*gpus)
-        return fail(err, errlen, "out of memory");
+        return kat_fail(err, errlen, "out of memory");
     for (size_t i = 0; i < count; i++) {
         char buf[24];
         snprintf(buf, sizeof buf, "%zu", i);

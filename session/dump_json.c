@@ -13,6 +13,7 @@
 
 #include "dump.h"
 #include "json_writer.h"
+#include "toolbox.h"
 
 /* Shorthands for the one writer of this document (session/json_writer.h). */
 static struct kat_json J;
@@ -471,8 +472,7 @@ void dump_json_process(struct dump *d, struct proc *p)
     while (pass_next(p, &r, KAT_REC_DEVICE)) {
         const struct kat_device_rec *dv = r.body;
         char uuid[33];
-        for (int i = 0; i < 16; i++)
-            snprintf(uuid + 2 * i, 3, "%02x", dv->uuid[i]);
+        kat_hex(dv->uuid, 16, uuid);
         jw_obj(NULL);
         jw_u64("device_id", dv->device_id);
         json_string_id(p, "name", dv->name_string);

@@ -1,0 +1,556 @@
+/*
+ * audit_one.c - one audit, one record (docs/audit.md): kaudit writes the
+ * plan, runs the Python runner under the preload library (audit_exec.c),
+ * decides the semantic axis from what the runner wrote (semantic/), judges
+ * the recorded session for the implementation and measurement axes
+ * (analyzer/), and writes the record.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "audit.h"
+#include "audit_probe.h"
+#include "audit_shard.h"
+#include "audit_timing.h"
+#include "audit_weak.h"
+#include "audit_exec.h"
+#include "safe_file.h"
+#include "contract_new.h"
+#include "inventory.h"
+#include "judge.h"
+#include "json_writer.h"
+#include "resources.h"
+#include "schedule.h"
+#include "semantic.h"
+#include "session_name.h"
+#include "session.h"
+#include "session_seal.h"
+#include "toolbox.h"
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return kat_error("cannot create '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+static int audit_dir(const char *given, char *out)
+{
+    char made[64];
+    if (!given) {
+        if (kaudit_new_numbered_dir("kaudit", ".audit", made, sizeof made) != 0)
+            return kat_error("cannot create an audit directory here ('%s'): %s", made, strerror(errno));
+        given = made;
+    } else if (make_dir(given) != 0) {
+        return -1;
+    }
+    if (!realpath(given, out))
+        return kat_error("cannot resolve '%s': %s", given, strerror(errno));
+    return 0;
+}
+
+static int file_digest(const char *path, char hex[33])
+{
+    char err[256];
+    if (ka_file_digest(path, hex, err, sizeof err) != 0) {
+        snprintf(hex, 33, "unreadable");
+        return -1;
+    }
+    return 0;
+}
+
+/* The semantic findings as the analysis takes them. */
+static struct ka_semantic_finding *semantic_findings(const struct kat_semantic *s)
+{
+    struct ka_semantic_finding *f = kat_xcalloc(s->n_findings ? s->n_findings : 1, sizeof *f);
+    static const enum ka_finding_kind kinds[] = { 0, KA_FINDING_CONVICTS, KA_FINDING_UNRESOLVED, KA_FINDING_SIGNAL,
+                                                  KA_FINDING_SUPPORT };
+    for (size_t i = 0; i < s->n_findings; i++) {
+        f[i].kind = kinds[s->findings[i].kind];
+        f[i].code = s->findings[i].code;
+        f[i].text = s->findings[i].text;
+    }
+    return f;
+}
+
+static enum ka_verdict to_ka(enum kat_sem_verdict v)
+{
+    return v == KAT_SEM_PASS ? KA_PASS : v == KAT_SEM_FAIL ? KA_FAIL : KA_INCONCLUSIVE;
+}
+
+static void write_axis(struct kat_json *j, const char *key, const struct ka_axis_result *ax)
+{
+    kat_json_open(j, key, '{');
+    kat_json_str(j, "verdict", ka_verdict_name(ax->verdict));
+    if (ax->root_cause)
+        kat_json_str(j, "root_cause", ax->root_cause);
+    else
+        kat_json_null(j, "root_cause");
+    kat_json_close(j, '}');
+}
+
+/* How the worker ended when it did not finish, for the surfaces it left unreported; NULL when it finished. */
+static const char *worker_stop_reason(const struct kat_runner_end *end, char *buf, size_t n)
+{
+    if (end->timed_out)
+        snprintf(buf, n, "the worker was stopped at the time limit, %.0f s", end->timeout_s);
+    else if (end->signal)
+        snprintf(buf, n, "the worker was killed by signal %d", end->signal);
+    else if (end->exited && end->status == 3)
+        snprintf(buf, n, "the runner stopped at a failed stage before the candidate module was imported");
+    else if (end->exited && end->status != 0)
+        snprintf(buf, n, "the worker exited with status %d", end->status);
+    else
+        return NULL;
+    return buf;
+}
+
+static int write_record(const char *path, const struct audit_args *a, const struct audit_paths *p,
+                        const struct kat_semantic *sem, const struct ka_analysis *an, const char *analysis_json,
+                        const struct kat_runner_end *end, double wall_s, const double phase_s[3],
+                        const struct audit_timing *timing,
+                        const struct audit_probe *probe, const struct audit_weak *weak)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return kat_error("cannot write the record '%s': %s", path, strerror(errno));
+    struct kat_json j;
+    kat_json_init(&j, f);
+    kat_json_open(&j, NULL, '{');
+    kat_json_u64(&j, "kaudit_audit_record", AUDIT_RECORD_VERSION);
+    kat_json_str(&j, "kaudit_version", KAUDIT_VERSION);
+    if (a->id)
+        kat_json_str(&j, "id", a->id);
+    char hex[33];
+    kat_json_open(&j, "reference", '{');
+    kat_json_str(&j, "path", p->reference);
+    file_digest(p->reference, hex);
+    kat_json_str(&j, "digest", hex);
+    kat_json_close(&j, '}');
+    kat_json_open(&j, "candidate", '{');
+    kat_json_str(&j, "path", p->candidate);
+    file_digest(p->candidate, hex);
+    kat_json_str(&j, "digest", hex);
+    kat_json_close(&j, '}');
+    kat_json_open(&j, "contract", '{');
+    kat_json_str(&j, "path", p->contract);
+    kat_json_str(&j, "digest", an->contract_digest);
+    kat_json_bool(&j, "generated", p->contract_generated);
+    kat_json_close(&j, '}');
+    kat_json_str(&j, "device", a->device);
+    kat_json_u64(&j, "seed", a->seed);
+    kat_json_str(&j, "audit_dir", p->dir);
+    kat_json_str(&j, "session", p->session);
+    if (p->seal_chain[0])
+        kat_json_str(&j, "session_seal", p->seal_chain);
+    else
+        kat_json_null(&j, "session_seal");
+    kat_json_double(&j, "wall_s", wall_s);
+    kat_json_open(&j, "confinement", '{');
+    kat_json_str(&j, "mechanism", p->confinement.confined ? "landlock" : "none");
+    kat_json_u64(&j, "landlock_abi", (uint64_t)p->confinement.abi);
+    if (p->confinement.confined)
+        kat_json_null(&j, "why_not");
+    else
+        kat_json_str(&j, "why_not", p->confinement.why);
+    kat_json_str(&j, "session_protection", p->session_protection[0] ? p->session_protection : "unknown");
+    kat_json_open(&j, "write_roots", '[');
+    for (size_t i = 0; p->roots && i < p->roots->n; i++)
+        if (!p->roots->create_only[i])
+            kat_json_str(&j, NULL, p->roots->path[i]);
+    kat_json_close(&j, ']');
+    kat_json_open(&j, "create_roots", '['); /* only making files there: the timing turns' lock files */
+    for (size_t i = 0; p->roots && i < p->roots->n; i++)
+        if (p->roots->create_only[i])
+            kat_json_str(&j, NULL, p->roots->path[i]);
+    kat_json_close(&j, ']');
+    kat_json_close(&j, '}');
+    /* where the wall time went: the worker (the runner under kaudit run),
+     * the tolerance and comparison in C, the trace analysis */
+    kat_json_open(&j, "phase_s", '{');
+    kat_json_double(&j, "worker", phase_s[0]);
+    kat_json_double(&j, "semantic", phase_s[1]);
+    kat_json_double(&j, "analysis", phase_s[2]);
+    kat_json_close(&j, '}');
+    kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
+    kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
+    if (an->outcome[0]) {
+        kat_json_str(&j, "weak", an->weak == KA_WEAK_ACCEPT ? "ACCEPT" : "REJECT");
+        kat_json_str(&j, "outcome", an->outcome);
+        kat_json_str(&j, "outcome_reason", an->outcome_reason ? an->outcome_reason : "");
+    } else {
+        kat_json_null(&j, "weak");
+        kat_json_null(&j, "outcome");
+    }
+    kat_json_open(&j, "axes", '{');
+    write_axis(&j, "semantic", &an->axis[KA_AXIS_SEMANTIC]);
+    write_axis(&j, "implementation", &an->axis[KA_AXIS_IMPLEMENTATION]);
+    write_axis(&j, "measurement", &an->axis[KA_AXIS_MEASUREMENT]);
+    kat_json_close(&j, '}');
+    kat_json_open(&j, "worker", '{');
+    kat_json_bool(&j, "timed_out", end->timed_out);
+    kat_json_double(&j, "timeout_s", end->timeout_s);
+    if (end->exited)
+        kat_json_i64(&j, "exit_status", end->status);
+    else
+        kat_json_null(&j, "exit_status");
+    kat_json_i64(&j, "signal", end->signal);
+    kat_json_bool(&j, "recorder_killed", end->recorder_killed);
+    kat_json_str(&j, "log", p->log);
+    kat_json_close(&j, '}');
+    kat_semantic_write_json(&j, "semantic", sem);
+    audit_timing_write_json(&j, timing);
+    audit_probe_write_json(&j, probe);
+    audit_weak_write_json(&j, weak);
+    if (analysis_json)
+        kat_json_raw(&j, "analysis", analysis_json);
+    kat_json_close(&j, '}');
+    fputc('\n', f);
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return kat_error("cannot write the record '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb");
+    if (!in)
+        return kat_error("cannot read '%s': %s", from, strerror(errno));
+    FILE *out = fopen(to, "wb");
+    if (!out) {
+        fclose(in);
+        return kat_error("cannot write '%s': %s", to, strerror(errno));
+    }
+    char buf[65536];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, got, out);
+    fclose(in);
+    int bad = ferror(out);
+    if (fclose(out) != 0 || bad)
+        return kat_error("cannot write '%s': %s", to, strerror(errno));
+    return 0;
+}
+
+static void print_semantic(const struct kat_semantic *s)
+{
+    printf("  stress: %zu slots judged", s->n_slots - s->dropped_slots);
+    if (s->replaced_slots)
+        printf(" (%u of them native seeds standing in for others)", s->replaced_slots);
+    printf(", %u calls compared; tolerance %s%s%s\n", s->calls_compared,
+           s->params.mode == KAT_TOL_PAPER ? "paper Eq. 1" : "Eq. 1 with the reference-error floor",
+           s->alignment ? "; state aligned " : "", s->alignment ? s->alignment : "");
+    for (size_t i = 0; i < s->n_slots; i++)
+        if (s->slots[i].replaces)
+            printf("    slot %d %s stands in for %s: %s\n", s->slots[i].index, s->slots[i].name, s->slots[i].replaces,
+                   s->slots[i].replaced_because ? s->slots[i].replaced_because : "");
+    unsigned shown = 0, total = 0;
+    for (size_t i = 0; i < s->n_findings; i++) {
+        const struct kat_sem_finding *f = &s->findings[i];
+        if (f->kind != KAT_SEM_CONVICTS && f->kind != KAT_SEM_UNRESOLVED)
+            continue;
+        total++;
+        if (shown < 6) {
+            printf("    [%s] %s: %s\n", f->kind == KAT_SEM_CONVICTS ? "convicts" : "unresolved", f->code,
+                   f->text ? f->text : "");
+            shown++;
+        }
+    }
+    if (total > shown)
+        printf("    ... %u more (the record lists every one)\n", total - shown);
+}
+
+/* The worker's confinement, applied by kaudit run in its command's child:
+ * what its session's info says. */
+static void confinement_from_session(struct audit_paths *p)
+{
+    if (p->confinement.confined != -1)
+        return;
+    p->confinement.confined = 0;
+    snprintf(p->confinement.why, sizeof p->confinement.why, "unknown: the session's info does not say");
+    struct kat_session *s;
+    char err[512];
+    if (kat_session_open(p->session, &s, err, sizeof err) != 0) {
+        snprintf(p->confinement.why, sizeof p->confinement.why, "unknown: %.480s", err);
+        return;
+    }
+    const char *wc = kat_session_info(s, "write_confinement");
+    int abi;
+    if (wc && sscanf(wc, "landlock ABI %d", &abi) == 1) {
+        p->confinement.confined = 1;
+        p->confinement.abi = abi;
+    } else if (wc) {
+        snprintf(p->confinement.why, sizeof p->confinement.why, "%s", wc);
+    }
+    const char *sp = kat_session_info(s, "session_protection");
+    snprintf(p->session_protection, sizeof p->session_protection, "%s", sp ? sp : "unknown");
+    kat_session_close(s);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+    struct timespec t1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
+}
+
+int audit_one(const struct audit_args *a, struct audit_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->exit_status = KAUDIT_EXIT_ERROR;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct audit_paths p;
+    memset(&p, 0, sizeof p);
+    if (!realpath(a->reference, p.reference))
+        return kat_error("cannot read the reference '%s': %s", a->reference, strerror(errno)), KAUDIT_EXIT_ERROR;
+    if (!realpath(a->candidate, p.candidate))
+        return kat_error("cannot read the candidate '%s': %s", a->candidate, strerror(errno)), KAUDIT_EXIT_ERROR;
+    if (audit_dir(a->dir, p.dir) != 0)
+        return KAUDIT_EXIT_ERROR;
+    snprintf(p.session, sizeof p.session, "%s/session", p.dir);
+    snprintf(p.runner_dir, sizeof p.runner_dir, "%s/runner", p.dir);
+    snprintf(p.work, sizeof p.work, "%s/work", p.dir);
+    snprintf(p.tmp, sizeof p.tmp, "%s/tmp", p.dir);
+    snprintf(p.log, sizeof p.log, "%s/runner/worker.log", p.dir);
+    snprintf(p.plan, sizeof p.plan, "%s/plan.json", p.dir);
+    snprintf(p.record, sizeof p.record, "%s/record.json", p.dir);
+    if (make_dir(p.runner_dir) || make_dir(p.work) || make_dir(p.tmp))
+        return KAUDIT_EXIT_ERROR;
+    /* a directory used before: its old log must not be read as this run's */
+    char events[PATH_MAX + 32];
+    snprintf(events, sizeof events, "%s/events.jsonl", p.runner_dir);
+    if (unlink(events) != 0 && errno != ENOENT)
+        return kat_error("cannot remove the old '%s': %s", events, strerror(errno)), KAUDIT_EXIT_ERROR;
+
+    char err[4096];
+    struct ka_contract *contract = NULL;
+    if (a->contract) {
+        if (!realpath(a->contract, p.contract))
+            return kat_error("cannot read contract '%s': %s", a->contract, strerror(errno)), KAUDIT_EXIT_ERROR;
+        if (ka_contract_load(p.contract, a->manifest, &contract, err, sizeof err) != 0)
+            return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+
+    char runner[PATH_MAX];
+    if (kres_data_file("runner/kaudit_runner.py", runner, sizeof runner) != 0)
+        return kat_error("cannot find the runner (runner/kaudit_runner.py under the data directory; set "
+                         "KAUDIT_DATA_DIR)"),
+               KAUDIT_EXIT_ERROR;
+    const char *python = a->python ? a->python : getenv("KAUDIT_PYTHON");
+    if (!python || !*python)
+        python = "python3";
+
+    /* Landlock lets the worker write beneath runner/, work/, tmp/ and the
+     * build caches only (not the session, which kaudit run writes and its
+     * command may not); the runner's audit hook lets the tasks' Python code
+     * write beneath work/, tmp/ and the caches only (docs/audit.md,
+     * "Confinement"). */
+    static struct audit_roots roots_storage; /* large; one audit per process */
+    struct audit_roots *roots = &roots_storage;
+    p.roots = roots;
+    int timed = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing;
+    /* the timed phases take turns with other audits on the same device
+     * (docs/timing.md, "Concurrent audits"): the runner makes its device's
+     * lock file in the turns' directory, where it may only make files */
+    static char lock_dir[PATH_MAX];
+    char lock_why[PATH_MAX + 64];
+    /* shared by every audit, timed or not: an untimed audit's work must stay out of others' timed windows */
+    int turns = audit_timing_lock_dir(lock_dir, sizeof lock_dir, lock_why, sizeof lock_why) == 0;
+    if (timed && !turns && !a->quiet)
+        fprintf(stderr, "kaudit: the timing takes no turns with other audits: %s\n", lock_why);
+    const char *own[] = { p.runner_dir, p.work, p.tmp };
+    size_t n_own = sizeof own / sizeof own[0];
+    /* the turns' lock files: made there, never removed or replaced (a
+     * candidate that could would split the audits between two files) */
+    if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0 ||
+        (turns && audit_roots_add_create_only(roots, lock_dir, err, sizeof err) != 0)) {
+        ka_contract_free(contract);
+        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+    const char *task_roots[AUDIT_MAX_ROOTS];
+    size_t n_task_roots = 0;
+    task_roots[n_task_roots++] = p.work;
+    task_roots[n_task_roots++] = p.tmp;
+    n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
+    struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
+                             .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
+                             .alternative_shapes = contract ? contract->alternative_shapes : NULL,
+                             .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
+                             .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
+                             /* what is timed holds the device: the timing checks, and on a GPU the
+                              * timed calls the measurement axis reads, which run always */
+                             .timing_turns = turns && (timed || !strcmp(a->device, "cuda")),
+                             /* past this the phase is timed anyway (and its speedup withheld): a
+                              * worker must not spend its time limit waiting */
+                             .timing_lock_wait_s = audit_timing_lock_wait(a->timeout_s),
+                             .weak_surfaces = a->weak_mask ? audit_weak_plan_json(a->weak_mask) : NULL };
+    /* the causal probe's targets: the contract's forbidden classes, or the core classes
+       a generated contract forbids (docs/audit.md, "Causal probe") */
+    char *probe_targets = a->probe ? ka_probe_targets_json(contract) : NULL;
+    int probe_planned = probe_targets != NULL;
+    plan.probe = probe_targets;
+    int plan_rc = kat_plan_write(p.plan, &plan, err, sizeof err);
+    free(probe_targets);
+    plan.probe = NULL;
+    if (plan_rc != 0) {
+        ka_contract_free(contract);
+        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+    if (!a->quiet)
+        fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu) in %s\n", p.candidate, p.reference,
+                a->device, (unsigned long long)a->seed, p.dir);
+    struct audit_worker w = { .session_dir = p.session, .log_path = p.log, .work_dir = p.work, .python = python,
+                              .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s,
+                              .roots = roots, .tmp_dir = p.tmp, .confinement = &p.confinement };
+    struct kat_runner_end end;
+    double phase_s[3];
+    struct timespec tp;
+    clock_gettime(CLOCK_MONOTONIC, &tp);
+    if (audit_exec(&w, &end, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+
+    struct kat_tol_params params = kat_tol_params_default();
+    params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
+    phase_s[0] = seconds_since(&tp);
+    confinement_from_session(&p);
+    clock_gettime(CLOCK_MONOTONIC, &tp);
+    struct kat_semantic *sem;
+    if (kat_semantic_evaluate(p.runner_dir, KAT_SCHEDULE_SLOTS, &params, &end, &sem, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
+
+    phase_s[1] = seconds_since(&tp);
+    clock_gettime(CLOCK_MONOTONIC, &tp);
+    if (!contract) {
+        /* written from what the reference's get_inputs() returned in this run */
+        snprintf(p.contract, sizeof p.contract, "%s/contract.json", p.dir);
+        char manifest[PATH_MAX + 32];
+        snprintf(manifest, sizeof manifest, "%s/manifest.json", p.dir);
+        if (contract_new_write(p.contract, manifest, p.reference, events, &contract, err, sizeof err) != 0) {
+            /* no input specs: the reference never ran; a minimal record still says why */
+            if (!a->quiet)
+                kat_say("note", "no contract could be written from the reference: %s", err);
+            static const char minimal[] =
+                "{\"kaudit_contract\": 1, \"task_id\": \"generated/unrunnable\", \"implementation\": "
+                "{\"self_implemented\": false}}";
+            if (ka_contract_parse(minimal, sizeof minimal - 1, "(generated)", &contract, err, sizeof err) != 0) {
+                kat_semantic_free(sem);
+                return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+            }
+        } else if (!a->quiet) {
+            fprintf(stderr, "kaudit: no --contract: wrote %s from the reference (core self-implementation, "
+                            "reference work measured from its phase)\n",
+                    p.contract);
+        }
+        p.contract_generated = 1;
+    }
+
+    const char *inv_path = NULL;
+    char inv_buf[PATH_MAX];
+    kres_inventory(a->inventory, &inv_path, inv_buf, sizeof inv_buf);
+    struct kinv_inventory *inv = NULL;
+    struct kinv_err ierr;
+    if (inv_path && kinv_load(inv_path, &inv, &ierr) != 0) {
+        kat_semantic_free(sem);
+        ka_contract_free(contract);
+        return kat_error("%s", ierr.msg), KAUDIT_EXIT_ERROR;
+    }
+    struct ka_semantic_finding *sf = semantic_findings(sem);
+    struct ka_semantic_evidence ev = { .verdict = to_ka(sem->verdict), .root_cause = sem->root_cause,
+                                       .degenerate = sem->degenerate, .signature = sem->signature,
+                                       .findings = sf, .n_findings = sem->n_findings };
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.inventory = inv;
+    opt.inventory_path = inv_path;
+    opt.weak = a->weak;
+    opt.semantic_evidence = &ev;
+    struct audit_probe probe;
+    audit_probe_read(p.runner_dir, probe_planned, &probe);
+    opt.probe = probe.planned ? &probe.ev : NULL;
+    opt.weak_phase_expected = a->weak_mask != 0;
+    if (strcmp(a->device, "cpu") == 0)
+        opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
+    /* The worker and all it left have ended: the session must match the seal
+     * kaudit run wrote; the chain goes into the record. */
+    char seal_err[2048];
+    int sealed = session_seal_verify(p.session, p.seal_chain, seal_err, sizeof seal_err);
+    char broken[2100];
+    if (sealed < 0) {
+        snprintf(broken, sizeof broken, "%s", seal_err);
+        opt.trace_axes_unsupported = broken;
+        opt.trace_axes_inconclusive = 1;
+        p.seal_chain[0] = '\0';
+    } else if (sealed == 1) {
+        p.seal_chain[0] = '\0';
+    }
+    struct ka_analysis *an = NULL;
+    int rc = KAUDIT_EXIT_ERROR;
+    if (ka_analyze(p.session, contract, &opt, &an, err, sizeof err) != 0) {
+        kat_error("%s", err);
+        goto out;
+    }
+    /* the timing checks: speedups need the measurement axis; the stream
+     * differential may withhold the certificate (audit_timing.h) */
+    struct audit_timing timing;
+    audit_timing_read(p.runner_dir, plan.timing, plan.timing_turns, &timing);
+    timing.has_claimed = a->has_claimed;
+    timing.claimed = a->claimed_speedup;
+    audit_timing_decide(&timing, an);
+    struct audit_weak weak;
+    char stopped[160];
+    audit_weak_read(p.runner_dir, a->weak_mask, worker_stop_reason(&end, stopped, sizeof stopped), &weak);
+    if (timing.stream_withholds)
+        ka_withhold_certificate(an, timing.stream_why);
+    char *json = ka_report_json(an);
+    phase_s[2] = seconds_since(&tp);
+    double wall = seconds_since(&t0);
+    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing, &probe, &weak) != 0) {
+        free(json);
+        goto out;
+    }
+    free(json);
+    if (a->json && copy_file(p.record, a->json) != 0)
+        goto out;
+    if (!a->quiet) {
+        print_semantic(sem);
+        ka_report_summary(stdout, an);
+        audit_probe_print(stdout, &probe);
+        audit_timing_print(stdout, &timing);
+        audit_weak_print(stdout, &weak);
+        printf("  record: %s\n", p.record);
+    }
+    if (!a->keep_tensors) {
+        char tensors[PATH_MAX + 32];
+        snprintf(tensors, sizeof tensors, "%s/tensors", p.runner_dir);
+        kat_remove_tree(tensors); /* the tensor files once judged (they can be large) */
+    }
+    res->certificate = an->certificate;
+    snprintf(res->outcome, sizeof res->outcome, "%s", an->outcome);
+    snprintf(res->record, sizeof res->record, "%s", p.record);
+    res->wall_s = wall;
+    rc = judge_exit_status(an->certificate);
+out:
+    res->exit_status = rc;
+    ka_analysis_free(an);
+    free(sf);
+    kinv_free(inv);
+    ka_contract_free(contract);
+    kat_semantic_free(sem);
+    return rc;
+}
+

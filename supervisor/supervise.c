@@ -1,0 +1,610 @@
+/*
+ * supervise.c - the recorded run (supervise.h): the session directory, the
+ * child's environment, the spool that copies each process's trace out of its
+ * reach, the census of the run's processes, the session's protection and the
+ * seal.  The command's stdout and stderr are its own: kaudit writes its
+ * messages, prefixed `kaudit:`, only to its own stderr and to DIR/kaudit.log.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "child_env.h"
+#include "kaudit_env.h"
+#include "trace_format.h"
+#include "info_writer.h"
+#include "resources.h"
+#include "safe_file.h"
+#include "session_name.h"
+#ifdef KAUDIT_HAVE_SEAL
+#include "session_seal.h"
+#endif
+#include "confine.h"
+#include "run_census.h"
+#include "run_protect.h"
+#include "supervise.h"
+#include "toolbox.h"
+#include "trace_spool.h"
+
+/* The seal over info and every trace, once the command has ended
+ * (session_seal.h); said in kaudit.log, and on stderr with -v. */
+#ifdef KAUDIT_HAVE_SEAL
+/* What this run wrote into its session, for the seal (session_seal.h). */
+static struct {
+    struct seal_account *seal;
+    char session[PATH_MAX];
+} account;
+
+static void account_log(void *arg, const char *dir, const char *text, size_t n)
+{
+    (void)arg;
+    if (account.seal && !strcmp(dir, account.session))
+        seal_account_append(account.seal, "kaudit.log", text, n);
+}
+
+static void account_spool(void *arg, enum spool_event what, const char *name, const void *bytes, size_t n)
+{
+    (void)arg;
+    if (what == SPOOL_APPENDED)
+        seal_account_append(account.seal, name, bytes, n);
+    else if (what == SPOOL_REMOVED)
+        seal_account_remove(account.seal, name);
+    else
+        seal_account_lost(account.seal, name);
+}
+
+/* From here on every write of ours to the session is accounted; files that
+ * were there before (-d a directory kaudit recorded into anyway) are sealed
+ * as they are. */
+static void account_open(const char *session)
+{
+    account.seal = seal_account_new();
+    snprintf(account.session, sizeof account.session, "%s", session);
+    kat_session_log_observe(account_log, NULL);
+    DIR *d = opendir(session);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            seal_account_lost(account.seal, e->d_name);
+    if (d)
+        closedir(d);
+}
+#endif
+
+static void seal_session(const char *session, const struct kat_session_info *info, int verbose)
+{
+#ifdef KAUDIT_HAVE_SEAL
+    char chain[33], err[1024], changed[512];
+    /* said before the seal is written: kaudit.log is one of the files it covers */
+    kat_session_log(session, "note", "sealing the session (DIR/seal)");
+    char *text = kat_session_info_render(info);
+    if (text)
+        seal_account_replace(account.seal, "info", text, strlen(text));
+    else
+        seal_account_lost(account.seal, "info");
+    free(text);
+    if (seal_account_compare(session, account.seal, changed, sizeof changed, err, sizeof err) == 1) {
+        /* someone else wrote the session while the command ran (around the
+         * read-only mount: docs/threat-model.md); the seal holds what kaudit
+         * wrote, so the session no longer verifies */
+        kat_session_log(session, "error", "the session was changed by another process during the run: %s", changed);
+        kat_say("error", "the session was changed by another process during the run (%s): it will not verify", changed);
+    }
+    if (session_seal_write_account(session, account.seal, chain, err, sizeof err) == 0) {
+        if (verbose)
+            kat_say("note", "session sealed, chain %s", chain);
+    } else {
+        kat_session_log(session, "warning", "not sealed: %s", err);
+        kat_say("warning", "the session could not be sealed: %s", err);
+    }
+    kat_session_log_observe(NULL, NULL);
+    seal_account_free(account.seal);
+    account.seal = NULL;
+#else
+    kat_session_log(session, "note", "not sealed: this kaudit was built without xxHash (core build)");
+    (void)info;
+    (void)verbose;
+#endif
+}
+
+extern char **environ;
+
+static int file_readable(const char *path)
+{
+    return path && access(path, R_OK) == 0;
+}
+
+/* The preload library: named by the user, else in the binary's layout
+ * (tools/resources.h). */
+static int find_preload(char *out, size_t size)
+{
+    char err[PATH_MAX + 256];
+    if (kres_preload(out, size, err, sizeof(err)) == 0)
+        return 0;
+    kat_say("error", "%s", err);
+    return -1;
+}
+
+/*
+ * The rtld-audit module that sends vendor entry points found by dlsym() to
+ * the preload's wrappers: named by KAUDIT_AUDIT_LIB ("none" to go without),
+ * else libkaudit_audit.so beside the preload.  0 found, 1 turned off, -1 not
+ * readable (out then holds the path tried).  The run goes on without it.
+ */
+static int find_audit(const char *preload, char *out)
+{
+    return kres_audit(preload, out, PATH_MAX);
+}
+
+/* Whether dir holds anything besides . and .. */
+static int dir_has_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)))
+        found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return found;
+}
+
+/*
+ * The session directory: created, or an existing one.  A symlink given as -d
+ * is refused (the session would land wherever it points, docs/session-format.md);
+ * an existing non-empty directory that holds no session is used with a
+ * warning on stderr and in kaudit.log.
+ */
+static int make_session_dir(const char *dir, int overwrite, char *absolute, int *foreign)
+{
+    *foreign = 0;
+    char bare[PATH_MAX];
+    snprintf(bare, sizeof bare, "%s", dir);
+    for (size_t len = strlen(bare); len > 1 && bare[len - 1] == '/'; len--)
+        bare[len - 1] = '\0';
+    struct stat st;
+    if (lstat(bare, &st) == 0 && S_ISLNK(st.st_mode)) {
+        kat_say("error", "session directory '%s' is a symbolic link; give the directory itself", dir);
+        return -1;
+    }
+    int created = mkdir(dir, 0755) == 0;
+    if (!created && errno != EEXIST) {
+        kat_say("error", "cannot create session directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    if (lstat(bare, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        kat_say("error", "session directory '%s' is not a directory", dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        kat_say("error", "cannot write to session directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!realpath(dir, absolute)) {
+        kat_say("error", "cannot resolve session directory '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    char info[PATH_MAX + 16];
+    snprintf(info, sizeof(info), "%s/%s", absolute, KAT_SESSION_INFO_FILE);
+    if (lstat(info, &st) == 0) {
+        if (!overwrite) {
+            kat_say("error", "'%s' already holds a session (use --overwrite or another -d)", dir);
+            return -1;
+        }
+        if (kat_session_clear(absolute) != 0) {
+            kat_say("error", "cannot clear the old session in '%s': %s", dir, strerror(errno));
+            return -1;
+        }
+    } else if (!created && dir_has_entries(absolute)) {
+        kat_say("warning", "'%s' is not empty and holds no session; recording into it anyway", dir);
+        *foreign = 1;
+    }
+    return 0;
+}
+
+/* Where execvp would find CMD: 0 found, else the errno to report. */
+static int locate_command(const char *cmd, char *found, size_t size)
+{
+    if (strchr(cmd, '/')) {
+        snprintf(found, size, "%s", cmd);
+        if (access(cmd, F_OK) != 0)
+            return ENOENT;
+        return access(cmd, X_OK) == 0 ? 0 : EACCES;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int saw_unexecutable = 0;
+    for (const char *p = path; *p;) {
+        const char *end = strchrnul(p, ':');
+        snprintf(found, size, "%.*s/%s", (int)(end - p), p, cmd);
+        if (end == p)
+            snprintf(found, size, "./%s", cmd);
+        if (access(found, X_OK) == 0) {
+            struct stat st;
+            if (stat(found, &st) == 0 && S_ISREG(st.st_mode))
+                return 0;
+        } else if (access(found, F_OK) == 0) {
+            saw_unexecutable = 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return saw_unexecutable ? EACCES : ENOENT;
+}
+
+/* The child's environment: ours plus the tool's variables (session/child_env.h). */
+static char **child_environment(const char *session, const char *token, const char *supervisor, const char *preload,
+                                const char *cupti, const char *audit, const char *python_dir,
+                                const char *python_watch)
+{
+    const char *injection = getenv("CUDA_INJECTION64_PATH");
+    if (injection && injection[0] && strcmp(injection, preload) != 0)
+        kat_say("warning", "replacing CUDA_INJECTION64_PATH='%s': CUPTI takes one tool", injection);
+    struct kat_injection inj = { .preload = preload, .session = session, .token = token, .supervisor = supervisor,
+                                 .cupti = cupti,
+                                 .audit = audit, .python_dir = python_dir, .python_watch = python_watch };
+    size_t slots = kat_child_env_slots(environ), bytes = kat_child_env_bytes(&inj, environ);
+    char **env = malloc(slots * sizeof(char *) + bytes);
+    if (!env)
+        return NULL;
+    return kat_child_env(&inj, environ, 0, env, slots, (char *)(env + slots), bytes);
+}
+
+/* The zombies of processes reparented to us (we are a subreaper), after the
+ * census has seen them.  1 when the command itself was among them (its
+ * status in *status). */
+static int reap_orphans(pid_t command, int *status)
+{
+    int ended = 0, st;
+    pid_t w;
+    while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+        if (w == command) {
+            *status = st;
+            ended = 1;
+        }
+    return ended;
+}
+
+/* The processes the census saw against the traces: info untraced_processes
+ * (dynamic programs without a trace: they ran without the preload) and
+ * static_processes (which cannot have one). */
+static void account_processes(struct kat_session_info *info, const struct run_census *c,
+                              const struct trace_spool *spool, const char *session)
+{
+    char untraced[1024] = "", statics[1024] = "";
+    size_t nu = 0, ns = 0, lu = 0, ls = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct census_process *p = &c->seen[i];
+        if (trace_spool_has_process(spool, p->pid, p->start))
+            continue;
+        char *buf = p->is_static ? statics : untraced;
+        size_t *len = p->is_static ? &ls : &lu;
+        if (*len < sizeof untraced - 64)
+            *len += (size_t)snprintf(buf + *len, sizeof untraced - *len, "%s%d %s", *len ? ", " : "", (int)p->pid,
+                                     p->comm);
+        if (p->is_static)
+            ns++;
+        else
+            nu++;
+    }
+    if (nu) {
+        kat_session_info_set(info, "untraced_processes", "%zu: %s", nu, untraced);
+        kat_session_log(session, "warning", "%zu process(es) of the run had no trace (they ran without the preload): %s",
+                        nu, untraced);
+    }
+    if (ns)
+        kat_session_info_set(info, "static_processes", "%zu: %s", ns, statics);
+}
+
+static volatile sig_atomic_t child_pid_for_signals;
+
+static void forward_signal(int sig)
+{
+    if (child_pid_for_signals > 0)
+        kill(child_pid_for_signals, sig);
+}
+
+/* SIGINT and SIGQUIT: from the terminal they reach CMD directly (same
+ * process group) and are not sent again; sent to kaudit alone (kill), they
+ * are passed on. */
+static void forward_if_sent(int sig, siginfo_t *si, void *ctx)
+{
+    (void)ctx;
+    if (si && si->si_code <= 0 && child_pid_for_signals > 0) /* SI_USER, SI_QUEUE, SI_TKILL */
+        kill(child_pid_for_signals, sig);
+}
+
+
+
+int supervise(const struct supervise_options *o, char *claimed, size_t claimed_size)
+{
+    const char *dir = o->dir;
+    const char *cupti = o->cupti;
+    int overwrite = o->overwrite, verbose = o->verbose;
+    const char *const *write_roots = o->write_roots;
+    const unsigned char *create_only = o->create_only;
+    size_t n_write_roots = o->n_write_roots;
+    const char *python_watch = o->python_watch;
+    int no_python = o->no_python;
+    char **command = o->command;
+    claimed[0] = '\0';
+
+    char preload[PATH_MAX];
+    if (find_preload(preload, sizeof(preload)) != 0)
+        return 1;
+    char cupti_abs[PATH_MAX];
+    if (cupti && cupti[0]) {
+        if (!realpath(cupti, cupti_abs) || !file_readable(cupti_abs)) {
+            kat_say("error", "cannot read the CUPTI library '%s'", cupti);
+            return 1;
+        }
+        cupti = cupti_abs;
+    } else {
+        cupti = NULL;
+    }
+
+    char audit_path[PATH_MAX];
+    int audit_found = find_audit(preload, audit_path);
+    const char *audit = audit_found == 0 ? audit_path : NULL;
+
+    if (!dir && overwrite) {
+        dir = KAUDIT_SESSION_DEFAULT; /* --overwrite alone: replace kaudit.session, as before */
+    } else if (!dir) {
+        if (kaudit_new_session_dir(claimed, claimed_size) != 0) {
+            kat_say("error", "cannot create a session directory here ('%s'): %s", claimed,
+                strerror(errno));
+            claimed[0] = '\0';
+            return 1;
+        }
+        dir = claimed;
+    }
+    char session[PATH_MAX];
+    int foreign = 0;
+    if (make_session_dir(dir, overwrite, session, &foreign) != 0)
+        return 1;
+#ifdef KAUDIT_HAVE_SEAL
+    account_open(session);
+#endif
+    if (foreign)
+        kat_session_log(session, "warning", "'%s' was not empty and held no session; recorded into it anyway",
+                        dir);
+    if (audit_found != 0) {
+        /* Said in kaudit.log either way; on stderr only when not asked for. */
+        char message[PATH_MAX + 256];
+        if (audit_found < 0)
+            snprintf(message, sizeof(message), "cannot read the audit library '%s': ", audit_path);
+        else
+            snprintf(message, sizeof(message), "no audit library (%s=none): ", KAT_ENV_AUDIT);
+        strcat(message, "vendor functions found with dlsym() run outside any vendor window");
+        if (audit_found < 0)
+            kat_say("warning", "%s", message);
+        kat_session_log(session, "warning", "%s", message);
+    }
+
+    struct kat_session_info info;
+    kat_session_info_init(&info, session, command, preload, cupti);
+    kat_session_info_set(&info, "audit_lib", "%s", audit ? audit : "(none)");
+    /* kaudit's sitecustomize, beside the preload library (preload/python/). */
+    char python_dir[PATH_MAX + 32];
+    const char *python = NULL;
+    if (!no_python) {
+        if (kres_python_dir(preload, python_dir, sizeof(python_dir)) == 0)
+            python = python_dir;
+    }
+    kat_session_info_set(&info, "python_provenance", "%s",
+                         python ? python_dir : no_python ? "(off: --no-python)" : "(off: kaudit-python not found)");
+
+    if (kat_session_info_write(&info) != 0) {
+        kat_say("error", "cannot write '%s/%s': %s", session, KAT_SESSION_INFO_FILE, strerror(errno));
+        return 1;
+    }
+
+    char located[PATH_MAX];
+    int locate_error = locate_command(command[0], located, sizeof(located));
+    if (locate_error) {
+        kat_say("error", "cannot run '%s': %s", command[0],
+            locate_error == ENOENT ? "command not found" : strerror(locate_error));
+        kat_session_info_not_started(&info, locate_error == ENOENT ? "command not found"
+                                                                   : strerror(locate_error));
+        return locate_error == ENOENT ? 127 : 126;
+    }
+
+    /* Each traced process hands its trace to us over the spool's socket;
+     * we copy what is complete into the session as the run goes
+     * (trace_spool.h). */
+    struct trace_spool spool;
+    char spool_err[PATH_MAX + 128];
+    if (trace_spool_open(&spool, session, spool_err, sizeof spool_err) != 0) {
+        kat_say("error", "%s", spool_err);
+        kat_session_info_not_started(&info, spool_err);
+        return 1;
+    }
+    /* --write-root: the ruleset is built here, where a failure can be said,
+     * and applied in the child after its mount namespace (Landlock forbids
+     * mounting once applied) */
+    struct confine conf = { .ruleset_fd = -1 };
+    if (n_write_roots) {
+        confine_prepare(&conf, write_roots, n_write_roots, create_only);
+        if (conf.ruleset_fd >= 0)
+            kat_session_info_set(&info, "write_confinement", "landlock ABI %d", conf.abi);
+        else
+            kat_session_info_set(&info, "write_confinement", "none: %s", conf.why);
+    }
+#ifdef KAUDIT_HAVE_SEAL
+    spool.observer = account_spool;
+    /* said before the command runs: a session that says this and has no
+     * seal lost it (analyze: seal-missing) */
+    kat_session_info_set(&info, "seal", "%s", KAUDIT_SEAL_FILE);
+#endif
+    kat_session_info_set(&info, "session_token", "%s", spool.token_hex);
+    char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, preload, cupti, audit, python,
+                                   python_watch);
+    if (!env) {
+        kat_say("error", "out of memory");
+        kat_session_info_not_started(&info, "out of memory");
+        trace_spool_close(&spool);
+        return 1;
+    }
+
+    /* The child reports a failed exec through this pipe (closed on success). */
+    int report[2], protect[2];
+    if (pipe2(report, O_CLOEXEC) != 0 || pipe2(protect, O_CLOEXEC) != 0) {
+        kat_say("error", "cannot create a pipe: %s", strerror(errno));
+        kat_session_info_not_started(&info, strerror(errno));
+        trace_spool_close(&spool);
+        return 1;
+    }
+    fflush(NULL);
+    kat_session_info_started(&info);
+    /* a process that leaves the command's tree (a double fork) becomes our
+     * child, and the census keeps it in view (run_census.h) */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    pid_t child = fork();
+    if (child < 0) {
+        kat_say("error", "cannot fork: %s", strerror(errno));
+        kat_session_info_not_started(&info, strerror(errno));
+        confine_release(&conf);
+        trace_spool_close(&spool);
+        return 1;
+    }
+    if (child == 0) {
+        close(report[0]);
+        close(protect[0]);
+        char protection[256];
+        run_protect_session(session, spool.dir, protection, sizeof protection);
+        /* confinement asked for and not applied: never run unconfined instead */
+        int unconfined = confine_apply(&conf) != 0;
+        if (unconfined)
+            snprintf(protection, sizeof protection, "none: cannot apply the write confinement (%s)",
+                     strerror(errno));
+        if (kat_write_all(protect[1], protection, strlen(protection)) != 0) {
+            /* the parent then records the protection as unknown */
+        }
+        if (unconfined)
+            _exit(126);
+        close(protect[1]);
+        execve(located, command, env);
+        int err = errno;
+        if (write(report[1], &err, sizeof(err)) < 0) {
+            /* the parent will see an empty pipe and wait for our exit */
+        }
+        _exit(127);
+    }
+    close(report[1]);
+    close(protect[1]);
+    confine_release(&conf);
+    /* every traced process hands us two descriptors' worth (its trace and
+     * the copy): our own limit up to the hard one, the command's untouched */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+    char protection[256];
+    size_t plen = 0;
+    for (;;) {
+        ssize_t r = read(protect[0], protection + plen, sizeof protection - 1 - plen);
+        if (r > 0 && (plen += (size_t)r) < sizeof protection - 1)
+            continue;
+        if (r < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    close(protect[0]);
+    protection[plen] = '\0';
+    kat_session_info_set(&info, "session_protection", "%s", plen ? protection : "none: unknown (the child said nothing)");
+    if (strncmp(protection, "read-only", 9) != 0)
+        kat_session_log(session, "warning", "the session directory is writable by the command (reduced assurance): %s",
+                        plen ? protection : "unknown");
+    int exec_error = 0;
+    ssize_t got;
+    do {
+        got = read(report[0], &exec_error, sizeof(exec_error));
+    } while (got < 0 && errno == EINTR);
+    close(report[0]);
+
+    /* Like a shell: terminal signals reach CMD directly (same process group);
+     * we outlive them to record the end.  Others we pass on (a SIGINT or
+     * SIGQUIT too, when a process sent it to kaudit). */
+    child_pid_for_signals = child;
+    struct sigaction sent = { .sa_sigaction = forward_if_sent, .sa_flags = SA_SIGINFO | SA_RESTART };
+    sigemptyset(&sent.sa_mask);
+    sigaction(SIGINT, &sent, NULL);
+    sigaction(SIGQUIT, &sent, NULL);
+    signal(SIGTERM, forward_signal);
+    signal(SIGHUP, forward_signal);
+
+    /* Until the command ends: what its processes committed is copied out of
+     * their reach every few milliseconds. */
+    int status = 0;
+    struct run_census census;
+    run_census_init(&census, getpid());
+    run_census_scan(&census);
+    int ended = 0;
+    for (unsigned pass = 1; !ended; pass++) {
+        pid_t w = waitpid(child, &status, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR) {
+            kat_say("error", "cannot wait for '%s': %s", command[0], strerror(errno));
+            trace_spool_drain(&spool, 1);
+            trace_spool_close(&spool);
+            run_census_free(&census);
+            return 1;
+        }
+        trace_spool_drain(&spool, 0);
+        if (pass % 5 == 0) { /* every 50 ms: the processes of the run, seen from outside */
+            run_census_scan(&census);
+            ended = reap_orphans(child, &status);
+        }
+        trace_spool_serve(&spool, 10); /* the traces handed over meanwhile, at once */
+    }
+    /* the last of it; what the command's leftovers write after this is not part of the session */
+    run_census_scan(&census);
+    reap_orphans(child, &status);
+    trace_spool_drain(&spool, 1);
+    if (spool.foreign_traces)
+        kat_session_info_set(&info, "foreign_traces", "%u", spool.foreign_traces);
+    if (spool.rejected_traces)
+        kat_session_info_set(&info, "rejected_traces", "%u", spool.rejected_traces);
+    if (spool.copy_failures)
+        kat_session_info_set(&info, "copy_failures", "%u", spool.copy_failures);
+    account_processes(&info, &census, &spool, session);
+    run_census_free(&census);
+    trace_spool_close(&spool);
+
+    if (got == (ssize_t)sizeof(exec_error) && exec_error) {
+        kat_say("error", "cannot run '%s': %s", command[0], strerror(exec_error));
+        kat_session_info_not_started(&info, strerror(exec_error));
+        return exec_error == ENOENT ? 127 : 126;
+    }
+
+    int rc;
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        kat_say("note", "'%s' was killed by signal %d (%s)%s", command[0], sig, strsignal(sig),
+            WCOREDUMP(status) ? ", core dumped" : "");
+        rc = 128 + sig;
+    } else {
+        rc = WEXITSTATUS(status);
+    }
+    kat_session_info_finished(&info, status);
+    if (kat_session_info_summarize(&info, verbose ? stderr : NULL) != 0)
+        kat_say("warning", "the session in '%s' has unreadable traces (see kaudit.log)", session);
+    seal_session(session, &info, verbose);
+    return rc;
+}
+
