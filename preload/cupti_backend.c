@@ -319,7 +319,7 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
  * Off by default (KAUDIT_CUPTI_CHUNK_KB=0, one record per lock): on the H200
  * 16 KiB chunks made the launch-bound loop slower, not faster (in process,
  * above the CUPTI floor with callbacks: 0.034 to 0.054 chunked, 0.025 to
- * 0.031 one record per lock, the same build; docs/overhead.md, "Ninth
+ * 0.031 one record per lock, the same build; bench/notes/overhead.md, "Ninth
  * session"): fewer acquisitions, but each holds the lock for a 16 KiB copy,
  * and a launching thread's vendor record that arrives then waits for all of
  * it.  KAUDIT_CUPTI_CHUNK_KB=N converts into chunks of N KiB.
@@ -858,7 +858,7 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
  * attribute the kernel) and, inside a vendor call, the external correlation
  * record that puts the kernel in that call's window.  We make both from
  * CUPTI callbacks rather than from RUNTIME/DRIVER activity: measured on the
- * H200 inside one process (bench/kaudit_ab.py, docs/overhead.md), having
+ * H200 inside one process (bench/kaudit_ab.py, bench/notes/overhead.md), having
  * API activity enabled cost a launch-bound PyTorch loop about 7 to 9% even
  * with the launch APIs filtered out of it, while a callback on every
  * recorded API costs about 3%.  The records are the same types: the API record from
@@ -1012,7 +1012,7 @@ static int set_api_callbacks(int on)
 /*
  * The benchmark's floor (bench/bench_control.c, setting "floor"): what a
  * CUPTI client that records nothing costs, as bench/cupti_toggle.c's
- * cb_kernel client does from process start (docs/overhead.md, "the floor"):
+ * cb_kernel client does from process start (bench/notes/overhead.md, "the floor"):
  * kernel activity whose records are only counted, and a callback on every
  * launch API that notes the correlation id and a time at entry.  Alternated
  * with kaudit recording in one process, it measures what kaudit adds above
@@ -1221,7 +1221,7 @@ static int is_api_kind(CUpti_ActivityKind kind)
  * the runtime and driver records, and CUPTI makes EXTERNAL_CORRELATION
  * records only beside API activity (measured on the H200), so that kind then
  * gives nothing; enabled anyway it cost the launch-bound loop about 0.004
- * (docs/overhead.md, "Tenth session").
+ * (bench/notes/overhead.md, "Tenth session").
  */
 static int made_by_callbacks(CUpti_ActivityKind kind)
 {
@@ -1489,7 +1489,7 @@ static void record_apis_by_callback(void)
 }
 
 /*
- * Settings for finding where CUPTI's own cost goes (docs/overhead.md: with
+ * Settings for finding where CUPTI's own cost goes (bench/notes/overhead.md: with
  * kernel activity on from the start, a launch-bound loop ran 1.6x slower,
  * without it 0.99x); none changes what is recorded.  Each is recorded in a
  * CUPTI_TUNING health record when set.

@@ -8,7 +8,7 @@
  * ns and this clock 21.3 ns (bench/host_clock.c); the cuBLASLt wrapper's
  * clock stage fell from 52-54 to 43-45 ns in the profile, and the loop moved
  * by 0.002 in the in-process A/B, about what one call of 8 rounds resolves
- * (docs/overhead.md, "Thirteenth session").
+ * (bench/notes/overhead.md, "Thirteenth session").
  *
  * When: x86-64, the invariant-TSC CPU flag, and the kernel's current
  * clocksource is "tsc" (then the kernel has already judged the TSC constant

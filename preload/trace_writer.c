@@ -121,7 +121,7 @@ static atomic_int spare_wanted;
  * crossed, the launching thread among them, reserves, zeroes and maps the
  * next 4 MiB under the writer lock.  On the H200 the vendor record's store
  * averaged 260 to 360 ns that way, 21 to 29 ns with this thread, which maps
- * every segment before a writer needs it (docs/overhead.md, "Twelfth
+ * every segment before a writer needs it (bench/notes/overhead.md, "Twelfth
  * session"; the profile counts kat_writer_segments_mapped_inline).  So a
  * thread of ours waits for each crossing and prepares the next spare at
  * once.  It is woken under the writer lock (next_segment), takes only its
@@ -289,7 +289,7 @@ static void close_trace_fd(void)
  * every page of the spare, and of the current segment from the write
  * position on, before the writers get there; reading changes nothing in the
  * file.  On the H200's VM that first access costs nothing measurable, and
- * this changes nothing there (docs/overhead.md, "Tenth session").
+ * this changes nothing there (bench/notes/overhead.md, "Tenth session").
  * KAUDIT_TRACE_TOUCH=0 turns it off.
  */
 static int touch_ahead_on(void)
@@ -304,7 +304,7 @@ static int touch_ahead_on(void)
  * given back (the unlock is a locked instruction, which waits for them), and
  * the lines of a fresh segment are not in this core's cache: on the H200 the
  * unlock after a 272-byte vendor record took 70 to 79 ns in the profile
- * against 21 ns for the stores themselves (docs/overhead.md, "Twelfth
+ * against 21 ns for the stores themselves (bench/notes/overhead.md, "Twelfth
  * session").  Asked for after a record, they arrive while the program runs,
  * before the next record of this thread (the usual next writer) stores into
  * them.  A hint only: it never faults, and never past the segment.
@@ -903,7 +903,7 @@ void kat_emit_unlock(void)
  *
  * CUPTI's thread converts thousands of kernel records per buffer.  Stored
  * one by one, each took the writer lock, and the launching thread's vendor
- * records waited on it (docs/overhead.md, "Ninth session").  So that thread
+ * records waited on it (bench/notes/overhead.md, "Ninth session").  So that thread
  * builds whole records, header word and padding included, in a chunk of its
  * own (kat_chunk_add, no lock), and a chunk goes into the trace with one
  * lock: a copy per segment it touches, nothing else.
