@@ -1,6 +1,6 @@
 /*
  * accounting.c - every process accounted for (docs/analysis.md, "Process
- * accounting"; issue 14).
+ * accounting").
  *
  * A trace records the children its process started (KAT_REC_FORK: fork and
  * posix_spawn) and reaped (KAT_REC_CHILD_EXIT), and every process the

@@ -498,7 +498,7 @@ void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p,
         /* The candidate's phase launching it is no evidence that its code is the
            candidate's (a jiterator kernel PyTorch compiled and loaded, a kernel
            whose module's loader is not known): own code needs a candidate object
-           behind its module (issue 13).  Reported (kernels.c), never the
+           behind its module.  Reported (kernels.c), never the
            candidate's own, never framework or vendor work. */
         out->origin = KA_ORIGIN_UNATTRIBUTED;
     }

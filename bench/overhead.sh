@@ -12,7 +12,7 @@
 # for the launch loop also read against each process's host speed (its
 # pure-Python reference time): 'matched' rows keep only the processes on the
 # fast host plateau, 'adjusted' rows move every process along one fitted
-# slope to the same reference time (docs/overhead.md); and the trace bytes per
+# slope to the same reference time (bench/notes/overhead.md); and the trace bytes per
 # kernel launch (session size / kernels recorded, and the marginal bytes of
 # extra launches).
 #

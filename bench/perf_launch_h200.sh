@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/perf_launch_h200.sh - where the launching thread's time goes on the
 # launch-bound loop under kaudit run, by sampling (perf record, cpu-clock:
-# the VM has no hardware counters), for the split of docs/overhead.md.
+# the VM has no hardware counters), for the split of bench/notes/overhead.md.
 #
 #   bash bench/perf_launch_h200.sh      (GPU machine; carries .gpu-carry/kaudit
 #                                        and .gpu-carry/perf: a perf binary with the

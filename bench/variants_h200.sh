@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/variants_h200.sh - one device call that compares kaudit builds and
-# settings on the launch-bound loop (issue 17, item 5; docs/overhead.md).
+# settings on the launch-bound loop (issue 17, item 5; bench/notes/overhead.md).
 #
 #   1. (VARIANTS_PAGE_TOUCH=1) bench/page_touch.c: what the first access to a
 #      page of a fresh trace segment costs, and whether touching it ahead

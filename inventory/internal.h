@@ -34,7 +34,7 @@
 /*
  * Upper bound on an inventory's text, on disk and decompressed.  The shipped
  * ones are 10 MB of text (357 KB of zstd); 256 MiB leaves room for 25 times
- * that, while a zstd bomb (252 KB that inflate to 2.9 GB, issue 14) stops at
+ * that, while a zstd bomb (252 KB that inflate to 2.9 GB) stops at
  * the bound instead of taking gigabytes.
  */
 #ifndef KINV_MAX_INVENTORY_SIZE

@@ -318,9 +318,9 @@ static uint32_t callback_name(CUpti_CallbackDomain domain, uint32_t cbid)
  * (kat_cupti_flush) has every record written when it returns, as before.
  * Off by default (KAUDIT_CUPTI_CHUNK_KB=0, one record per lock): on the H200
  * 16 KiB chunks made the launch-bound loop slower, not faster (in process,
- * above the CUPTI floor with callbacks: 0.034 to 0.054 chunked, 0.025 to
- * 0.031 one record per lock, the same build; docs/overhead.md, "Ninth
- * session"): fewer acquisitions, but each holds the lock for a 16 KiB copy,
+ * above the CUPTI floor with callbacks, the same build both ways;
+ * bench/notes/overhead.md, "Ninth session"): fewer acquisitions, but each
+ * holds the lock for a 16 KiB copy,
  * and a launching thread's vendor record that arrives then waits for all of
  * it.  KAUDIT_CUPTI_CHUNK_KB=N converts into chunks of N KiB.
  */
@@ -858,10 +858,10 @@ static void timing_callback(CUpti_CallbackDomain domain, const struct timing_ent
  * attribute the kernel) and, inside a vendor call, the external correlation
  * record that puts the kernel in that call's window.  We make both from
  * CUPTI callbacks rather than from RUNTIME/DRIVER activity: measured on the
- * H200 inside one process (bench/kaudit_ab.py, docs/overhead.md), having
- * API activity enabled cost a launch-bound PyTorch loop about 7 to 9% even
- * with the launch APIs filtered out of it, while a callback on every
- * recorded API costs about 3%.  The records are the same types: the API record from
+ * H200 inside one process (bench/kaudit_ab.py, bench/notes/overhead.md), having
+ * API activity enabled cost a launch-bound PyTorch loop two to three times
+ * what a callback on every recorded API costs, even with the launch APIs
+ * filtered out of it.  The records are the same types: the API record from
  * the callback's enter and exit, and the external correlation from the
  * innermost vendor call open on this thread (the same stack CUPTI's external
  * correlation keeps; so no id is pushed into CUPTI then).
@@ -946,8 +946,8 @@ static uint32_t activity_api_name(CUpti_CallbackDomain domain, uint32_t cbid, st
 /*
  * The correlation id of the recorded runtime call this thread is inside, 0
  * when none.  CUPTI gives the driver calls a runtime call makes the runtime
- * call's correlation id (measured on the H200: all 122 of a PyTorch
- * session's nested driver calls), so their records would repeat what the
+ * call's correlation id (seen on the H200 for every nested driver call of a
+ * PyTorch session), so their records would repeat what the
  * runtime call's record says (thread, correlation id, a time inside its
  * span): one per kernel launched through the runtime, on the launch path and
  * in the trace.  They are left out; a driver call made directly (Triton,
@@ -1012,7 +1012,7 @@ static int set_api_callbacks(int on)
 /*
  * The benchmark's floor (bench/bench_control.c, setting "floor"): what a
  * CUPTI client that records nothing costs, as bench/cupti_toggle.c's
- * cb_kernel client does from process start (docs/overhead.md, "the floor"):
+ * cb_kernel client does from process start (bench/notes/overhead.md, "the floor"):
  * kernel activity whose records are only counted, and a callback on every
  * launch API that notes the correlation id and a time at entry.  Alternated
  * with kaudit recording in one process, it measures what kaudit adds above
@@ -1184,12 +1184,13 @@ static const struct activity_kind_name {
     /*
      * Off unless KAUDIT_EXACT_EVENT_TIMES=1.  Either of these two kinds, once
      * on, slows every launch, not just the event and sync calls: on the H200
-     * each alone took the launch-bound loop from 1.36x to 1.63x bare
-     * (bench/results/2026-11-30-activity-kinds.json), the largest single
-     * part of kaudit's cost.  What they gave is made otherwise: the
-     * synchronizing calls are timing-call records (callbacks), and the stop
-     * event's GPU time is bounded from stream order by the analyzer (event
-     * records carry CUPTI's stream id, timing_stream_id).
+     * either alone was the largest single part of kaudit's cost on the
+     * launch-bound loop (bench/notes/overhead.md, "Fourth session";
+     * bench/results/2026-11-30-activity-kinds.json).  What they gave is
+     * made otherwise: the synchronizing calls are timing-call records
+     * (callbacks), and the stop event's GPU time is bounded from stream
+     * order by the analyzer (event records carry CUPTI's stream id,
+     * timing_stream_id).
      */
     { CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync", 0 },
     { CUPTI_ACTIVITY_KIND_CUDA_EVENT, "event", 0 },
@@ -1220,8 +1221,8 @@ static int is_api_kind(CUpti_ActivityKind kind)
  * Kinds left off while API records come from callbacks: the callbacks make
  * the runtime and driver records, and CUPTI makes EXTERNAL_CORRELATION
  * records only beside API activity (measured on the H200), so that kind then
- * gives nothing; enabled anyway it cost the launch-bound loop about 0.004
- * (docs/overhead.md, "Tenth session").
+ * gives nothing; enabled anyway it only slowed the launch-bound loop
+ * (bench/notes/overhead.md, "Tenth session").
  */
 static int made_by_callbacks(CUpti_ActivityKind kind)
 {
@@ -1489,9 +1490,9 @@ static void record_apis_by_callback(void)
 }
 
 /*
- * Settings for finding where CUPTI's own cost goes (docs/overhead.md: with
- * kernel activity on from the start, a launch-bound loop ran 1.6x slower,
- * without it 0.99x); none changes what is recorded.  Each is recorded in a
+ * Settings for finding where CUPTI's own cost goes (bench/notes/overhead.md:
+ * kernel activity is what slows a launch-bound loop); none changes what is
+ * recorded.  Each is recorded in a
  * CUPTI_TUNING health record when set.
  *   KAUDIT_CUPTI_PINNED=1            kernel timestamps in pinned host memory
  *                                    (CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED)

@@ -4,11 +4,11 @@
  *
  * Why: a recorded launch reads the clock twice (the API record's enter and
  * exit), a vendor call twice (its window): about ten reads an iteration of
- * the launch-bound loop.  On the H200's VM clock_gettime costs 37.5 to 41.5
- * ns and this clock 21.3 ns (bench/host_clock.c); the cuBLASLt wrapper's
- * clock stage fell from 52-54 to 43-45 ns in the profile, and the loop moved
- * by 0.002 in the in-process A/B, about what one call of 8 rounds resolves
- * (docs/overhead.md, "Thirteenth session").
+ * the launch-bound loop.  On the H200's VM this clock costs about half of a
+ * clock_gettime (bench/host_clock.c measures both); the cuBLASLt wrapper's
+ * clock stage got cheaper in the profile, and the loop's gain was at the
+ * limit of what the in-process A/B resolves (bench/notes/overhead.md,
+ * "Thirteenth session").
  *
  * When: x86-64, the invariant-TSC CPU flag, and the kernel's current
  * clocksource is "tsc" (then the kernel has already judged the TSC constant

@@ -7,8 +7,8 @@
  * a writer-lock acquisition per launch on the launching thread (the
  * lock CUPTI's worker thread takes for every record it converts).  On the
  * H200 the difference in the launch-bound loop was within the noise of the
- * in-process measurement (KAUDIT_LAUNCH_STAGING=0: 1.222 against 1.211 and
- * 1.229; docs/overhead.md); the batches are kept because the launch path is
+ * in-process measurement (KAUDIT_LAUNCH_STAGING=0 against the default;
+ * bench/notes/overhead.md); the batches are kept because the launch path is
  * then never the one that waits for the worker.
  *
  * Staged records are as durable as the kernel records they explain: those

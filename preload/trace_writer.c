@@ -120,8 +120,8 @@ static atomic_int spare_wanted;
  * about 200 ms: a crossing then may find no spare, and the thread that
  * crossed, the launching thread among them, reserves, zeroes and maps the
  * next 4 MiB under the writer lock.  On the H200 the vendor record's store
- * averaged 260 to 360 ns that way, 21 to 29 ns with this thread, which maps
- * every segment before a writer needs it (docs/overhead.md, "Twelfth
+ * took about ten times as long that way as with this thread, which maps
+ * every segment before a writer needs it (bench/notes/overhead.md, "Twelfth
  * session"; the profile counts kat_writer_segments_mapped_inline).  So a
  * thread of ours waits for each crossing and prepares the next spare at
  * once.  It is woken under the writer lock (next_segment), takes only its
@@ -281,15 +281,15 @@ static void close_trace_fd(void)
 
 /*
  * On some VMs the first access to each page of a new mapping costs the
- * thread that makes it several microseconds: about 6 to 8 us on the
- * development VM (bench/page_touch.c), once per page table entry, after
+ * thread that makes it several microseconds (on the development VM;
+ * bench/page_touch.c measures it), once per page table entry, after
  * MAP_POPULATE has made it, through any access, read or write, and again
  * through another mapping of the same pages.  A writer would pay it every
  * 4 KiB of records.  So the thread that prepares the spare reads one byte of
  * every page of the spare, and of the current segment from the write
  * position on, before the writers get there; reading changes nothing in the
  * file.  On the H200's VM that first access costs nothing measurable, and
- * this changes nothing there (docs/overhead.md, "Tenth session").
+ * this changes nothing there (bench/notes/overhead.md, "Tenth session").
  * KAUDIT_TRACE_TOUCH=0 turns it off.
  */
 static int touch_ahead_on(void)
@@ -303,11 +303,11 @@ static int touch_ahead_on(void)
  * Every record's stores reach the trace's pages before the writer lock is
  * given back (the unlock is a locked instruction, which waits for them), and
  * the lines of a fresh segment are not in this core's cache: on the H200 the
- * unlock after a 272-byte vendor record took 70 to 79 ns in the profile
- * against 21 ns for the stores themselves (docs/overhead.md, "Twelfth
- * session").  Asked for after a record, they arrive while the program runs,
- * before the next record of this thread (the usual next writer) stores into
- * them.  A hint only: it never faults, and never past the segment.
+ * unlock after a vendor record took several times as long as the stores
+ * themselves in the profile (bench/notes/overhead.md, "Twelfth session").
+ * Asked for after a record, they arrive while the program runs, before the
+ * next record of this thread (the usual next writer) stores into them.  A
+ * hint only: it never faults, and never past the segment.
  * KAUDIT_WRITER_PREFETCH=0 turns it off (to measure it).
  */
 #define PREFETCH_AHEAD_BYTES 512
@@ -417,13 +417,14 @@ static void drop_spare(int give_back)
 /*
  * A new segment costs its mapping: reserving and zeroing 4 MiB of pages
  * (MAP_POPULATE), under the writer lock, on whichever thread crossed the
- * end of the last one.  Measured on the H200 (bench/wrapper_profile.py), the
- * launching thread's vendor records then waited on that lock: their store
- * took 370 to 710 ns per call instead of 130.  So CUPTI's thread, which
- * writes most of the bytes (kernel records), maps the next segment ahead of
- * time, outside the lock, and unmaps the last one there too; the thread that
- * crosses the end only swaps the spare in.  Without a spare (none prepared
- * yet, or no CUPTI thread) the crossing maps the segment as before.
+ * end of the last one.  On the H200 (bench/wrapper_profile.py;
+ * bench/notes/overhead.md) the launching thread's vendor records then
+ * waited on that lock: their store took several times as long.  So CUPTI's
+ * thread, which writes most of the bytes (kernel records), maps the next
+ * segment ahead of time, outside the lock, and unmaps the last one there
+ * too; the thread that crosses the end only swaps the spare in.  Without a
+ * spare (none prepared yet, or no CUPTI thread) the crossing maps the
+ * segment as before.
  *
  * The descriptor is checked (trace_fd_check) under the lock before it is
  * used, as map_segment does, and again (its identity, not only its number)
@@ -903,7 +904,7 @@ void kat_emit_unlock(void)
  *
  * CUPTI's thread converts thousands of kernel records per buffer.  Stored
  * one by one, each took the writer lock, and the launching thread's vendor
- * records waited on it (docs/overhead.md, "Ninth session").  So that thread
+ * records waited on it (bench/notes/overhead.md, "Ninth session").  So that thread
  * builds whole records, header word and padding included, in a chunk of its
  * own (kat_chunk_add, no lock), and a chunk goes into the trace with one
  * lock: a copy per segment it touches, nothing else.

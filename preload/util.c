@@ -88,8 +88,8 @@ void kat_health(uint32_t code, const char *detail, int64_t value)
  * Which object holds an address.  dladdr() is far too slow for a hot path:
  * besides finding the object it searches the object's whole symbol table for
  * the nearest symbol, and libtorch_cuda.so exports so many symbols that one
- * dladdr cost about 300 us per vendor call on the H200 machine (measured:
- * a launch-bound loop ran 14x slower).  glibc 2.35's _dl_find_object finds the
+ * dladdr per vendor call made a launch-bound loop on the H200 machine more
+ * than ten times slower.  glibc 2.35's _dl_find_object finds the
  * object without a lock or a symbol search; older C libraries fall back to
  * dladdr1.
  */

@@ -118,8 +118,8 @@ static void lt_describe(kat_cublasLtMatmulDesc_t desc, kat_cublasLtMatrixLayout_
 }
 
 /*
- * The 28 getter calls cost a cublasLtMatmul about 0.4 us on the development
- * VM (bench/lt_wrapper_cost.c), most of what the wrapper adds to a call.  A
+ * The 28 getter calls were most of what the wrapper added to a
+ * cublasLtMatmul (bench/lt_wrapper_cost.c measures it).  A
  * descriptor is all in its bytes: cuBLASLt's *Init functions build one in
  * caller memory of exactly the opaque type's size (cublasLt.h), its *Create
  * functions allocate that size, and every setter rewrites it there.  So what

@@ -20,8 +20,7 @@
  * across threads (the analyzer sorts and searches them, nothing more): a
  * thread takes a block of CALL_ID_BLOCK at a time, so that a call takes no
  * locked instruction for its id (in the H200 profile the window's opening
- * took 62 to 80 ns of a cuBLASLt call after this, 74 to 84 before;
- * docs/overhead.md, "Thirteenth session").
+ * got cheaper with it; bench/notes/overhead.md, "Thirteenth session").
  */
 #define CALL_ID_BLOCK 256
 static atomic_uint_fast64_t next_call_id_block = 1;

@@ -1,6 +1,6 @@
 /*
  * safe_file.h - opening kaudit's input and output files without being fooled
- * by what someone else put at the path (issue 14).
+ * by what someone else put at the path (docs/threat-model.md).
  *
  * Readers: O_NONBLOCK so a FIFO cannot hang the open, O_CLOEXEC, O_NOFOLLOW
  * for files inside a session directory, then fstat(): anything that is not a

@@ -1,6 +1,6 @@
 /*
  * session_seal.h - the seal of a recorded session (docs/session-format.md,
- * "The seal"; issue 14 item 5).
+ * "The seal").
  *
  * When the recorded command and every process it left have ended, `kaudit
  * run` writes DIR/seal: one line per file of the session (info, the traces,

@@ -1,6 +1,6 @@
 /*
- * run_census.h - every process of a run, seen from outside (issue 14 item 4;
- * docs/threat-model.md).
+ * run_census.h - every process of a run, seen from outside
+ * (docs/threat-model.md).
  *
  * While the command runs, kaudit run lists the processes descending from it
  * (/proc, every 50 ms) with the program each runs.  At the end each one is

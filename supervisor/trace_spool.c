@@ -395,7 +395,7 @@ static void drop_copy(struct trace_spool *s, struct spool_file *f)
  * The writer maps at most the segment before the one it writes, which is
  * not below the one holding `copied`, so a process's memory file keeps
  * about four segments in memory.  On the H200 the launch-bound loop did not
- * tell the two apart (docs/overhead.md, "Eleventh session").
+ * tell the two apart (bench/notes/overhead.md, "Eleventh session").
  * KAUDIT_SPOOL_RELEASE (benchmarks): "pages" gives back every copied page
  * (the way before), "off" nothing (the whole trace stays in memory).
  */

@@ -3,7 +3,7 @@
  * the overhead benchmark (bench/kaudit_ab.py) and nothing else.
  *
  * On the GPU machine the host's launch cost moves between plateaus from one
- * process to the next (by up to 1.7x; docs/overhead.md), so a comparison of
+ * process to the next (bench/notes/overhead.md), so a comparison of
  * a process under kaudit with a bare one needs many runs to resolve a few
  * percent.  With this control the benchmark compares kaudit recording with
  * kaudit paused in alternating segments of one process, on one machine
