@@ -113,7 +113,7 @@ struct ka_semantic_evidence {
 
 /*
  * The causal probe's evidence (`kaudit audit`: runner/kaudit_probe.py,
- * tools/audit_probe.c; docs/analysis.md, "Causal probe"): the candidate's
+ * audit/audit_probe.c; docs/analysis.md, "Causal probe"): the candidate's
  * call replayed with the outputs of its forbidden-class ATen operators
  * replaced by seeded noise, and how far its output moved.
  */

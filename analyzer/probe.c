@@ -5,7 +5,7 @@
  *
  * The runner (runner/kaudit_probe.py) replays the candidate's call with the
  * outputs of the ATen operators of the targeted classes replaced by seeded
- * noise; tools/audit_probe.c measures how far the output moved.  Here:
+ * noise; audit/audit_probe.c measures how far the output moved.  Here:
  *   - the targets: the contract's forbidden classes and the reference's
  *     dominant class, less its allowed epilogues, as operator names from the
  *     families of work_classes.c (the plan carries them: one table);

@@ -26,7 +26,7 @@ from Python or from C++ (an extension calling at::matmul):
              replaced alone can change nothing while the output still depends
              on it: a majority vote of three identical GEMMs)
 
-The runner only calls, perturbs and writes; kaudit (tools/audit_probe.c)
+The runner only calls, perturbs and writes; kaudit (audit/audit_probe.c)
 compares the outputs, checks their structure and decides.  The noise is made
 on the CPU and copied in, so that the probe launches no kernel of a
 forbidden class in the candidate's phase.  Kernels a library launches below

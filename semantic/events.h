@@ -1,7 +1,7 @@
 /*
  * events.h - the runner's event log, runner_dir/events.jsonl (docs/audit.md,
  * "The runner's log"), read one event at a time by the parts of kaudit that
- * judge one kind of event each (tools/audit_timing.c, tools/audit_probe.c;
+ * judge one kind of event each (audit/audit_timing.c, audit/audit_probe.c;
  * semantic.c reads the whole log and judges its damage).
  */
 #ifndef KAUDIT_EVENTS_H

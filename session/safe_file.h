@@ -54,7 +54,7 @@ void kat_session_log(const char *dir, const char *level, const char *fmt, ...)
  * through.  0, or -1 with err (when not NULL) set. */
 int kat_session_log_text(const char *dir, const char *text, char *err, size_t err_size);
 /* fn sees every text appended to a kaudit.log (kaudit run seals what it
- * wrote, not what the directory holds: tools/session_seal.h).  NULL: none. */
+ * wrote, not what the directory holds: session/session_seal.h).  NULL: none. */
 typedef void (*kat_session_log_observer)(void *arg, const char *dir, const char *text, size_t n);
 void kat_session_log_observe(kat_session_log_observer fn, void *arg);
 

@@ -33,7 +33,7 @@ enum {
  * from the file's start, and keeps at most three mapped: the one it writes,
  * the one before (until its preparing thread unmaps it) and the spare after.
  * kaudit run gives copied bytes back to the kernel only in segments below
- * those (tools/trace_spool.c): punching a hole in pages the writer still
+ * those (supervisor/trace_spool.c): punching a hole in pages the writer still
  * maps makes the kernel zap its page table entries and shoot down the TLB
  * of every CPU running the traced program, every 10 ms.
  */

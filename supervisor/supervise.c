@@ -127,7 +127,7 @@ static int file_readable(const char *path)
 }
 
 /* The preload library: named by the user, else in the binary's layout
- * (tools/resources.h). */
+ * (supervisor/resources.h). */
 static int find_preload(char *out, size_t size)
 {
     char err[PATH_MAX + 256];

@@ -30,7 +30,7 @@
 struct spool_file;
 
 /* What the spool does to the session's files, for the seal's account
- * (tools/session_seal.h): bytes appended (n may be 0: a new, empty copy), a
+ * (session/session_seal.h): bytes appended (n may be 0: a new, empty copy), a
  * copy removed, a write that failed. */
 enum spool_event { SPOOL_APPENDED, SPOOL_REMOVED, SPOOL_WRITE_FAILED };
 typedef void (*spool_observer)(void *arg, enum spool_event what, const char *name, const void *bytes, size_t n);

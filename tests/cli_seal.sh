@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/cli_seal.sh KAUDIT SOURCE_DIR - the seal `kaudit run` writes over a
-# session (tools/session_seal.h): `kaudit verify` and `kaudit analyze` accept
+# session (session/session_seal.h): `kaudit verify` and `kaudit analyze` accept
 # an intact session and refuse one whose files were changed, removed or
 # added after the run, naming the file; a session without a seal is judged
 # as before, and verify says it is not sealed.

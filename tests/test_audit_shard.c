@@ -1,5 +1,5 @@
 /*
- * test_audit_shard.c - the split of a batch (tools/audit_shard.c): --shard
+ * test_audit_shard.c - the split of a batch (audit/audit_shard.c): --shard
  * i/N, the shard of a Slurm array task from the variables Slurm 22.05 sets
  * (observed with sbatch --array on tests/slurm_array.sh's cluster: a list
  * array 1,3,7 gets COUNT=3 MIN=1 MAX=7 STEP=1, a range 0-6:3 STEP=3), and

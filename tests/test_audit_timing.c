@@ -1,4 +1,4 @@
-/* The timing decisions of kaudit audit (tools/audit_timing.c) on runner logs written by hand. */
+/* The timing decisions of kaudit audit (audit/audit_timing.c) on runner logs written by hand. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>

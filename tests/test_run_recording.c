@@ -467,7 +467,7 @@ Test(recording, chunked_conversion_writes_the_records_of_one_lock_per_record, .t
 
 /*
  * kaudit run gives copied trace bytes back to the kernel only in segments
- * the writer no longer maps (tools/trace_spool.c releasable): a hole in a
+ * the writer no longer maps (supervisor/trace_spool.c releasable): a hole in a
  * page the writer maps would zap its page table entry and flush the TLB of
  * the traced program's CPUs.  The program reads its own trace memory file
  * after the copier has given the first segment back: every segment before

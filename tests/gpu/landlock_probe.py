@@ -1,7 +1,7 @@
 """tests/gpu/landlock_probe.py - which write roots CUDA needs under Landlock.
 
 Each case runs a child that applies a Landlock ruleset (the write rights
-kaudit handles, tools/confine.c) allowing writes beneath the given roots,
+kaudit handles, supervisor/confine.c) allowing writes beneath the given roots,
 then calls cuInit(0) through libcuda; prints the case and cuInit's status
 (0 = CUDA_SUCCESS).  With strace on PATH, the denied calls of the
 kaudit-like case are printed too.  Run on the GPU machine:
