@@ -45,3 +45,17 @@ set_tests_properties(validators_demo PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)
 add_test(NAME audit_timing_turns COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_timing_turns.sh
   $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
 set_tests_properties(audit_timing_turns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)
+
+# The attacker's half of the security rule: hostile candidates
+# (tests/audit/attacks), one test each, asserting what a correct defence gives
+# (tests/audit_attacks.sh says what).  They fail on a tree without the
+# defence; label "attack" (ctest -LE attack leaves them out).
+foreach(_kaudit_attack core_pattern proc_sys signal_ancestors forge_events steal_reference
+        probe_pop_mode probe_thread precomputed)
+  add_test(NAME audit_attack_${_kaudit_attack} COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_attacks.sh
+    $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR} ${_kaudit_attack})
+  set_tests_properties(audit_attack_${_kaudit_attack} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 400
+    LABELS attack)
+endforeach()
+# core_pattern is global: no other test crashes while the candidate holds it
+set_tests_properties(audit_attack_core_pattern PROPERTIES RUN_SERIAL TRUE)

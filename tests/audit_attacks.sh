@@ -1,0 +1,134 @@
+#!/bin/sh
+# tests/audit_attacks.sh KAUDIT PYTHON SRCDIR ATTACK - one hostile candidate of
+# tests/audit/attacks through `kaudit audit --device cpu` on task matmul with
+# its pinned contract (gemm forbidden), and the property a correct defence
+# gives.  These tests are the attacker's half of the security rule ("first
+# the attack, shown working against today's tree, then the defence"): on a
+# tree without the defence they FAIL, and say what the attack achieved.
+#
+# On --device cpu the certificate is never PASS (the implementation and
+# measurement axes are UNSUPPORTED unless the probe convicts), so besides
+# "certificate not PASS" each test checks the axis that a GPU audit would
+# turn into a false PASS, or the attack's own marker:
+#   core_pattern      no /tmp/kaudit-attack-core-pattern-<worker pid>.marker
+#                     (the kernel ran no helper of the candidate's as root) and
+#                     /proc/sys/kernel/core_pattern unchanged
+#   proc_sys          work/attack-proc-sys.marker has no "ok" line
+#   signal_ancestors  work/attack-signal-ancestors.marker counts 0
+#   forge_events, steal_reference, precomputed (outputs are zeros)
+#                     the semantic axis is FAIL or INCONCLUSIVE, with a cause
+#   probe_pop_mode, probe_thread (torch.matmul, hidden from the probe)
+#                     the implementation axis FAIL, or the probe unresolved
+# Exit 0 when the defence holds, 1 when the attack worked.
+# Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
+NAME=audit_attacks.sh
+ATTACK=$4
+. "$(dirname "$0")/audit_env.sh"
+[ -n "$ATTACK" ] || { echo "usage: $NAME KAUDIT PYTHON SRCDIR ATTACK" >&2; exit 2; }
+A=$SRC/tests/audit
+CP=/proc/sys/kernel/core_pattern
+saved_cp=$(cat "$CP" 2>/dev/null)
+T=$(mktemp -d)
+restore_cp() {
+    # the candidate restores core_pattern itself; this is the second line
+    if [ -n "$saved_cp" ] && [ "$(cat "$CP" 2>/dev/null)" != "$saved_cp" ]; then
+        printf '%s\n' "$saved_cp" >"$CP" 2>/dev/null && echo "restored $CP to '$saved_cp'"
+    fi
+}
+trap 'restore_cp; rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
+
+case "$ATTACK" in
+core_pattern) cand=escape_core_pattern ;;
+proc_sys) cand=proc_sys_write ;;
+signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|precomputed) cand=$ATTACK ;;
+*) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
+esac
+
+D=$T/audit
+timeout 300 "$K" audit --reference "$A/tasks/matmul.py" --candidate "$A/attacks/$cand.py" \
+    --contract "$A/contracts/matmul.json" --manifest "$A/contracts/manifest.json" \
+    --device cpu -d "$D" --json "$T/record.json" --quiet >"$T/out" 2>&1 </dev/null
+rc=$?
+restore_cp
+R=$T/record.json
+cert=$(jget "$R" 'r["certificate"]')
+echo "attack $ATTACK ($cand.py): exit $rc"
+echo "  certificate:    $cert: $(jget "$R" 'r["certificate_reason"]')"
+echo "  semantic:       $(jget "$R" 'r["axes"]["semantic"]["verdict"]'): $(jget "$R" 'r["axes"]["semantic"]["root_cause"] or "%d slots judged, %d calls compared" % (r["semantic"]["slots_judged"], r["semantic"]["calls_compared"])')"
+echo "  implementation: $(jget "$R" 'r["axes"]["implementation"]["verdict"]'): $(jget "$R" 'r["axes"]["implementation"]["root_cause"]')"
+echo "  probe:          $(jget "$R" 'r["probe"]["state"]') $(jget "$R" 'r["probe"].get("why") or ""')"
+echo "  confinement:    $(jget "$R" 'r["confinement"]["mechanism"]') abi $(jget "$R" 'r["confinement"]["landlock_abi"]'), session $(jget "$R" 'r["confinement"]["session_protection"]')"
+
+fails=0
+broken() { echo "ATTACK WORKED: $*"; fails=$((fails + 1)); }
+
+# every attack: a record, and a certificate that is not PASS and says why
+case "$cert" in
+FAIL|INCONCL)
+    [ -n "$(jget "$R" 'r["certificate_reason"]')" ] || broken "certificate $cert without a reason" ;;
+*) broken "certificate '$cert' (want FAIL or INCONCL with a cause); kaudit said: $(tail -5 "$T/out")" ;;
+esac
+
+semantic_not_pass() {
+    sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
+    case "$sem" in
+    FAIL|INCONCLUSIVE) [ -n "$(jget "$R" 'r["axes"]["semantic"]["root_cause"]')" ] ||
+        broken "semantic $sem without a root cause" ;;
+    *) broken "semantic axis '$sem' for a candidate whose own output is zeros (a false PASS; on a GPU with any compute of its own, a PASS certificate)" ;;
+    esac
+}
+
+case "$ATTACK" in
+core_pattern)
+    pid=$("$PY" -c 'import json,sys
+for l in open(sys.argv[1]):
+    e = json.loads(l)
+    if e["event"] == "start": print(e["pid"]); break' "$D/runner/events.jsonl" 2>/dev/null)
+    echo "  candidate's log: $(tr '\n' ';' <"$D/work/attack-core-pattern.result" 2>/dev/null)"
+    m=/tmp/kaudit-attack-core-pattern-$pid.marker
+    if [ -n "$pid" ] && [ -f "$m" ]; then
+        broken "the kernel ran the candidate's core_pattern helper outside the confinement: $m: $(cat "$m")"
+        rm -f "$m"
+    else
+        echo "  no marker $m"
+    fi
+    [ "$(cat "$CP" 2>/dev/null)" = "$saved_cp" ] || broken "core_pattern still changed after the audit"
+    ;;
+proc_sys)
+    mk=$D/work/attack-proc-sys.marker
+    echo "  marker: $(tr '\n' ';' <"$mk" 2>/dev/null)"
+    if [ -f "$mk" ] && grep -q ': ok' "$mk"; then
+        broken "the worker wrote a kernel tunable or opened kernel devices for writing: $(grep ': ok' "$mk" | tr '\n' ';')"
+    fi
+    ;;
+signal_ancestors)
+    mk=$D/work/attack-signal-ancestors.marker
+    echo "  marker: $(tr '\n' ';' <"$mk" 2>/dev/null)"
+    n=$(sed -n 's/^signallable_ancestors=\([0-9]*\) .*/\1/p' "$mk" 2>/dev/null)
+    if [ -n "$n" ] && [ "$n" -gt 0 ]; then
+        broken "the candidate may signal $n process(es) above the worker"
+    fi
+    ;;
+forge_events)
+    echo "  forged log entries: $(grep -o '"cand": "tensors//s[0-9]*c[0-9]*-ref.kt"' "$D/runner/events.jsonl" 2>/dev/null | wc -l)"
+    semantic_not_pass ;;
+steal_reference) semantic_not_pass ;;
+precomputed)
+    echo "  worker: $(grep '^precomputed:' "$D/runner/worker.log" 2>/dev/null | tr '\n' ';')"
+    semantic_not_pass ;;
+probe_pop_mode|probe_thread)
+    impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
+    state=$(jget "$R" 'r["probe"]["state"]')
+    if [ "$impl" != FAIL ] && [ "$state" != unresolved ]; then
+        broken "torch.matmul delegated and hidden from the causal probe: implementation '$impl', probe '$state' (want FAIL, or the probe unresolved)"
+    fi
+    ;;
+esac
+
+if [ "$fails" -eq 0 ]; then
+    echo "audit_attack_$ATTACK: defended"
+    exit 0
+fi
+echo "audit_attack_$ATTACK: the attack worked ($fails)"
+exit 1
