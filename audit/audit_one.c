@@ -435,15 +435,22 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
 
     phase_s[1] = seconds_since(&tp);
     clock_gettime(CLOCK_MONOTONIC, &tp);
+    char contract_missing[1024] = "";
     if (!contract) {
         /* written from what the reference's get_inputs() returned in this run */
         snprintf(p.contract, sizeof p.contract, "%s/contract.json", p.dir);
         char manifest[PATH_MAX + 32];
         snprintf(manifest, sizeof manifest, "%s/manifest.json", p.dir);
         if (contract_new_write(p.contract, manifest, p.reference, events, &contract, err, sizeof err) != 0) {
-            /* no input specs: the reference never ran; a minimal record still says why */
+            /* no input specs (the reference never ran, or the event that
+             * holds them is gone): fail closed.  The analysis runs against
+             * a minimal contract only so that the record says why; the
+             * trace axes are INCONCLUSIVE, never judged against a contract
+             * that forbids nothing. */
             if (!a->quiet)
                 kat_say("note", "no contract could be written from the reference: %s", err);
+            snprintf(contract_missing, sizeof contract_missing,
+                     "contract-ungenerated: no contract could be written from the runner's evidence (%.900s)", err);
             static const char minimal[] =
                 "{\"kaudit_contract\": 1, \"task_id\": \"generated/unrunnable\", \"implementation\": "
                 "{\"self_implemented\": false}}";
@@ -497,6 +504,10 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         p.seal_chain[0] = '\0';
     } else if (sealed == 1) {
         p.seal_chain[0] = '\0';
+    }
+    if (contract_missing[0] && sealed >= 0) {
+        opt.trace_axes_unsupported = contract_missing;
+        opt.trace_axes_inconclusive = 1;
     }
     struct ka_analysis *an = NULL;
     int rc = KAUDIT_EXIT_ERROR;

@@ -17,6 +17,10 @@
 #   signal_ancestors  work/attack-signal-ancestors.marker counts 0
 #   forge_events, steal_reference, precomputed (outputs are zeros)
 #                     the semantic axis is FAIL or INCONCLUSIVE, with a cause
+#   drop_inputs (torch.matmul; no --contract, --probe off, the "inputs" event hidden)
+#                     the implementation axis INCONCLUSIVE with the cause
+#                     contract-ungenerated, or FAIL (never judged against a
+#                     contract that forbids nothing)
 #   probe_pop_mode, probe_thread (torch.matmul, hidden from the probe)
 #                     the implementation axis FAIL, or the probe unresolved
 # Exit 0 when the defence holds, 1 when the attack worked.
@@ -42,12 +46,19 @@ case "$ATTACK" in
 core_pattern) cand=escape_core_pattern ;;
 proc_sys) cand=proc_sys_write ;;
 signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|precomputed) cand=$ATTACK ;;
+drop_inputs) cand=drop_inputs_event ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
 
 D=$T/audit
-timeout 300 "$K" audit --reference "$A/tasks/matmul.py" --candidate "$A/attacks/$cand.py" \
-    --contract "$A/contracts/matmul.json" --manifest "$A/contracts/manifest.json" \
+# drop_inputs attacks the contract written from the runner's evidence: no
+# --contract; and no probe, whose own conviction on the CPU would hide how
+# the implementation axis is judged without a contract (on a GPU the trace
+# judges it: PASS against a contract that forbids nothing)
+contract="--contract $A/contracts/matmul.json --manifest $A/contracts/manifest.json"
+[ "$ATTACK" = drop_inputs ] && contract="--probe off"
+# shellcheck disable=SC2086
+timeout 300 "$K" audit --reference "$A/tasks/matmul.py" --candidate "$A/attacks/$cand.py" $contract \
     --device cpu -d "$D" --json "$T/record.json" --quiet >"$T/out" 2>&1 </dev/null
 rc=$?
 restore_cp
@@ -117,6 +128,15 @@ steal_reference) semantic_not_pass ;;
 precomputed)
     echo "  worker: $(grep '^precomputed:' "$D/runner/worker.log" 2>/dev/null | tr '\n' ';')"
     semantic_not_pass ;;
+drop_inputs)
+    impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
+    cause=$(jget "$R" 'r["axes"]["implementation"]["root_cause"]')
+    case "$impl" in
+    FAIL) ;;
+    INCONCLUSIVE) case "$cause" in *contract-ungenerated*) ;; *) broken "implementation INCONCLUSIVE without the cause contract-ungenerated: $cause" ;; esac ;;
+    *) broken "implementation '$impl' against a fallback contract that forbids nothing (want INCONCLUSIVE: contract-ungenerated)" ;;
+    esac
+    ;;
 probe_pop_mode|probe_thread)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
     state=$(jget "$R" 'r["probe"]["state"]')
