@@ -16,6 +16,7 @@
 #include "audit_exec.h"
 #include "confine.h"
 #include "run_census.h"
+#include "toolbox.h"
 
 static double now_s(void)
 {
@@ -178,6 +179,18 @@ size_t audit_python_roots(const struct audit_roots *r, size_t from, const char *
         if (!r->native_only[i])
             out[k++] = r->path[i];
     return k;
+}
+
+int audit_confinement_complete(const struct audit_confinement *c, const char *session_protection, char *why,
+                               size_t n)
+{
+    if (c->confined != 1)
+        return kat_fail(why, n, "confinement-incomplete: the worker's writes were not confined (Landlock: %s)",
+                        c->why[0] ? c->why : "unknown"), 0;
+    if (!session_protection || strncmp(session_protection, "read-only", 9) != 0)
+        return kat_fail(why, n, "confinement-incomplete: the session was not read-only for the worker (%s)",
+                        session_protection && session_protection[0] ? session_protection : "unknown"), 0;
+    return 1;
 }
 
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n)

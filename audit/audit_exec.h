@@ -52,6 +52,16 @@ struct audit_confinement {
     char why[512];               /* why not confined */
 };
 
+/*
+ * Whether the worker ran with every confinement mechanism in force: its
+ * writes confined (Landlock) and the session read-only for it.  1, or 0 with
+ * why ("confinement-incomplete: ...", naming the missing mechanism): a PASS
+ * certificate is then withheld, never granted on a worker that could have
+ * rewritten its own evidence.
+ */
+int audit_confinement_complete(const struct audit_confinement *c, const char *session_protection, char *why,
+                               size_t n);
+
 struct audit_worker {
     const char *session_dir;     /* for kaudit run -d */
     const char *log_path;        /* the worker's stdout and stderr */

@@ -527,6 +527,9 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     audit_weak_read(p.runner_dir, a->weak_mask, worker_stop_reason(&end, stopped, sizeof stopped), &weak);
     if (timing.stream_withholds)
         ka_withhold_certificate(an, timing.stream_why);
+    char confinement_gap[700];
+    if (!audit_confinement_complete(&p.confinement, p.session_protection, confinement_gap, sizeof confinement_gap))
+        ka_withhold_certificate(an, confinement_gap);
     char *json = ka_report_json(an);
     phase_s[2] = seconds_since(&tp);
     double wall = seconds_since(&t0);

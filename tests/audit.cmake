@@ -67,3 +67,11 @@ foreach(_kaudit_attack ${_kaudit_attacks_open})
 endforeach()
 # core_pattern is global: no other test crashes while the candidate holds it
 set_tests_properties(audit_attack_core_pattern PROPERTIES RUN_SERIAL TRUE)
+
+# A PASS certificate needs the worker's confinement in force (audit_exec.h).
+if(TARGET kaudit_audit_pipeline)
+  add_executable(test_audit_confinement ${CMAKE_CURRENT_LIST_DIR}/test_audit_confinement.c)
+  target_link_libraries(test_audit_confinement PRIVATE kaudit_audit_pipeline PkgConfig::CRITERION)
+  kaudit_sanitize(test_audit_confinement)
+  add_test(NAME audit_confinement COMMAND test_audit_confinement)
+endif()
