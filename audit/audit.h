@@ -48,6 +48,8 @@ struct audit_paths {
     const struct audit_roots *roots;        /* where the worker could write */
     struct audit_confinement confinement;   /* and whether that was enforced */
     char session_protection[256];           /* the session read-only for the worker, or why not */
+    char privileges[320];                   /* the worker's privileges (its session's worker_privileges) */
+    long worker_uid;                        /* the uid the worker ran as when kaudit is root; 0: its own */
 };
 
 struct audit_result {

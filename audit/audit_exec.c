@@ -181,8 +181,8 @@ size_t audit_python_roots(const struct audit_roots *r, size_t from, const char *
     return k;
 }
 
-int audit_confinement_complete(const struct audit_confinement *c, const char *session_protection, char *why,
-                               size_t n)
+int audit_confinement_complete(const struct audit_confinement *c, const char *session_protection,
+                               const char *privileges, char *why, size_t n)
 {
     if (c->confined != 1)
         return kat_fail(why, n, "confinement-incomplete: the worker's writes were not confined (Landlock: %s)",
@@ -190,6 +190,9 @@ int audit_confinement_complete(const struct audit_confinement *c, const char *se
     if (!session_protection || strncmp(session_protection, "read-only", 9) != 0)
         return kat_fail(why, n, "confinement-incomplete: the session was not read-only for the worker (%s)",
                         session_protection && session_protection[0] ? session_protection : "unknown"), 0;
+    if (!privileges || strncmp(privileges, "unprivileged:", 13) != 0)
+        return kat_fail(why, n, "confinement-incomplete: the worker was not without privilege (%s)",
+                        privileges && privileges[0] ? privileges : "unknown"), 0;
     return 1;
 }
 
@@ -288,13 +291,19 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
             _exit(127);
         }
         if (w->record) {
-            char *argv[16 + 2 * AUDIT_MAX_ROOTS];
+            char *argv[18 + 2 * AUDIT_MAX_ROOTS];
+            char uid[24];
             int k = 0;
             argv[k++] = exe;
             argv[k++] = "run";
             argv[k++] = "-d";
             argv[k++] = (char *)w->session_dir;
             argv[k++] = "--overwrite";
+            if (w->worker_uid > 0) {
+                snprintf(uid, sizeof uid, "%ld", w->worker_uid);
+                argv[k++] = "--worker-uid";
+                argv[k++] = uid;
+            }
             for (size_t i = 0; w->roots && i < w->roots->n; i++) {
                 argv[k++] = w->roots->create_only[i] ? "--create-root" : "--write-root";
                 argv[k++] = (char *)w->roots->path[i];

@@ -54,13 +54,14 @@ struct audit_confinement {
 
 /*
  * Whether the worker ran with every confinement mechanism in force: its
- * writes confined (Landlock) and the session read-only for it.  1, or 0 with
+ * writes confined (Landlock), the session read-only for it, and no
+ * privilege (privileges, from its session's info: "unprivileged: ...").  1, or 0 with
  * why ("confinement-incomplete: ...", naming the missing mechanism): a PASS
  * certificate is then withheld, never granted on a worker that could have
  * rewritten its own evidence.
  */
-int audit_confinement_complete(const struct audit_confinement *c, const char *session_protection, char *why,
-                               size_t n);
+int audit_confinement_complete(const struct audit_confinement *c, const char *session_protection,
+                               const char *privileges, char *why, size_t n);
 
 struct audit_worker {
     const char *session_dir;     /* for kaudit run -d */
@@ -68,6 +69,7 @@ struct audit_worker {
     const char *work_dir;        /* its working directory */
     const char *python, *runner, *plan;
     int record;                  /* 1: under kaudit run (the preload library); 0: python directly */
+    long worker_uid;             /* > 0: kaudit run starts the runner as this uid, without capabilities */
     double timeout_s;
     const struct audit_roots *roots;  /* writing only beneath these (Landlock), or NULL: unconfined */
     const char *tmp_dir;         /* the worker's TMPDIR (beneath a root) */

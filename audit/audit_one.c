@@ -34,6 +34,7 @@
 #include "session_name.h"
 #include "session.h"
 #include "session_seal.h"
+#include "privilege.h"
 #include "toolbox.h"
 
 static int make_dir(const char *path)
@@ -163,6 +164,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     else
         kat_json_str(&j, "why_not", p->confinement.why);
     kat_json_str(&j, "session_protection", p->session_protection[0] ? p->session_protection : "unknown");
+    kat_json_str(&j, "privileges", p->privileges[0] ? p->privileges : "unknown");
     kat_json_open(&j, "write_roots", '[');
     for (size_t i = 0; p->roots && i < p->roots->n; i++)
         if (!p->roots->create_only[i])
@@ -294,7 +296,66 @@ static void confinement_from_session(struct audit_paths *p)
     }
     const char *sp = kat_session_info(s, "session_protection");
     snprintf(p->session_protection, sizeof p->session_protection, "%s", sp ? sp : "unknown");
+    const char *wp = kat_session_info(s, "worker_privileges");
+    if (!p->privileges[0]) /* a reason found before the run (the uid could not read the task) stays */
+        snprintf(p->privileges, sizeof p->privileges, "%s", wp ? wp : "unknown: the session's info does not say");
     kat_session_close(s);
+}
+
+/*
+ * kaudit as root: the worker runs as a uid of its own without capabilities
+ * (supervisor/privilege.h).  Its directories and build caches, private to
+ * this audit (a cache shared with other audits could be locked or poisoned
+ * by them), are given to that uid.  When the uid cannot read what the
+ * worker must (a task or kaudit's files beneath a directory only root may
+ * enter), the worker keeps kaudit's privileges and the record says why: a
+ * PASS certificate is then withheld (audit_confinement_complete).
+ */
+static int worker_identity(struct audit_paths *p, const char *runner, char *err, size_t n)
+{
+    p->worker_uid = 0;
+    if (geteuid() != 0)
+        return 0;
+    uid_t uid;
+    if (privilege_pick_uid(&uid, err, n) != 0)
+        return -1;
+    char cache[PATH_MAX + 16], home[PATH_MAX + 16], sub[PATH_MAX + 48];
+    snprintf(cache, sizeof cache, "%s/cache", p->dir);
+    snprintf(home, sizeof home, "%s/home", p->dir);
+    if (make_dir(cache) || make_dir(home))
+        return kat_fail(err, n, "cannot make the worker's cache and home in '%s'", p->dir);
+    static const struct {
+        const char *variable, *beneath;
+    } caches[] = {
+        { "XDG_CACHE_HOME", "" },
+        { "TORCH_EXTENSIONS_DIR", "/torch_extensions" },
+        { "TRITON_CACHE_DIR", "/triton" },
+        { "CUDA_CACHE_PATH", "/nv" },
+    };
+    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
+        snprintf(sub, sizeof sub, "%s%s", cache, caches[i].beneath);
+        if (make_dir(sub))
+            return kat_fail(err, n, "cannot make '%s'", sub);
+        setenv(caches[i].variable, sub, 1); /* one audit per process: the worker inherits them */
+    }
+    setenv("HOME", home, 1);
+    char preload[PATH_MAX], perr[PATH_MAX + 256], cannot[PATH_MAX];
+    const char *must_read[] = { p->reference, p->candidate, runner, p->dir, kres_preload(preload, sizeof preload, perr,
+                                                                                          sizeof perr) == 0
+                                                                                 ? preload
+                                                                                 : NULL };
+    int readable = privilege_can_read(uid, must_read, sizeof must_read / sizeof must_read[0], cannot, sizeof cannot);
+    if (readable != 1) {
+        snprintf(p->privileges, sizeof p->privileges, "kept: the worker's uid %u cannot read %s", (unsigned)uid,
+                 readable == 0 ? cannot : "what it must (the check failed)");
+        return 0;
+    }
+    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, home };
+    for (size_t i = 0; i < sizeof give / sizeof give[0]; i++)
+        if (privilege_give_tree(give[i], uid, err, n) != 0)
+            return -1;
+    p->worker_uid = (long)uid;
+    return 0;
 }
 
 static double seconds_since(const struct timespec *t0)
@@ -356,6 +417,10 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
      * command may not); the runner's audit hook lets the tasks' Python code
      * write beneath work/, tmp/ and the caches only (docs/audit.md,
      * "Confinement"). */
+    if (worker_identity(&p, runner, err, sizeof err) != 0) {
+        ka_contract_free(contract);
+        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+    }
     static struct audit_roots roots_storage; /* large; one audit per process */
     struct audit_roots *roots = &roots_storage;
     p.roots = roots;
@@ -412,7 +477,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                 a->device, (unsigned long long)a->seed, p.dir);
     struct audit_worker w = { .session_dir = p.session, .log_path = p.log, .work_dir = p.work, .python = python,
                               .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s,
-                              .roots = roots, .tmp_dir = p.tmp, .confinement = &p.confinement };
+                              .roots = roots, .tmp_dir = p.tmp, .confinement = &p.confinement,
+                              .worker_uid = p.worker_uid };
     struct kat_runner_end end;
     double phase_s[3];
     struct timespec tp;
@@ -528,7 +594,8 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (timing.stream_withholds)
         ka_withhold_certificate(an, timing.stream_why);
     char confinement_gap[700];
-    if (!audit_confinement_complete(&p.confinement, p.session_protection, confinement_gap, sizeof confinement_gap))
+    if (!audit_confinement_complete(&p.confinement, p.session_protection, p.privileges, confinement_gap,
+                                    sizeof confinement_gap))
         ka_withhold_certificate(an, confinement_gap);
     char *json = ka_report_json(an);
     phase_s[2] = seconds_since(&tp);

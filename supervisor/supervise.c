@@ -33,6 +33,7 @@
 #endif
 #include "confine.h"
 #include "run_census.h"
+#include "privilege.h"
 #include "run_protect.h"
 #include "supervise.h"
 #include "toolbox.h"
@@ -450,6 +451,12 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     kat_session_info_set(&info, "seal", "%s", KAUDIT_SEAL_FILE);
 #endif
     kat_session_info_set(&info, "session_token", "%s", spool.token_hex);
+    if (o->worker_uid > 0) {
+        /* the worker's uid must reach the spool's socket: through the
+         * directory (search only) to the socket; the token says whose trace */
+        if (chmod(spool.dir, 0711) != 0 || chmod(spool.socket_path, 0666) != 0)
+            kat_session_log(session, "warning", "cannot open the spool to the worker's uid: %s", strerror(errno));
+    }
     char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, preload, cupti, audit, python,
                                    python_watch);
     if (!env) {
@@ -483,17 +490,34 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     if (child == 0) {
         close(report[0]);
         close(protect[0]);
-        char protection[256];
-        run_protect_session(session, spool.dir, protection, sizeof protection);
+        /* the child's report: the session's protection, a newline, its privileges */
+        char protection[600];
+        run_protect_session(session, spool.dir, protection, 256);
+        size_t plen0 = strlen(protection);
+        protection[plen0++] = '\n';
+        protection[plen0] = '\0';
+        /* no privilege asked for and not dropped: never run privileged instead */
+        int refused = 0;
+        if (o->worker_uid > 0) {
+            char what[96];
+            if (privilege_drop((uid_t)o->worker_uid, what, sizeof what) != 0) {
+                snprintf(protection + plen0, sizeof protection - plen0, "kept: %s failed (%s)", what,
+                         strerror(errno));
+                refused = 1;
+            }
+        }
+        if (!refused)
+            privilege_describe(protection + plen0, sizeof protection - plen0);
         /* confinement asked for and not applied: never run unconfined instead */
-        int unconfined = confine_apply(&conf) != 0;
-        if (unconfined)
-            snprintf(protection, sizeof protection, "none: cannot apply the write confinement (%s)",
+        if (!refused && confine_apply(&conf) != 0) {
+            snprintf(protection, sizeof protection, "none: cannot apply the write confinement (%s)\n",
                      strerror(errno));
+            refused = 1;
+        }
         if (kat_write_all(protect[1], protection, strlen(protection)) != 0) {
             /* the parent then records the protection as unknown */
         }
-        if (unconfined)
+        if (refused)
             _exit(126);
         close(protect[1]);
         execve(located, command, env);
@@ -513,7 +537,7 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
         files.rlim_cur = files.rlim_max;
         setrlimit(RLIMIT_NOFILE, &files);
     }
-    char protection[256];
+    char protection[600];
     size_t plen = 0;
     for (;;) {
         ssize_t r = read(protect[0], protection + plen, sizeof protection - 1 - plen);
@@ -525,6 +549,11 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     }
     close(protect[0]);
     protection[plen] = '\0';
+    char *privileges = strchr(protection, '\n');
+    if (privileges)
+        *privileges++ = '\0';
+    kat_session_info_set(&info, "worker_privileges", "%s",
+                         privileges && privileges[0] ? privileges : "unknown: the child said nothing");
     kat_session_info_set(&info, "session_protection", "%s", plen ? protection : "none: unknown (the child said nothing)");
     if (strncmp(protection, "read-only", 9) != 0)
         kat_session_log(session, "warning", "the session directory is writable by the command (reduced assurance): %s",

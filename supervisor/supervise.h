@@ -21,6 +21,8 @@ struct supervise_options {
     int no_python;              /* no sitecustomize on PYTHONPATH */
     const char *python_watch;   /* the class or function names Python processes report */
     char **command;             /* CMD and its arguments, NULL-terminated */
+    long worker_uid;            /* > 0: the command runs as this uid and gid, without capabilities
+                                   (privilege.h); it is refused rather than run privileged */
 };
 
 /*

@@ -33,6 +33,10 @@ A=$SRC/tests/audit
 CP=/proc/sys/kernel/core_pattern
 saved_cp=$(cat "$CP" 2>/dev/null)
 T=$(mktemp -d)
+# run as root, kaudit starts the worker as a uid of its own, which must reach
+# the audit directory (mktemp's is 0700); elsewhere it keeps kaudit's
+# privileges and the certificate is withheld (docs/audit.md, "Confinement")
+chmod 711 "$T"
 restore_cp() {
     # the candidate restores core_pattern itself; this is the second line
     if [ -n "$saved_cp" ] && [ "$(cat "$CP" 2>/dev/null)" != "$saved_cp" ]; then
@@ -69,6 +73,7 @@ echo "  certificate:    $cert: $(jget "$R" 'r["certificate_reason"]')"
 echo "  semantic:       $(jget "$R" 'r["axes"]["semantic"]["verdict"]'): $(jget "$R" 'r["axes"]["semantic"]["root_cause"] or "%d slots judged, %d calls compared" % (r["semantic"]["slots_judged"], r["semantic"]["calls_compared"])')"
 echo "  implementation: $(jget "$R" 'r["axes"]["implementation"]["verdict"]'): $(jget "$R" 'r["axes"]["implementation"]["root_cause"]')"
 echo "  probe:          $(jget "$R" 'r["probe"]["state"]') $(jget "$R" 'r["probe"].get("why") or ""')"
+echo "  privileges:     $(jget "$R" 'r["confinement"].get("privileges")')"
 echo "  confinement:    $(jget "$R" 'r["confinement"]["mechanism"]') abi $(jget "$R" 'r["confinement"]["landlock_abi"]'), session $(jget "$R" 'r["confinement"]["session_protection"]')"
 
 fails=0

@@ -50,6 +50,8 @@ static void usage(FILE *out)
             "                    repeatable, up to 24): kaudit audit's worker\n"
             "      --create-root DIR  beneath DIR the command may only make files, not\n"
             "                    write, remove or rename them (counts with --write-root)\n"
+            "      --worker-uid U  run CMD as uid and gid U with no capabilities (kaudit as\n"
+            "                    root); CMD is not run when that cannot be done\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -67,6 +69,7 @@ static int run_command(int argc, char **argv)
     const char *dir = NULL; /* -d, else numbered (session_name.h) */
     const char *cupti = getenv(KAT_ENV_CUPTI);
     int overwrite = 0, verbose = 0;
+    long worker_uid = 0;
     const char *write_roots[25];
     unsigned char create_only[25] = { 0 };
     size_t n_write_roots = 0;
@@ -84,6 +87,7 @@ static int run_command(int argc, char **argv)
         { "exact-event-times", no_argument, NULL, 'E' },
         { "write-root", required_argument, NULL, 'R' },
         { "create-root", required_argument, NULL, 'K' },
+        { "worker-uid", required_argument, NULL, 'U' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -108,6 +112,13 @@ static int run_command(int argc, char **argv)
             create_only[n_write_roots] = c == 'K';
             write_roots[n_write_roots++] = optarg;
             break;
+        case 'U': {
+            char *end;
+            worker_uid = strtol(optarg, &end, 10);
+            if (*end || worker_uid <= 0 || worker_uid >= 4294967295L)
+                return run_usage_error("--worker-uid takes a uid other than 0, not '%s'", optarg);
+            break;
+        }
         case 'h': usage(stdout); return 0;
         case ':': return run_usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return run_usage_error("unknown option '%s'", argv[optind - 1]);
@@ -118,7 +129,8 @@ static int run_command(int argc, char **argv)
     struct supervise_options o = { .dir = dir, .overwrite = overwrite, .cupti = cupti, .verbose = verbose,
                                    .write_roots = write_roots, .create_only = create_only,
                                    .n_write_roots = n_write_roots, .no_python = no_python,
-                                   .python_watch = python_watch, .command = argv + optind };
+                                   .python_watch = python_watch, .command = argv + optind,
+                                   .worker_uid = worker_uid };
     char claimed[64];
     int rc = supervise(&o, claimed, sizeof claimed);
     if (claimed[0]) /* not named by -d: say which one */
