@@ -635,7 +635,10 @@ static int parse_hex16(const char *s, size_t n, uint8_t out[16])
     return 0;
 }
 
-static int parse_text(struct parser *p, struct kinv_inventory *inv)
+/* The first two lines: the magic and format version, and the digest, which
+ * must be what the rest of the text hashes to.  *body_at: where the records
+ * start. */
+static int parse_header(struct parser *p, struct kinv_inventory *inv, size_t *body_at)
 {
     char expect[64];
     int hlen = snprintf(expect, sizeof(expect), "%s %u\n", KINV_FILE_MAGIC, KINV_FORMAT_VERSION);
@@ -657,6 +660,7 @@ static int parse_text(struct parser *p, struct kinv_inventory *inv)
     if (parse_hex16(p->text + p->pos + dlen, 32, want))
         return perr(p, p->pos + dlen, "bad digest");
     size_t body = p->pos + dlen + 33;
+    *body_at = body;
 
     XXH3_state_t *st = XXH3_createState();
     if (!st)
@@ -675,9 +679,215 @@ static int parse_text(struct parser *p, struct kinv_inventory *inv)
     }
     memcpy(inv->digest, want, 16);
     inv->have_digest = 1;
+    return 0;
+}
 
-    size_t cap_meta = 0, cap_libs = 0, cap_entries = 0, cap_mods = 0;
-    int section = 0;    /* 0 meta, 1 libraries, 2 modules, 3 entries */
+/* What the records read so far leave: the arrays' capacities, and the
+ * section reached (0 meta, 1 libraries, 2 modules, 3 entries; never back). */
+struct records {
+    size_t cap_meta, cap_libs, cap_entries, cap_mods;
+    int section;
+};
+
+/* M <key> <value>: sorted by key, before every other record. */
+static int parse_meta(struct parser *p, struct kinv_inventory *inv, struct records *r,
+                      const char **f, const size_t *fl, size_t nf, size_t at)
+{
+    if (r->section > 0)
+        return perr(p, at, "M record after L or E records");
+    if (nf != 3)
+        return perr(p, at, "an M record has 3 fields, this one %zu", nf);
+    struct kinv_meta m;
+    size_t kl, vl;
+    if (unescape(p, inv->arena, f[1], fl[1], &m.key, &kl) ||
+        unescape(p, inv->arena, f[2], fl[2], &m.value, &vl))
+        return -1;
+    if (kl == 0 || strlen(m.key) != kl || strlen(m.value) != vl)
+        return perr(p, at, "empty key or NUL byte in an M record");
+    if (inv->n_meta && strcmp(inv->meta[inv->n_meta - 1].key, m.key) >= 0)
+        return perr(p, at, "M records not sorted by key, or a key repeats");
+    if (kinv_grow((void **)&inv->meta, &r->cap_meta, inv->n_meta + 1, sizeof(m)))
+        return perr(p, at, "out of memory");
+    inv->meta[inv->n_meta++] = m;
+    return 0;
+}
+
+/* L <index> <xxh3-128> <size> <soname> <path>: numbered in order, sorted by path. */
+static int parse_library(struct parser *p, struct kinv_inventory *inv, struct records *r,
+                         const char **f, const size_t *fl, size_t nf, size_t at)
+{
+    if (r->section > 1)
+        return perr(p, at, "L record after C or E records");
+    r->section = 1;
+    if (nf != 6)
+        return perr(p, at, "an L record has 6 fields, this one %zu", nf);
+    uint64_t idx;
+    struct kinv_library l = { 0 };
+    if (parse_u64(f[1], fl[1], UINT32_MAX - 1, &idx) || idx != inv->n_libs)
+        return perr(p, (size_t)(f[1] - p->text), "library index must be %zu", inv->n_libs);
+    if (parse_hex16(f[2], fl[2], l.digest))
+        return perr(p, (size_t)(f[2] - p->text), "bad library digest");
+    if (parse_u64(f[3], fl[3], UINT64_MAX, &l.size))
+        return perr(p, (size_t)(f[3] - p->text), "bad library size");
+    size_t sl, pl;
+    if (fl[4]) {
+        if (unescape(p, inv->arena, f[4], fl[4], &l.soname, &sl))
+            return -1;
+        if (strlen(l.soname) != sl)
+            return perr(p, (size_t)(f[4] - p->text), "NUL byte in a soname");
+    }
+    if (unescape(p, inv->arena, f[5], fl[5], &l.path, &pl))
+        return -1;
+    if (pl == 0 || strlen(l.path) != pl)
+        return perr(p, (size_t)(f[5] - p->text), "empty path or NUL byte in a path");
+    if (inv->n_libs && strcmp(inv->libs[inv->n_libs - 1].path, l.path) >= 0)
+        return perr(p, at, "L records not sorted by path, or a path repeats");
+    if (kinv_grow((void **)&inv->libs, &r->cap_libs, inv->n_libs + 1, sizeof(l)))
+        return perr(p, at, "out of memory");
+    inv->libs[inv->n_libs++] = l;
+    return 0;
+}
+
+/* C <xxh3-128> <library>[e] <target>: sorted by (digest, library, target). */
+static int parse_module(struct parser *p, struct kinv_inventory *inv, struct records *r,
+                        const char **f, const size_t *fl, size_t nf, size_t at)
+{
+    if (r->section > 2)
+        return perr(p, at, "C record after E records");
+    r->section = 2;
+    if (nf != 4)
+        return perr(p, at, "a C record has 4 fields, this one %zu", nf);
+    struct kinv_module m = { 0 };
+    if (parse_hex16(f[1], fl[1], m.digest))
+        return perr(p, (size_t)(f[1] - p->text), "bad module digest");
+    size_t ll = fl[2];
+    m.embedded = ll > 0 && f[2][ll - 1] == 'e';
+    uint64_t v;
+    if (parse_u64(f[2], ll - m.embedded, UINT32_MAX, &v) || v >= inv->n_libs)
+        return perr(p, (size_t)(f[2] - p->text), "bad or undefined library index");
+    m.lib = (uint32_t)v;
+    if (fl[3] == 6 && !memcmp(f[3], "fatbin", 6))
+        m.target = 0;
+    else if (kinv_target_parse(f[3], fl[3], &m.target) || (m.target >> 24) != KINV_TARGET_SM)
+        return perr(p, (size_t)(f[3] - p->text), "bad target (a module is an sm_ cubin or a fatbin)");
+    if (inv->n_modules) {
+        const struct kinv_module *q = &inv->modules[inv->n_modules - 1];
+        int order = memcmp(q->digest, m.digest, 16);
+        if (order > 0 || (order == 0 && (q->lib > m.lib || (q->lib == m.lib && q->target >= m.target))))
+            return perr(p, at, "C records not sorted by (digest, library, target), or one repeats");
+    }
+    if (kinv_grow((void **)&inv->modules, &r->cap_mods, inv->n_modules + 1, sizeof(m)))
+        return perr(p, at, "out of memory");
+    inv->modules[inv->n_modules++] = m;
+    return 0;
+}
+
+/* An E record's library indices (s, n bytes, nlibs of them): ascending,
+ * defined, and marked embedded ('e') only on cubin and ptx entries. */
+static int parse_entry_libs(struct parser *p, const struct kinv_inventory *inv, uint8_t kind, const char *s,
+                            size_t n, size_t nlibs, uint32_t *libs, uint8_t *emb)
+{
+    const char *end = s + n;
+    for (size_t k = 0; k < nlibs; k++) {
+        const char *comma = memchr(s, ',', (size_t)(end - s));
+        const char *stop = comma ? comma : end;
+        uint64_t v;
+        emb[k] = stop > s && stop[-1] == 'e';
+        if (emb[k] && kind != KINV_KIND_CUBIN && kind != KINV_KIND_PTX)
+            return perr(p, (size_t)(s - p->text), "only cubin and ptx entries can be embedded");
+        if (parse_u64(s, (size_t)(stop - s) - emb[k], UINT32_MAX, &v) || v >= inv->n_libs)
+            return perr(p, (size_t)(s - p->text), "bad or undefined library index");
+        if (k && v <= libs[k - 1])
+            return perr(p, (size_t)(s - p->text), "library indices not ascending");
+        libs[k] = (uint32_t)v;
+        s = stop + 1;
+    }
+    return 0;
+}
+
+/* An E record's targets (s, n bytes, ntg of them): ascending. */
+static int parse_entry_targets(struct parser *p, const char *s, size_t n, size_t ntg, uint32_t *tg)
+{
+    const char *end = s + n;
+    for (size_t k = 0; k < ntg; k++) {
+        const char *comma = memchr(s, ',', (size_t)(end - s));
+        const char *stop = comma ? comma : end;
+        uint32_t t;
+        if (kinv_target_parse(s, (size_t)(stop - s), &t))
+            return perr(p, (size_t)(s - p->text), "bad target");
+        if (k && t <= tg[k - 1])
+            return perr(p, (size_t)(s - p->text), "targets not ascending");
+        tg[k] = t;
+        s = stop + 1;
+    }
+    return 0;
+}
+
+/* E <name> <kind> <library indices> <targets>: sorted by (name, kind). */
+static int parse_entry(struct parser *p, struct kinv_inventory *inv, struct records *r,
+                       const char **f, const size_t *fl, size_t nf, size_t at)
+{
+    r->section = 3;
+    if (nf != 5)
+        return perr(p, at, "an E record has 5 fields, this one %zu", nf);
+    struct kinv_entry e = { 0 };
+    char *name;
+    size_t nl;
+    if (unescape(p, inv->arena, f[1], fl[1], &name, &nl))
+        return -1;
+    if (nl == 0 || nl > UINT32_MAX)
+        return perr(p, (size_t)(f[1] - p->text), "empty name");
+    e.name = name;
+    e.name_len = (uint32_t)nl;
+    char kind[16];
+    if (fl[2] == 0 || fl[2] >= sizeof(kind) || memchr(f[2], 0, fl[2]))
+        return perr(p, (size_t)(f[2] - p->text), "bad kind");
+    memcpy(kind, f[2], fl[2]);
+    kind[fl[2]] = 0;
+    e.kind = (uint8_t)kinv_kind_parse(kind);
+    if (!e.kind)
+        return perr(p, (size_t)(f[2] - p->text), "unknown kind '%s'", kind);
+    if (e.kind == KINV_KIND_PATTERN && kinv_pattern_check(e.name, e.name_len))
+        return perr(p, (size_t)(f[1] - p->text), "invalid pattern");
+    /* library indices: ascending, unique, defined, at least one */
+    size_t nlibs = 1, ntg = fl[4] ? 1 : 0;
+    for (size_t i = 0; i < fl[3]; i++)
+        nlibs += f[3][i] == ',';
+    for (size_t i = 0; i < fl[4]; i++)
+        ntg += f[4][i] == ',';
+    if (fl[3] == 0)
+        return perr(p, (size_t)(f[3] - p->text), "an entry names no library");
+    uint32_t *libs = kinv_arena_alloc(inv->arena, nlibs * sizeof(uint32_t), 4);
+    uint32_t *tg = kinv_arena_alloc(inv->arena, (ntg ? ntg : 1) * sizeof(uint32_t), 4);
+    uint8_t *emb = kinv_arena_alloc(inv->arena, nlibs, 1);
+    if (!libs || !tg || !emb)
+        return perr(p, at, "out of memory");
+    if (parse_entry_libs(p, inv, e.kind, f[3], fl[3], nlibs, libs, emb) ||
+        parse_entry_targets(p, f[4], fl[4], ntg, tg))
+        return -1;
+    if (e.kind == KINV_KIND_PATTERN && ntg)
+        return perr(p, (size_t)(f[4] - p->text), "a pattern has no targets");
+    e.libs = libs;
+    e.lib_embedded = emb;
+    e.n_libs = (uint32_t)nlibs;
+    e.targets = tg;
+    e.n_targets = (uint32_t)ntg;
+    if (inv->n_entries && kinv_entry_cmp(&inv->entries[inv->n_entries - 1], &e) >= 0)
+        return perr(p, at, "E records not sorted by (name, kind), or an entry repeats");
+    if (inv->n_entries >= UINT32_MAX - 1)
+        return perr(p, at, "too many entries");
+    if (kinv_grow((void **)&inv->entries, &r->cap_entries, inv->n_entries + 1, sizeof(e)))
+        return perr(p, at, "out of memory");
+    inv->entries[inv->n_entries++] = e;
+    return 0;
+}
+
+static int parse_text(struct parser *p, struct kinv_inventory *inv)
+{
+    size_t body;
+    if (parse_header(p, inv, &body))
+        return -1;
+    struct records r = { 0 };
     p->pos = body;
     p->line = 3;
     while (p->pos < p->size) {
@@ -688,171 +898,17 @@ static int parse_text(struct parser *p, struct kinv_inventory *inv)
         size_t at = p->pos;
         if (fl[0] != 1)
             return perr(p, at, "unknown record type '%.*s'", (int)(fl[0] > 20 ? 20 : fl[0]), f[0]);
+        int rc;
         switch (f[0][0]) {
-        case 'M': {
-            if (section > 0)
-                return perr(p, at, "M record after L or E records");
-            if (nf != 3)
-                return perr(p, at, "an M record has 3 fields, this one %zu", nf);
-            struct kinv_meta m;
-            size_t kl, vl;
-            if (unescape(p, inv->arena, f[1], fl[1], &m.key, &kl) ||
-                unescape(p, inv->arena, f[2], fl[2], &m.value, &vl))
-                return -1;
-            if (kl == 0 || strlen(m.key) != kl || strlen(m.value) != vl)
-                return perr(p, at, "empty key or NUL byte in an M record");
-            if (inv->n_meta && strcmp(inv->meta[inv->n_meta - 1].key, m.key) >= 0)
-                return perr(p, at, "M records not sorted by key, or a key repeats");
-            if (kinv_grow((void **)&inv->meta, &cap_meta, inv->n_meta + 1, sizeof(m)))
-                return perr(p, at, "out of memory");
-            inv->meta[inv->n_meta++] = m;
-            break;
-        }
-        case 'L': {
-            if (section > 1)
-                return perr(p, at, "L record after C or E records");
-            section = 1;
-            if (nf != 6)
-                return perr(p, at, "an L record has 6 fields, this one %zu", nf);
-            uint64_t idx;
-            struct kinv_library l = { 0 };
-            if (parse_u64(f[1], fl[1], UINT32_MAX - 1, &idx) || idx != inv->n_libs)
-                return perr(p, (size_t)(f[1] - p->text), "library index must be %zu", inv->n_libs);
-            if (parse_hex16(f[2], fl[2], l.digest))
-                return perr(p, (size_t)(f[2] - p->text), "bad library digest");
-            if (parse_u64(f[3], fl[3], UINT64_MAX, &l.size))
-                return perr(p, (size_t)(f[3] - p->text), "bad library size");
-            size_t sl, pl;
-            if (fl[4]) {
-                if (unescape(p, inv->arena, f[4], fl[4], &l.soname, &sl))
-                    return -1;
-                if (strlen(l.soname) != sl)
-                    return perr(p, (size_t)(f[4] - p->text), "NUL byte in a soname");
-            }
-            if (unescape(p, inv->arena, f[5], fl[5], &l.path, &pl))
-                return -1;
-            if (pl == 0 || strlen(l.path) != pl)
-                return perr(p, (size_t)(f[5] - p->text), "empty path or NUL byte in a path");
-            if (inv->n_libs && strcmp(inv->libs[inv->n_libs - 1].path, l.path) >= 0)
-                return perr(p, at, "L records not sorted by path, or a path repeats");
-            if (kinv_grow((void **)&inv->libs, &cap_libs, inv->n_libs + 1, sizeof(l)))
-                return perr(p, at, "out of memory");
-            inv->libs[inv->n_libs++] = l;
-            break;
-        }
-        case 'C': {
-            if (section > 2)
-                return perr(p, at, "C record after E records");
-            section = 2;
-            if (nf != 4)
-                return perr(p, at, "a C record has 4 fields, this one %zu", nf);
-            struct kinv_module m = { 0 };
-            if (parse_hex16(f[1], fl[1], m.digest))
-                return perr(p, (size_t)(f[1] - p->text), "bad module digest");
-            size_t ll = fl[2];
-            m.embedded = ll > 0 && f[2][ll - 1] == 'e';
-            uint64_t v;
-            if (parse_u64(f[2], ll - m.embedded, UINT32_MAX, &v) || v >= inv->n_libs)
-                return perr(p, (size_t)(f[2] - p->text), "bad or undefined library index");
-            m.lib = (uint32_t)v;
-            if (fl[3] == 6 && !memcmp(f[3], "fatbin", 6))
-                m.target = 0;
-            else if (kinv_target_parse(f[3], fl[3], &m.target) || (m.target >> 24) != KINV_TARGET_SM)
-                return perr(p, (size_t)(f[3] - p->text), "bad target (a module is an sm_ cubin or a fatbin)");
-            if (inv->n_modules) {
-                const struct kinv_module *q = &inv->modules[inv->n_modules - 1];
-                int order = memcmp(q->digest, m.digest, 16);
-                if (order > 0 || (order == 0 && (q->lib > m.lib || (q->lib == m.lib && q->target >= m.target))))
-                    return perr(p, at, "C records not sorted by (digest, library, target), or one repeats");
-            }
-            if (kinv_grow((void **)&inv->modules, &cap_mods, inv->n_modules + 1, sizeof(m)))
-                return perr(p, at, "out of memory");
-            inv->modules[inv->n_modules++] = m;
-            break;
-        }
-        case 'E': {
-            section = 3;
-            if (nf != 5)
-                return perr(p, at, "an E record has 5 fields, this one %zu", nf);
-            struct kinv_entry e = { 0 };
-            char *name;
-            size_t nl;
-            if (unescape(p, inv->arena, f[1], fl[1], &name, &nl))
-                return -1;
-            if (nl == 0 || nl > UINT32_MAX)
-                return perr(p, (size_t)(f[1] - p->text), "empty name");
-            e.name = name;
-            e.name_len = (uint32_t)nl;
-            char kind[16];
-            if (fl[2] == 0 || fl[2] >= sizeof(kind) || memchr(f[2], 0, fl[2]))
-                return perr(p, (size_t)(f[2] - p->text), "bad kind");
-            memcpy(kind, f[2], fl[2]);
-            kind[fl[2]] = 0;
-            e.kind = (uint8_t)kinv_kind_parse(kind);
-            if (!e.kind)
-                return perr(p, (size_t)(f[2] - p->text), "unknown kind '%s'", kind);
-            if (e.kind == KINV_KIND_PATTERN && kinv_pattern_check(e.name, e.name_len))
-                return perr(p, (size_t)(f[1] - p->text), "invalid pattern");
-            /* library indices: ascending, unique, defined, at least one */
-            size_t nlibs = 1, ntg = fl[4] ? 1 : 0;
-            for (size_t i = 0; i < fl[3]; i++)
-                nlibs += f[3][i] == ',';
-            for (size_t i = 0; i < fl[4]; i++)
-                ntg += f[4][i] == ',';
-            if (fl[3] == 0)
-                return perr(p, (size_t)(f[3] - p->text), "an entry names no library");
-            uint32_t *libs = kinv_arena_alloc(inv->arena, nlibs * sizeof(uint32_t), 4);
-            uint32_t *tg = kinv_arena_alloc(inv->arena, (ntg ? ntg : 1) * sizeof(uint32_t), 4);
-            uint8_t *emb = kinv_arena_alloc(inv->arena, nlibs, 1);
-            if (!libs || !tg || !emb)
-                return perr(p, at, "out of memory");
-            const char *s = f[3], *end = f[3] + fl[3];
-            for (size_t k = 0; k < nlibs; k++) {
-                const char *comma = memchr(s, ',', (size_t)(end - s));
-                const char *stop = comma ? comma : end;
-                uint64_t v;
-                emb[k] = stop > s && stop[-1] == 'e';
-                if (emb[k] && e.kind != KINV_KIND_CUBIN && e.kind != KINV_KIND_PTX)
-                    return perr(p, (size_t)(s - p->text), "only cubin and ptx entries can be embedded");
-                if (parse_u64(s, (size_t)(stop - s) - emb[k], UINT32_MAX, &v) || v >= inv->n_libs)
-                    return perr(p, (size_t)(s - p->text), "bad or undefined library index");
-                if (k && v <= libs[k - 1])
-                    return perr(p, (size_t)(s - p->text), "library indices not ascending");
-                libs[k] = (uint32_t)v;
-                s = stop + 1;
-            }
-            s = f[4];
-            end = f[4] + fl[4];
-            for (size_t k = 0; k < ntg; k++) {
-                const char *comma = memchr(s, ',', (size_t)(end - s));
-                const char *stop = comma ? comma : end;
-                uint32_t t;
-                if (kinv_target_parse(s, (size_t)(stop - s), &t))
-                    return perr(p, (size_t)(s - p->text), "bad target");
-                if (k && t <= tg[k - 1])
-                    return perr(p, (size_t)(s - p->text), "targets not ascending");
-                tg[k] = t;
-                s = stop + 1;
-            }
-            if (e.kind == KINV_KIND_PATTERN && ntg)
-                return perr(p, (size_t)(f[4] - p->text), "a pattern has no targets");
-            e.libs = libs;
-            e.lib_embedded = emb;
-            e.n_libs = (uint32_t)nlibs;
-            e.targets = tg;
-            e.n_targets = (uint32_t)ntg;
-            if (inv->n_entries && kinv_entry_cmp(&inv->entries[inv->n_entries - 1], &e) >= 0)
-                return perr(p, at, "E records not sorted by (name, kind), or an entry repeats");
-            if (inv->n_entries >= UINT32_MAX - 1)
-                return perr(p, at, "too many entries");
-            if (kinv_grow((void **)&inv->entries, &cap_entries, inv->n_entries + 1, sizeof(e)))
-                return perr(p, at, "out of memory");
-            inv->entries[inv->n_entries++] = e;
-            break;
-        }
+        case 'M': rc = parse_meta(p, inv, &r, f, fl, nf, at); break;
+        case 'L': rc = parse_library(p, inv, &r, f, fl, nf, at); break;
+        case 'C': rc = parse_module(p, inv, &r, f, fl, nf, at); break;
+        case 'E': rc = parse_entry(p, inv, &r, f, fl, nf, at); break;
         default:
             return perr(p, at, "unknown record type '%c'", f[0][0]);
         }
+        if (rc)
+            return -1;
         p->pos = next;
         p->line++;
     }
