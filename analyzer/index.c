@@ -148,322 +148,401 @@ static void note_vendor_tie(struct ka_proc *p, const struct kat_record *r)
         p->max_ext_correlation = correlation_id;
 }
 
+/* One pass over a trace: what it keeps besides the process index (the NVTX
+ * ranges still open, the thread starts to pair with their creations) and
+ * the caller's arrays of timing calls and event records. */
+struct index_pass {
+    struct ka_run *run;
+    const struct ka_contract *c;
+    struct kat_trace *t;
+    struct ka_proc *p;
+    struct nvtx_open *open;
+    size_t n_open, cap_open;
+    uint32_t python_domain;
+    struct ka_timing_rec **timing;
+    size_t *n_timing, cap_timing;
+    struct ka_event_rec **events;
+    size_t *n_events, cap_events;
+    struct { uint64_t token; uint32_t tid; uint64_t t; } *starts;
+    size_t n_starts, cap_starts;
+};
+
+static void on_process_start(struct index_pass *x, const struct kat_process_start_rec *s)
+{
+    struct ka_proc *p = x->p;
+    const struct kat_trace *t = x->t;
+    free(p->exe);
+    p->exe = dup_trace_string(t, s->exe_string);
+    const char *argv = kat_trace_string(t, s->argv_string);
+    uint32_t len = kat_trace_string_length(t, s->argv_string);
+    free(p->argv0);
+    p->argv0 = strdup(argv);
+    free(p->argv);
+    p->argv = malloc((size_t)len + 1);
+    if (p->argv) {
+        for (uint32_t i = 0; i < len; i++)
+            p->argv[i] = argv[i] ? argv[i] : ' ';
+        p->argv[len] = 0;
+    }
+    p->start_ns = s->time_ns;
+}
+
+static void on_process_end(struct index_pass *x, const struct kat_process_end_rec *e)
+{
+    struct ka_run *run = x->run;
+    struct ka_proc *p = x->p;
+    p->end_known = 1;
+    p->end_kind = e->kind;
+    p->status = e->status;
+    p->status_known = (e->flags & KAT_END_FLAG_STATUS_KNOWN) != 0;
+    if (e->records_lost) {
+        run->facts.health_problem = 1;
+        ka_field_u64(ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED,
+                                    "records-lost", p->file, e->time_ns,
+                                    "the trace writer lost %llu records (no space)",
+                                    (unsigned long long)e->records_lost),
+                     "records_lost", e->records_lost);
+    }
+}
+
+/* What a parent's wait() saw: the status of a child whose own trace may lack it. */
+static void on_child_exit(struct index_pass *x, const struct kat_child_exit_rec *e)
+{
+    struct ka_run *run = x->run;
+    if (!GROW(run->facts.child_exits, run->facts.n_child_exits, run->facts.cap_child_exits)) {
+        struct ka_child_exit *ce = &run->facts.child_exits[run->facts.n_child_exits++];
+        ce->pid = e->child_pid;
+        ce->wait_status = e->wait_status;
+        ce->parent = strdup(x->p->file);
+    }
+}
+
+static void on_fork(struct index_pass *x, const struct kat_fork_rec *f)
+{
+    struct ka_run *run = x->run;
+    if (!GROW(run->facts.child_starts, run->facts.n_child_starts, run->facts.cap_child_starts)) {
+        struct ka_child_start *cs = &run->facts.child_starts[run->facts.n_child_starts++];
+        cs->pid = f->child_pid;
+        cs->kind = f->kind;
+        cs->parent = strdup(x->p->file);
+        cs->time_ns = f->time_ns;
+    }
+}
+
+static void on_library(struct index_pass *x, const struct kat_library_rec *l)
+{
+    struct ka_proc *p = x->p;
+    const struct kat_trace *t = x->t;
+    if (!GROW(p->libs, p->n_libs, p->cap_libs)) {
+        const char *so = kat_trace_string(t, l->soname_string);
+        p->libs[p->n_libs].soname = strdup(so[0] ? so : ka_base_name(kat_trace_string(t, l->path_string)));
+        p->libs[p->n_libs].lo = l->digest_lo;
+        p->libs[p->n_libs++].hi = l->digest_hi;
+    }
+}
+
+static void on_module(struct index_pass *x, const struct kat_module_rec *m)
+{
+    struct ka_proc *p = x->p;
+    if (GROW(p->modules, p->n_modules, p->cap_modules))
+        return;
+    struct ka_module *km = &p->modules[p->n_modules++];
+    km->time_ns = m->time_ns;
+    km->tid = m->thread_id;
+    km->loader = dup_trace_string(x->t, m->loader_string);
+    km->digest_lo = m->digest_lo;
+    km->digest_hi = m->digest_hi;
+    km->size = m->size;
+    km->loader_kind = ka_loader_kind(x->c, km->loader);
+    if (km->loader_kind == KA_LOADER_CANDIDATE || p->candidate_process)
+        x->run->facts.candidate_modules++;
+}
+
+static void on_api(struct index_pass *x, const struct kat_record *r)
+{
+    struct ka_proc *p = x->p;
+    const struct kat_api_rec *ap = r->body;
+    if (!ap->correlation_id)
+        return;
+    note_vendor_tie(p, r);     /* format 2: a call inside a vendor call names it */
+    if (GROW(p->apis, p->n_apis, p->cap_apis))
+        return;
+    p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
+                                            .start_ns = ap->start_ns, .end_ns = ap->end_ns,
+                                            .launch = strstr(kat_trace_string(x->t, ap->name_string), "Launch") != NULL };
+    x->run->a->api_records++;
+}
+
+static void on_vendor_call(struct index_pass *x, const struct kat_record *r)
+{
+    struct ka_proc *p = x->p;
+    const struct kat_vendor_call_rec *v = r->body;
+    if (GROW(p->vcalls, p->n_vcalls, p->cap_vcalls))
+        return;
+    kat_trace_index_add(&p->calls_index, r);
+    struct ka_vcall *vc = &p->vcalls[p->n_vcalls++];
+    memset(vc, 0, sizeof *vc);
+    vc->rec = *v;
+    vc->api = dup_trace_string(x->t, v->api_string);
+    vc->caller = dup_trace_string(x->t, v->caller_string);
+    vc->work = ka_vendor_call_work(v, vc->api, &vc->cls);
+    vc->caller_is_candidate = ka_is_candidate_object(x->c, vc->caller);
+    vc->caller_is_framework = ka_is_framework_object(vc->caller);
+    x->run->a->vendor_calls++;
+}
+
+/* An operator range pushed on tid (operators.c): its index, nested in the
+ * innermost operator open on the thread, owned by the party whose phase is
+ * open around it (a candidate phase anywhere on the stack wins, origin.c);
+ * -1 when msg names no operator. */
+static int32_t open_operator(struct index_pass *x, const struct kat_nvtx_rec *nv, uint32_t tid)
+{
+    struct ka_proc *p = x->p;
+    const char *msg = kat_trace_string(x->t, nv->message_string);
+    if (!ka_is_operator_message(msg))
+        return -1;
+    int32_t outer = -1;
+    for (size_t i = x->n_open; i-- > 0;)
+        if (x->open[i].tid == tid && x->open[i].op >= 0) {
+            outer = x->open[i].op;
+            break;
+        }
+    /* whose phase it opened in: a candidate phase anywhere on the stack wins (origin.c) */
+    int cand = 0, ref = 0;
+    for (size_t i = 0; i < x->n_open; i++)
+        if ((x->open[i].tid == tid || x->open[i].tid == 0) && x->open[i].phase >= 0) {
+            cand |= p->phases[x->open[i].phase].party == KA_PARTY_CANDIDATE;
+            ref |= p->phases[x->open[i].phase].party == KA_PARTY_REFERENCE;
+        }
+    enum ka_party owner = cand ? KA_PARTY_CANDIDATE : ref ? KA_PARTY_REFERENCE : KA_PARTY_UNKNOWN;
+    return ka_operator_open(p, tid, nv->message_string, ka_class_of_operator(msg), owner, outer, nv->time_ns);
+}
+
+/* The runner pushes "kaudit:weak" once, after the audit's work, on its own
+   thread (the one that opens the parties' phases) with no phase open.  A
+   push inside a phase, or on another thread, is the candidate's (in its
+   call, at import, from a thread it started): it would leave the audit's
+   own later work out of the evidence, so it is not the weak phase; of the
+   pushes that qualify the last is the runner's (a finalizer of the
+   candidate's running between phases comes before it).  And only where an
+   audit ran weak surfaces (weak_phase_expected): elsewhere the range is a
+   program's. */
+static void note_weak_push(struct index_pass *x, const struct kat_nvtx_rec *nv, uint32_t tid)
+{
+    struct ka_proc *p = x->p;
+    int in_phase = 0, runner_thread = 0;
+    for (size_t i = 0; i < x->n_open; i++)
+        in_phase |= x->open[i].phase >= 0 && !p->phases[x->open[i].phase].python;
+    for (size_t i = 0; i < p->n_phases; i++)
+        runner_thread |= p->phases[i].tid == tid && !p->phases[i].python;
+    if (!in_phase && runner_thread)
+        p->weak_start_ns = nv->time_ns;
+}
+
+/* A push or a start: a range opens, a phase when it names a party, an
+ * operator range when it names an operator. */
+static void nvtx_open_range(struct index_pass *x, const struct kat_nvtx_rec *nv, int python)
+{
+    struct ka_proc *p = x->p;
+    const struct kat_trace *t = x->t;
+    if (GROW(x->open, x->n_open, x->cap_open))
+        return;
+    /* start/end ranges are process-wide: tid 0 */
+    uint32_t tid = nv->kind == KAT_NVTX_PUSH ? nv->thread_id : 0;
+    enum ka_party party = ka_phase_party(x->c, kat_trace_string(t, nv->message_string), python);
+    int32_t parent = -1;
+    for (size_t i = x->n_open; i-- > 0;)
+        if (x->open[i].tid == tid && x->open[i].phase >= 0) {
+            parent = x->open[i].phase;
+            break;
+        }
+    int32_t phase = party != KA_PARTY_UNKNOWN ? open_phase(p, tid, party, python, parent, nv->time_ns) : -1;
+    int32_t op = -1;
+    if (!python && party == KA_PARTY_UNKNOWN && nv->kind == KAT_NVTX_PUSH)
+        op = open_operator(x, nv, tid);
+    if (x->run->opt->weak_phase_expected && !python && nv->kind == KAT_NVTX_PUSH &&
+        !strcmp(kat_trace_string(t, nv->message_string), "kaudit:weak"))
+        note_weak_push(x, nv, tid);
+    int probe_baseline = !python && nv->kind == KAT_NVTX_PUSH &&
+                         !strcmp(kat_trace_string(t, nv->message_string), "kaudit:probe baseline");
+    if (probe_baseline && p->probe_windows++ == 0)
+        p->probe_start_ns = nv->time_ns;
+    x->open[x->n_open++] = (struct nvtx_open){ .tid = tid, .message = nv->message_string,
+                                               .domain = nv->domain_string, .phase = phase, .op = op,
+                                               .probe_baseline = probe_baseline, .start_ns = nv->time_ns };
+}
+
+/* A pop or an end: the range it closes ends its phase, operator range or
+ * probe window. */
+static void nvtx_close_range(struct index_pass *x, const struct kat_nvtx_rec *nv)
+{
+    struct ka_proc *p = x->p;
+    struct nvtx_open *open = x->open;
+    size_t n_open = x->n_open;
+    /* pop: the innermost open push of this thread and domain; end: the oldest open range */
+    uint32_t tid = nv->kind == KAT_NVTX_POP ? nv->thread_id : 0;
+    size_t found = n_open;
+    if (nv->kind == KAT_NVTX_POP) {
+        for (size_t i = n_open; i-- > 0;)
+            if (open[i].tid == tid && open[i].domain == nv->domain_string) {
+                found = i;
+                break;
+            }
+    } else {
+        for (size_t i = 0; i < n_open; i++)
+            if (open[i].tid == 0) {
+                found = i;
+                break;
+            }
+    }
+    if (found == n_open)
+        return;
+    if (open[found].phase >= 0)
+        p->phases[open[found].phase].end_ns = nv->time_ns;
+    if (open[found].op >= 0)
+        p->operators[open[found].op].end_ns = nv->time_ns;
+    if (open[found].probe_baseline && !p->probe_end_ns)
+        p->probe_end_ns = nv->time_ns;
+    memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
+    x->n_open--;
+}
+
+/* The Python side saw a timing primitive change (text: what changed, after
+ * "timing-replaced "): the candidate's when a candidate range is open on the
+ * mark's thread, by record order. */
+static void note_python_timing(struct index_pass *x, const struct kat_nvtx_rec *nv, const char *what)
+{
+    struct ka_proc *p = x->p;
+    if (GROW(p->py_timing, p->n_py_timing, p->cap_py_timing))
+        return;
+    int cand = 0;
+    for (size_t i = 0; i < x->n_open; i++)
+        if ((x->open[i].tid == nv->thread_id || x->open[i].tid == 0) && x->open[i].phase >= 0 &&
+            p->phases[x->open[i].phase].party == KA_PARTY_CANDIDATE)
+            cand = 1;
+    char *text = strdup(what);
+    if (!text)
+        return;
+    /* " | beside CLASSES": the new object is a function defined beside these
+     * watched classes (same namespace, same file): the candidate's when one
+     * is a candidate symbol and none the reference's */
+    int beside = 0;
+    char *by = strstr(text, " | beside ");
+    if (by) {
+        *by = '\0';
+        int cand_class = 0, ref_class = 0;
+        for (char *name = by + strlen(" | beside "), *next; name && *name; name = next) {
+            next = strchr(name, ',');
+            if (next)
+                *next++ = '\0';
+            enum ka_party party = ka_phase_party(x->c, name, 1);
+            cand_class |= party == KA_PARTY_CANDIDATE;
+            ref_class |= party == KA_PARTY_REFERENCE;
+        }
+        beside = cand_class && !ref_class;
+    }
+    p->py_timing[p->n_py_timing++] = (struct ka_py_timing){
+        .text = text, .time_ns = nv->time_ns, .candidate = cand, .beside_candidate = beside };
+}
+
+static void on_nvtx(struct index_pass *x, const struct kat_nvtx_rec *nv)
+{
+    const struct kat_trace *t = x->t;
+    int python = x->python_domain && nv->domain_string == x->python_domain;
+    if (!python && !x->python_domain && nv->domain_string &&
+        !strcmp(kat_trace_string(t, nv->domain_string), "kaudit.python")) {
+        x->python_domain = nv->domain_string;
+        python = 1;
+    }
+    if (nv->kind == KAT_NVTX_PUSH || nv->kind == KAT_NVTX_START) {
+        nvtx_open_range(x, nv, python);
+    } else if (nv->kind == KAT_NVTX_POP || nv->kind == KAT_NVTX_END) {
+        nvtx_close_range(x, nv);
+    } else if (nv->kind == KAT_NVTX_MARK) {
+        static const char replaced[] = "timing-replaced ";
+        const char *msg = kat_trace_string(t, nv->message_string);
+        if (python && !strncmp(msg, replaced, sizeof replaced - 1)) {
+            /* not a status: python_status stays */
+            note_python_timing(x, nv, msg + sizeof replaced - 1);
+            return;
+        }
+        note_mark(x->p, msg, python);
+    }
+}
+
+static void on_timing_call(struct index_pass *x, const struct kat_timing_call_rec *tc)
+{
+    struct ka_proc *p = x->p;
+    if (GROW(*x->timing, *x->n_timing, x->cap_timing))
+        return;
+    (*x->timing)[(*x->n_timing)++].r = *tc;
+    if (tc->api == KAT_TIMING_EVENT_ELAPSED && tc->status == 0 &&
+        !GROW(p->elapsed_ms, p->n_elapsed, p->cap_elapsed))
+        p->elapsed_ms[p->n_elapsed++] = tc->elapsed_ms;
+}
+
+static void on_cuda_event(struct index_pass *x, const struct kat_cuda_event_rec *e)
+{
+    if (GROW(*x->events, *x->n_events, x->cap_events))
+        return;
+    (*x->events)[(*x->n_events)++] = (struct ka_event_rec){ e->correlation_id, e->stream_id, e->device_timestamp_ns };
+}
+
+static void on_timing_symbol(struct index_pass *x, const struct kat_timing_symbol_rec *s)
+{
+    struct ka_proc *p = x->p;
+    if (GROW(p->symbols, p->n_symbols, p->cap_symbols))
+        return;
+    struct ka_symbol *ks = &p->symbols[p->n_symbols++];
+    ks->symbol = dup_trace_string(x->t, s->symbol_string);
+    ks->object = dup_trace_string(x->t, s->object_string);
+    ks->address = s->address;
+    ks->phase = s->phase;
+    ks->time_ns = s->time_ns;
+}
+
+static void on_thread(struct index_pass *x, const struct kat_thread_rec *th)
+{
+    struct ka_proc *p = x->p;
+    if (th->event == KAT_THREAD_CREATE) {
+        if (!GROW(p->threads, p->n_threads, p->cap_threads))
+            p->threads[p->n_threads++] = (struct ka_thread_origin){
+                .tid = 0, .creator_tid = th->thread_id, .create_ns = th->time_ns, .token = th->token };
+    } else if (th->event == KAT_THREAD_START) {
+        if (!GROW(x->starts, x->n_starts, x->cap_starts)) {
+            x->starts[x->n_starts].token = th->token;
+            x->starts[x->n_starts].tid = th->thread_id;
+            x->starts[x->n_starts++].t = th->time_ns;
+        }
+    }
+}
+
 void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, struct ka_timing_rec **timing,
                     size_t *n_timing, struct ka_event_rec **events, size_t *n_events)
 {
-    const struct ka_contract *c = run->c;
-    struct nvtx_open *open = NULL;
-    size_t n_open = 0, cap_open = 0;
-    uint32_t python_domain = 0;
-    size_t cap_timing = 0, cap_events = 0;
-    struct { uint64_t token; uint32_t tid; uint64_t t; } *starts = NULL;
-    size_t n_starts = 0, cap_starts = 0;
+    struct index_pass x = { .run = run, .c = run->c, .t = t, .p = p,
+                            .timing = timing, .n_timing = n_timing, .events = events, .n_events = n_events };
     struct kat_record r;
     char err[512];
     int rc;
     while ((rc = kat_trace_next(t, &r, err, sizeof err)) == 1) {
         switch (r.type) {
-        case KAT_REC_PROCESS_START: {
-            const struct kat_process_start_rec *s = r.body;
-            free(p->exe);
-            p->exe = dup_trace_string(t, s->exe_string);
-            const char *argv = kat_trace_string(t, s->argv_string);
-            uint32_t len = kat_trace_string_length(t, s->argv_string);
-            free(p->argv0);
-            p->argv0 = strdup(argv);
-            free(p->argv);
-            p->argv = malloc((size_t)len + 1);
-            if (p->argv) {
-                for (uint32_t i = 0; i < len; i++)
-                    p->argv[i] = argv[i] ? argv[i] : ' ';
-                p->argv[len] = 0;
-            }
-            p->start_ns = s->time_ns;
-            break;
-        }
-        case KAT_REC_PROCESS_END: {
-            const struct kat_process_end_rec *e = r.body;
-            p->end_known = 1;
-            p->end_kind = e->kind;
-            p->status = e->status;
-            p->status_known = (e->flags & KAT_END_FLAG_STATUS_KNOWN) != 0;
-            if (e->records_lost) {
-                run->facts.health_problem = 1;
-                ka_field_u64(ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED,
-                                            "records-lost", p->file, e->time_ns,
-                                            "the trace writer lost %llu records (no space)",
-                                            (unsigned long long)e->records_lost),
-                             "records_lost", e->records_lost);
-            }
-            break;
-        }
-        case KAT_REC_CHILD_EXIT: {
-            /* what a parent's wait() saw: the status of a child whose own trace may lack it */
-            const struct kat_child_exit_rec *x = r.body;
-            if (!GROW(run->facts.child_exits, run->facts.n_child_exits, run->facts.cap_child_exits)) {
-                struct ka_child_exit *ce = &run->facts.child_exits[run->facts.n_child_exits++];
-                ce->pid = x->child_pid;
-                ce->wait_status = x->wait_status;
-                ce->parent = strdup(p->file);
-            }
-            break;
-        }
-        case KAT_REC_FORK: {
-            const struct kat_fork_rec *x = r.body;
-            if (!GROW(run->facts.child_starts, run->facts.n_child_starts, run->facts.cap_child_starts)) {
-                struct ka_child_start *cs = &run->facts.child_starts[run->facts.n_child_starts++];
-                cs->pid = x->child_pid;
-                cs->kind = x->kind;
-                cs->parent = strdup(p->file);
-                cs->time_ns = x->time_ns;
-            }
-            break;
-        }
-        case KAT_REC_HEALTH:
-            note_health(run, p, t, r.body);
-            break;
-        case KAT_REC_LIBRARY: {
-            const struct kat_library_rec *l = r.body;
-            if (!GROW(p->libs, p->n_libs, p->cap_libs)) {
-                const char *so = kat_trace_string(t, l->soname_string);
-                p->libs[p->n_libs].soname = strdup(so[0] ? so : ka_base_name(kat_trace_string(t, l->path_string)));
-                p->libs[p->n_libs].lo = l->digest_lo;
-                p->libs[p->n_libs++].hi = l->digest_hi;
-            }
-            break;
-        }
-        case KAT_REC_MODULE: {
-            const struct kat_module_rec *m = r.body;
-            if (GROW(p->modules, p->n_modules, p->cap_modules))
-                break;
-            struct ka_module *km = &p->modules[p->n_modules++];
-            km->time_ns = m->time_ns;
-            km->tid = m->thread_id;
-            km->loader = dup_trace_string(t, m->loader_string);
-            km->digest_lo = m->digest_lo;
-            km->digest_hi = m->digest_hi;
-            km->size = m->size;
-            km->loader_kind = ka_loader_kind(c, km->loader);
-            if (km->loader_kind == KA_LOADER_CANDIDATE || p->candidate_process)
-                run->facts.candidate_modules++;
-            break;
-        }
-        case KAT_REC_API: {
-            const struct kat_api_rec *ap = r.body;
-            if (!ap->correlation_id)
-                break;
-            note_vendor_tie(p, &r);     /* format 2: a call inside a vendor call names it */
-            if (GROW(p->apis, p->n_apis, p->cap_apis))
-                break;
-            p->apis[p->n_apis++] = (struct ka_api){ .tid = ap->thread_id, .correlation_id = ap->correlation_id,
-                                                    .start_ns = ap->start_ns, .end_ns = ap->end_ns,
-                                                    .launch = strstr(kat_trace_string(t, ap->name_string), "Launch") != NULL };
-            run->a->api_records++;
-            break;
-        }
-        case KAT_REC_EXTERNAL_CORRELATION:
-            note_vendor_tie(p, &r);
-            break;
-        case KAT_REC_VENDOR_CALL: {
-            const struct kat_vendor_call_rec *v = r.body;
-            if (GROW(p->vcalls, p->n_vcalls, p->cap_vcalls))
-                break;
-            kat_trace_index_add(&p->calls_index, &r);
-            struct ka_vcall *vc = &p->vcalls[p->n_vcalls++];
-            memset(vc, 0, sizeof *vc);
-            vc->rec = *v;
-            vc->api = dup_trace_string(t, v->api_string);
-            vc->caller = dup_trace_string(t, v->caller_string);
-            vc->work = ka_vendor_call_work(v, vc->api, &vc->cls);
-            vc->caller_is_candidate = ka_is_candidate_object(c, vc->caller);
-            vc->caller_is_framework = ka_is_framework_object(vc->caller);
-            run->a->vendor_calls++;
-            break;
-        }
-        case KAT_REC_NVTX: {
-            const struct kat_nvtx_rec *nv = r.body;
-            int python = python_domain && nv->domain_string == python_domain;
-            if (!python && !python_domain && nv->domain_string &&
-                !strcmp(kat_trace_string(t, nv->domain_string), "kaudit.python")) {
-                python_domain = nv->domain_string;
-                python = 1;
-            }
-            if (nv->kind == KAT_NVTX_PUSH || nv->kind == KAT_NVTX_START) {
-                if (GROW(open, n_open, cap_open))
-                    break;
-                /* start/end ranges are process-wide: tid 0 */
-                uint32_t tid = nv->kind == KAT_NVTX_PUSH ? nv->thread_id : 0;
-                enum ka_party party = ka_phase_party(c, kat_trace_string(t, nv->message_string), python);
-                int32_t parent = -1;
-                for (size_t i = n_open; i-- > 0;)
-                    if (open[i].tid == tid && open[i].phase >= 0) {
-                        parent = open[i].phase;
-                        break;
-                    }
-                int32_t phase = party != KA_PARTY_UNKNOWN ? open_phase(p, tid, party, python, parent, nv->time_ns) : -1;
-                int32_t op = -1;
-                if (!python && party == KA_PARTY_UNKNOWN && nv->kind == KAT_NVTX_PUSH) {
-                    const char *msg = kat_trace_string(t, nv->message_string);
-                    if (ka_is_operator_message(msg)) {
-                        int32_t outer = -1;
-                        for (size_t i = n_open; i-- > 0;)
-                            if (open[i].tid == tid && open[i].op >= 0) {
-                                outer = open[i].op;
-                                break;
-                            }
-                        /* whose phase it opened in: a candidate phase anywhere on the stack wins (origin.c) */
-                        int cand = 0, ref = 0;
-                        for (size_t i = 0; i < n_open; i++)
-                            if ((open[i].tid == tid || open[i].tid == 0) && open[i].phase >= 0) {
-                                cand |= p->phases[open[i].phase].party == KA_PARTY_CANDIDATE;
-                                ref |= p->phases[open[i].phase].party == KA_PARTY_REFERENCE;
-                            }
-                        enum ka_party owner = cand ? KA_PARTY_CANDIDATE : ref ? KA_PARTY_REFERENCE : KA_PARTY_UNKNOWN;
-                        op = ka_operator_open(p, tid, nv->message_string, ka_class_of_operator(msg), owner, outer,
-                                              nv->time_ns);
-                    }
-                }
-                /* The runner pushes "kaudit:weak" once, after the audit's work, on its own
-                   thread (the one that opens the parties' phases) with no phase open.  A
-                   push inside a phase, or on another thread, is the candidate's (in its
-                   call, at import, from a thread it started): it would leave the audit's
-                   own later work out of the evidence, so it is not the weak phase; of the
-                   pushes that qualify the last is the runner's (a finalizer of the
-                   candidate's running between phases comes before it).  And only where an
-                   audit ran weak surfaces (weak_phase_expected): elsewhere the range is a
-                   program's. */
-                if (run->opt->weak_phase_expected && !python && nv->kind == KAT_NVTX_PUSH &&
-                    !strcmp(kat_trace_string(t, nv->message_string), "kaudit:weak")) {
-                    int in_phase = 0, runner_thread = 0;
-                    for (size_t i = 0; i < n_open; i++)
-                        in_phase |= open[i].phase >= 0 && !p->phases[open[i].phase].python;
-                    for (size_t i = 0; i < p->n_phases; i++)
-                        runner_thread |= p->phases[i].tid == tid && !p->phases[i].python;
-                    if (!in_phase && runner_thread)
-                        p->weak_start_ns = nv->time_ns;
-                }
-                int probe_baseline = !python && nv->kind == KAT_NVTX_PUSH &&
-                                     !strcmp(kat_trace_string(t, nv->message_string), "kaudit:probe baseline");
-                if (probe_baseline && p->probe_windows++ == 0)
-                    p->probe_start_ns = nv->time_ns;
-                open[n_open++] = (struct nvtx_open){ .tid = tid, .message = nv->message_string,
-                                                     .domain = nv->domain_string, .phase = phase, .op = op,
-                                                     .probe_baseline = probe_baseline, .start_ns = nv->time_ns };
-            } else if (nv->kind == KAT_NVTX_POP || nv->kind == KAT_NVTX_END) {
-                /* pop: the innermost open push of this thread and domain; end: the oldest open range */
-                uint32_t tid = nv->kind == KAT_NVTX_POP ? nv->thread_id : 0;
-                size_t found = n_open;
-                if (nv->kind == KAT_NVTX_POP) {
-                    for (size_t i = n_open; i-- > 0;)
-                        if (open[i].tid == tid && open[i].domain == nv->domain_string) {
-                            found = i;
-                            break;
-                        }
-                } else {
-                    for (size_t i = 0; i < n_open; i++)
-                        if (open[i].tid == 0) {
-                            found = i;
-                            break;
-                        }
-                }
-                if (found == n_open)
-                    break;
-                if (open[found].phase >= 0)
-                    p->phases[open[found].phase].end_ns = nv->time_ns;
-                if (open[found].op >= 0)
-                    p->operators[open[found].op].end_ns = nv->time_ns;
-                if (open[found].probe_baseline && !p->probe_end_ns)
-                    p->probe_end_ns = nv->time_ns;
-                memmove(&open[found], &open[found + 1], (n_open - found - 1) * sizeof *open);
-                n_open--;
-            } else if (nv->kind == KAT_NVTX_MARK) {
-                static const char replaced[] = "timing-replaced ";
-                const char *msg = kat_trace_string(t, nv->message_string);
-                if (python && !strncmp(msg, replaced, sizeof replaced - 1)) {
-                    /* the Python side saw a timing primitive change (not a status: python_status stays);
-                     * the candidate's when a candidate range is open on the mark's thread, by record order */
-                    if (GROW(p->py_timing, p->n_py_timing, p->cap_py_timing))
-                        break;
-                    int cand = 0;
-                    for (size_t i = 0; i < n_open; i++)
-                        if ((open[i].tid == nv->thread_id || open[i].tid == 0) && open[i].phase >= 0 &&
-                            p->phases[open[i].phase].party == KA_PARTY_CANDIDATE)
-                            cand = 1;
-                    char *text = strdup(msg + sizeof replaced - 1);
-                    if (!text)
-                        break;
-                    /* " | beside CLASSES": the new object is a function defined beside these
-                     * watched classes (same namespace, same file): the candidate's when one
-                     * is a candidate symbol and none the reference's */
-                    int beside = 0;
-                    char *by = strstr(text, " | beside ");
-                    if (by) {
-                        *by = '\0';
-                        int cand_class = 0, ref_class = 0;
-                        for (char *name = by + strlen(" | beside "), *next; name && *name; name = next) {
-                            next = strchr(name, ',');
-                            if (next)
-                                *next++ = '\0';
-                            enum ka_party party = ka_phase_party(c, name, 1);
-                            cand_class |= party == KA_PARTY_CANDIDATE;
-                            ref_class |= party == KA_PARTY_REFERENCE;
-                        }
-                        beside = cand_class && !ref_class;
-                    }
-                    p->py_timing[p->n_py_timing++] = (struct ka_py_timing){
-                        .text = text, .time_ns = nv->time_ns, .candidate = cand, .beside_candidate = beside };
-                    break;
-                }
-                note_mark(p, msg, python);
-            }
-            break;
-        }
-        case KAT_REC_TIMING_CALL: {
-            const struct kat_timing_call_rec *tc = r.body;
-            if (GROW(*timing, *n_timing, cap_timing))
-                break;
-            (*timing)[(*n_timing)++].r = *tc;
-            if (tc->api == KAT_TIMING_EVENT_ELAPSED && tc->status == 0 &&
-                !GROW(p->elapsed_ms, p->n_elapsed, p->cap_elapsed))
-                p->elapsed_ms[p->n_elapsed++] = tc->elapsed_ms;
-            break;
-        }
-        case KAT_REC_CUDA_EVENT: {
-            const struct kat_cuda_event_rec *e = r.body;
-            if (GROW(*events, *n_events, cap_events))
-                break;
-            (*events)[(*n_events)++] = (struct ka_event_rec){ e->correlation_id, e->stream_id, e->device_timestamp_ns };
-            break;
-        }
-        case KAT_REC_TIMING_SYMBOL: {
-            const struct kat_timing_symbol_rec *s = r.body;
-            if (GROW(p->symbols, p->n_symbols, p->cap_symbols))
-                break;
-            struct ka_symbol *ks = &p->symbols[p->n_symbols++];
-            ks->symbol = dup_trace_string(t, s->symbol_string);
-            ks->object = dup_trace_string(t, s->object_string);
-            ks->address = s->address;
-            ks->phase = s->phase;
-            ks->time_ns = s->time_ns;
-            break;
-        }
-        case KAT_REC_THREAD: {
-            const struct kat_thread_rec *th = r.body;
-            if (th->event == KAT_THREAD_CREATE) {
-                if (!GROW(p->threads, p->n_threads, p->cap_threads))
-                    p->threads[p->n_threads++] = (struct ka_thread_origin){
-                        .tid = 0, .creator_tid = th->thread_id, .create_ns = th->time_ns, .token = th->token };
-            } else if (th->event == KAT_THREAD_START) {
-                if (!GROW(starts, n_starts, cap_starts)) {
-                    starts[n_starts].token = th->token;
-                    starts[n_starts].tid = th->thread_id;
-                    starts[n_starts++].t = th->time_ns;
-                }
-            }
-            break;
-        }
-        default:
-            break;
+        case KAT_REC_PROCESS_START: on_process_start(&x, r.body); break;
+        case KAT_REC_PROCESS_END: on_process_end(&x, r.body); break;
+        case KAT_REC_CHILD_EXIT: on_child_exit(&x, r.body); break;
+        case KAT_REC_FORK: on_fork(&x, r.body); break;
+        case KAT_REC_HEALTH: note_health(run, p, t, r.body); break;
+        case KAT_REC_LIBRARY: on_library(&x, r.body); break;
+        case KAT_REC_MODULE: on_module(&x, r.body); break;
+        case KAT_REC_API: on_api(&x, &r); break;
+        case KAT_REC_EXTERNAL_CORRELATION: note_vendor_tie(p, &r); break;
+        case KAT_REC_VENDOR_CALL: on_vendor_call(&x, &r); break;
+        case KAT_REC_NVTX: on_nvtx(&x, r.body); break;
+        case KAT_REC_TIMING_CALL: on_timing_call(&x, r.body); break;
+        case KAT_REC_CUDA_EVENT: on_cuda_event(&x, r.body); break;
+        case KAT_REC_TIMING_SYMBOL: on_timing_symbol(&x, r.body); break;
+        case KAT_REC_THREAD: on_thread(&x, r.body); break;
+        default: break;
         }
     }
     if (rc < 0) {
@@ -474,17 +553,16 @@ void ka_index_trace(struct ka_run *run, struct kat_trace *t, struct ka_proc *p, 
     }
     p->complete = kat_trace_complete(t);
     /* Ranges still open at the end of the trace keep end UINT64_MAX: they last until then. */
-    free(open);
+    free(x.open);
     /* Pair thread creations with their starts. */
     for (size_t i = 0; i < p->n_threads; i++)
-        for (size_t j = 0; j < n_starts; j++)
-            if (starts[j].token == p->threads[i].token) {
-                p->threads[i].tid = starts[j].tid;
+        for (size_t j = 0; j < x.n_starts; j++)
+            if (x.starts[j].token == p->threads[i].token) {
+                p->threads[i].tid = x.starts[j].tid;
                 break;
             }
-    free(starts);
+    free(x.starts);
 }
-
 
 static int vcall_cmp(const void *x, const void *y)
 {

@@ -10,7 +10,7 @@
 
 /*
  * Stop events without a GPU timestamp.  The default recording has no
- * CUDA_EVENT activity (it slowed every launch, preload/cupti_backend.c), so
+ * CUDA_EVENT activity (it slowed every launch, preload/cupti_kinds.c), so
  * the GPU time at which a stop event completed is bounded from stream order
  * instead, with the stream ids the record calls carry:
  *   at least  the GPU end of the last operation launched on the stop

@@ -1,9 +1,9 @@
 """bench/timing_tracing.py REFERENCE.py CANDIDATE.py - one paired timing of
 the reference (Model) against the candidate (ModelNew, or Model when the
 file has none: a kernel against itself), with kaudit audit's own protocol
-(runner/kaudit_runner.py: Timer, paired_batches, and each arm's own inputs
-cloned afresh for every call; ABBA, BAAB, ABBA).  Prints
-arm A's 60 latencies, then arm B's, in ms, for bench/timing_ratio.c.  Run
+(runner/kaudit_timing.py: Timer, paired_batches; and, as Runner.timed in
+runner/kaudit_runner.py, each arm's own inputs cloned afresh for every
+call; ABBA, BAAB, ABBA).  Prints arm A's 60 latencies, then arm B's, in ms, for bench/timing_ratio.c.  Run
 bare and under `kaudit run` by bench/timing_tracing.sh."""
 import importlib.util
 import os
@@ -11,7 +11,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "runner"))
 import torch  # noqa: E402
-from kaudit_runner import AA_ORDERS, Timer, clone_tree, paired_batches  # noqa: E402
+from kaudit_inputs import clone_tree  # noqa: E402
+from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
 
 
 def load(path, name):

@@ -7,7 +7,7 @@
  * One thread stores VENDOR_CALL records with kat_emit, as a cuBLAS/cuBLASLt/
  * cuDNN wrapper does (vendor_window.c), and times each store.  Meanwhile a
  * second thread appends kernel records flat out, as CUPTI's thread does while
- * it converts a completed buffer, in one of the ways cupti_backend.c can:
+ * it converts a completed buffer, in one of the ways cupti_activity.c can:
  *
  *   alone      no second thread
  *   per-record one kat_emit (one writer lock) per kernel record: before the
@@ -93,7 +93,7 @@ static void *append_kernels(void *arg)
             }
         }
         if (setting == PER_RECORD)
-            kat_writer_prepare_spare();   /* as cupti_backend.c: every 256 records */
+            kat_writer_prepare_spare();   /* as cupti_activity.c: every 256 records */
         atomic_fetch_add_explicit(&appended, 256, memory_order_relaxed);
         if (pace_per_us > 0) {
             /* bursts of 256 at the asked mean rate */

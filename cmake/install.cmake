@@ -25,8 +25,13 @@ install(FILES ${CMAKE_BINARY_DIR}/lib/kaudit-python/sitecustomize.py
 install(FILES ${CMAKE_SOURCE_DIR}/inventory/data/h200-torch2.11-calibrated.inventory.zst
   DESTINATION ${KAUDIT_INSTALL_DATA}/inventory/data)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts DESTINATION ${KAUDIT_INSTALL_DATA})
+# kaudit_runner.py and the modules it imports from beside it.
 install(FILES ${CMAKE_SOURCE_DIR}/runner/kaudit_runner.py ${CMAKE_SOURCE_DIR}/runner/kaudit_tensors.py ${CMAKE_SOURCE_DIR}/runner/kaudit_probe.py
   ${CMAKE_SOURCE_DIR}/runner/kaudit_weak.py
+  ${CMAKE_SOURCE_DIR}/runner/kaudit_events.py ${CMAKE_SOURCE_DIR}/runner/kaudit_guard.py
+  ${CMAKE_SOURCE_DIR}/runner/kaudit_inputs.py ${CMAKE_SOURCE_DIR}/runner/kaudit_calls.py
+  ${CMAKE_SOURCE_DIR}/runner/kaudit_state.py ${CMAKE_SOURCE_DIR}/runner/kaudit_turns.py
+  ${CMAKE_SOURCE_DIR}/runner/kaudit_timing.py
   DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
 # The example sessions `kaudit demo` judges (tools/cmd_demo.c).
 foreach(example controls/timing_thread controls/deleg_torch_matmul)

@@ -580,6 +580,177 @@ static void resident(long *anon, long *file)
         fclose(f);
 }
 
+/* Each worker's output arena and decoder, each library's pattern arena. */
+static int prepare_workers(struct builder *b, struct worker *w, int threads, struct kinv_err *err)
+{
+    for (int i = 0; i < threads; i++) {
+        w[i].b = b;
+        w[i].out.arena = kinv_arena_new();
+        w[i].dec = kinv_decoder_new();
+        if (!w[i].out.arena || !w[i].dec)
+            return kinv_error(err, "out of memory");
+    }
+    for (size_t i = 0; i < b->n_libs; i++) {
+        b->libs[i].pats.arena = kinv_arena_new();
+        if (!b->libs[i].pats.arena)
+            return kinv_error(err, "out of memory");
+    }
+    return 0;
+}
+
+/* Phase 1: every library's structure (its containers and entries) and its digest. */
+static int run_library_phase(struct builder *b, struct worker *w, int threads, struct kinv_err *err)
+{
+    struct lib_job *jobs = b->libs;
+    b->tasks = calloc(2 * b->n_libs + 1, sizeof(struct task));
+    if (!b->tasks)
+        return kinv_error(err, "out of memory");
+    for (size_t i = 0; i < b->n_libs; i++) {
+        b->tasks[b->n_tasks++] = (struct task){ TASK_STRUCTURE, (uint32_t)i, 0, jobs[i].size };
+        b->tasks[b->n_tasks++] = (struct task){ TASK_DIGEST, (uint32_t)i, 0, jobs[i].size / 2 };
+    }
+    if (run_phase(b, w, threads)) {
+        *err = b->first;
+        return -1;
+    }
+    return 0;
+}
+
+/* Phase 2: every entry the first phase found, decoded and read for names. */
+static int run_entry_phase(struct builder *b, struct worker *w, int threads, struct kinv_err *err)
+{
+    struct lib_job *jobs = b->libs;
+    size_t n_ents = 0;
+    for (size_t i = 0; i < b->n_libs; i++)
+        n_ents += jobs[i].n_ents;
+    free(b->tasks);
+    b->n_tasks = 0;
+    b->tasks = calloc(n_ents + 1, sizeof(struct task));
+    if (!b->tasks)
+        return kinv_error(err, "out of memory");
+    for (size_t i = 0; i < b->n_libs; i++)
+        for (size_t k = 0; k < jobs[i].n_ents; k++)
+            b->tasks[b->n_tasks++] = (struct task){ TASK_ENTRY, (uint32_t)i, k,
+                                                    jobs[i].ents[k].stored_size };
+    if (run_phase(b, w, threads)) {
+        *err = b->first;
+        return -1;
+    }
+    return 0;
+}
+
+/* Every worker's records and every library's patterns, in one array (*all,
+ * the caller's to free), merged into the inventory's entries. */
+static int merge_entries(struct kinv_inventory *inv, struct lib_job *jobs, size_t n_jobs, struct worker *w,
+                         int threads, struct rec **all_out, struct kinv_err *err)
+{
+    size_t total = 0;
+    for (int i = 0; i < threads; i++)
+        total += w[i].out.n;
+    for (size_t i = 0; i < n_jobs; i++)
+        total += jobs[i].pats.n;
+    struct rec *all = *all_out = malloc((total ? total : 1) * sizeof(*all));
+    if (!all)
+        return kinv_error(err, "out of memory");
+    size_t at = 0;
+    for (int i = 0; i < threads; i++) {
+        if (w[i].out.n)
+            memcpy(all + at, w[i].out.v, w[i].out.n * sizeof(*all));
+        at += w[i].out.n;
+    }
+    for (size_t i = 0; i < n_jobs; i++) {
+        if (jobs[i].pats.oom)
+            return kinv_error(err, "out of memory");
+        if (jobs[i].pats.n)
+            memcpy(all + at, jobs[i].pats.v, jobs[i].pats.n * sizeof(*all));
+        at += jobs[i].pats.n;
+    }
+    return merge(inv, all, total, err);
+}
+
+/* The workers' cubin modules and the libraries' containers, sorted and de-duplicated. */
+static int merge_all_modules(struct kinv_inventory *inv, struct lib_job *jobs, size_t n_jobs, struct worker *w,
+                             int threads, struct kinv_err *err)
+{
+    size_t n_mods = 0;
+    for (int i = 0; i < threads; i++)
+        n_mods += w[i].n_mods;
+    for (size_t i = 0; i < n_jobs; i++)
+        n_mods += jobs[i].n_conts;
+    inv->modules = malloc((n_mods ? n_mods : 1) * sizeof(struct kinv_module));
+    if (!inv->modules)
+        return kinv_error(err, "out of memory");
+    for (int i = 0; i < threads; i++) {
+        if (w[i].n_mods)
+            memcpy(inv->modules + inv->n_modules, w[i].mods, w[i].n_mods * sizeof(struct kinv_module));
+        inv->n_modules += w[i].n_mods;
+    }
+    for (size_t i = 0; i < n_jobs; i++) {
+        if (jobs[i].n_conts)
+            memcpy(inv->modules + inv->n_modules, jobs[i].conts, jobs[i].n_conts * sizeof(struct kinv_module));
+        inv->n_modules += jobs[i].n_conts;
+    }
+    merge_modules(inv->modules, &inv->n_modules);
+    return 0;
+}
+
+/* The inventory's libraries (path, soname, size, digest), and each job's
+ * final counts. */
+static int fill_libraries(struct kinv_inventory *inv, struct lib_job *jobs, size_t n_jobs, struct kinv_err *err)
+{
+    inv->libs = calloc(n_jobs ? n_jobs : 1, sizeof(struct kinv_library));
+    if (!inv->libs)
+        return kinv_error(err, "out of memory");
+    inv->n_libs = n_jobs;
+    for (size_t i = 0; i < n_jobs; i++) {
+        struct kinv_library *l = &inv->libs[i];
+        l->path = kinv_arena_strndup(inv->arena, jobs[i].path, strlen(jobs[i].path));
+        l->soname = jobs[i].soname ? kinv_arena_strndup(inv->arena, jobs[i].soname,
+                                                        strlen(jobs[i].soname)) : NULL;
+        if (!l->path || (jobs[i].soname && !l->soname))
+            return kinv_error(err, "out of memory");
+        l->size = jobs[i].size;
+        memcpy(l->digest, jobs[i].digest, 16);
+        jobs[i].st.decompressed_bytes = jobs[i].atomic_bytes;
+        jobs[i].st.cubin_symbols = jobs[i].atomic_symbols;
+    }
+    return 0;
+}
+
+/* --verbose: what each library held. */
+static void print_library_stats(FILE *f, const struct lib_job *jobs, size_t n_jobs)
+{
+    for (size_t i = 0; i < n_jobs; i++) {
+        const struct kinv_lib_stats *s = &jobs[i].st;
+        fprintf(f, "%s: %u containers in .nv_fatbin, %u elsewhere (%u rejected magic hits); "
+                "%u cubin, %u ptx, %u other entries (zstd %u, lz4 %u, plain %u); %llu bytes "
+                "decompressed; %u entry symbols; %u format strings\n",
+                jobs[i].path, s->containers_fatbin_section, s->containers_elsewhere,
+                s->rejected_candidates, s->cubin_entries, s->ptx_entries, s->other_entries,
+                s->compressed_zstd, s->compressed_lz4, s->uncompressed,
+                (unsigned long long)s->decompressed_bytes, s->cubin_symbols, s->patterns);
+    }
+}
+
+static void free_workers(struct worker *w, int threads, struct lib_job *jobs, size_t n_jobs)
+{
+    if (w) {
+        for (int i = 0; i < threads; i++) {
+            free(w[i].out.v);
+            free(w[i].mods);
+            kinv_arena_free(w[i].out.arena);
+            kinv_decoder_free(w[i].dec);
+        }
+        free(w);
+    }
+    for (size_t i = 0; i < n_jobs; i++) {
+        free(jobs[i].pats.v);
+        kinv_arena_free(jobs[i].pats.arena);
+        jobs[i].pats.v = NULL;
+        jobs[i].pats.arena = NULL;
+    }
+}
+
 static int build_jobs(struct lib_job *jobs, size_t n_jobs, const struct kinv_build_options *opt,
                       struct kinv_inventory **out, struct kinv_lib_stats **stats_out,
                       struct kinv_err *err)
@@ -601,135 +772,23 @@ static int build_jobs(struct lib_job *jobs, size_t n_jobs, const struct kinv_bui
         kinv_error(err, "out of memory");
         goto out;
     }
-    for (int i = 0; i < threads; i++) {
-        w[i].b = &b;
-        w[i].out.arena = kinv_arena_new();
-        w[i].dec = kinv_decoder_new();
-        if (!w[i].out.arena || !w[i].dec) {
-            kinv_error(err, "out of memory");
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < n_jobs; i++) {
-        jobs[i].pats.arena = kinv_arena_new();
-        if (!jobs[i].pats.arena) {
-            kinv_error(err, "out of memory");
-            goto out;
-        }
-    }
+    if (prepare_workers(&b, w, threads, err))
+        goto out;
 
     double t_start = now(), t_p1 = 0, t_p2 = 0, t_merge = 0;
-    /* phase 1 */
-    b.tasks = calloc(2 * n_jobs + 1, sizeof(struct task));
-    if (!b.tasks) {
-        kinv_error(err, "out of memory");
+    if (run_library_phase(&b, w, threads, err))
         goto out;
-    }
-    for (size_t i = 0; i < n_jobs; i++) {
-        b.tasks[b.n_tasks++] = (struct task){ TASK_STRUCTURE, (uint32_t)i, 0, jobs[i].size };
-        b.tasks[b.n_tasks++] = (struct task){ TASK_DIGEST, (uint32_t)i, 0, jobs[i].size / 2 };
-    }
-    if (run_phase(&b, w, threads)) {
-        *err = b.first;
-        goto out;
-    }
-
     t_p1 = now();
-    /* phase 2 */
-    size_t n_ents = 0;
-    for (size_t i = 0; i < n_jobs; i++)
-        n_ents += jobs[i].n_ents;
-    free(b.tasks);
-    b.n_tasks = 0;
-    b.tasks = calloc(n_ents + 1, sizeof(struct task));
-    if (!b.tasks) {
-        kinv_error(err, "out of memory");
+    if (run_entry_phase(&b, w, threads, err))
         goto out;
-    }
-    for (size_t i = 0; i < n_jobs; i++)
-        for (size_t k = 0; k < jobs[i].n_ents; k++)
-            b.tasks[b.n_tasks++] = (struct task){ TASK_ENTRY, (uint32_t)i, k,
-                                                  jobs[i].ents[k].stored_size };
-    if (run_phase(&b, w, threads)) {
-        *err = b.first;
-        goto out;
-    }
-
     t_p2 = now();
     long anon_kib = -1, file_kib = -1;
     if (opt->verbose)
         resident(&anon_kib, &file_kib);     /* the high point: every record, every page touched */
-    /* merge */
-    size_t total = 0;
-    for (int i = 0; i < threads; i++)
-        total += w[i].out.n;
-    for (size_t i = 0; i < n_jobs; i++)
-        total += jobs[i].pats.n;
-    all = malloc((total ? total : 1) * sizeof(*all));
-    if (!all) {
-        kinv_error(err, "out of memory");
-        goto out;
-    }
-    size_t at = 0;
-    for (int i = 0; i < threads; i++) {
-        if (w[i].out.n)
-            memcpy(all + at, w[i].out.v, w[i].out.n * sizeof(*all));
-        at += w[i].out.n;
-    }
-    for (size_t i = 0; i < n_jobs; i++) {
-        if (jobs[i].pats.oom) {
-            kinv_error(err, "out of memory");
-            goto out;
-        }
-        if (jobs[i].pats.n)
-            memcpy(all + at, jobs[i].pats.v, jobs[i].pats.n * sizeof(*all));
-        at += jobs[i].pats.n;
-    }
-    if (merge(inv, all, total, err))
-        goto out;
-    size_t n_mods = 0;
-    for (int i = 0; i < threads; i++)
-        n_mods += w[i].n_mods;
-    for (size_t i = 0; i < n_jobs; i++)
-        n_mods += jobs[i].n_conts;
-    inv->modules = malloc((n_mods ? n_mods : 1) * sizeof(struct kinv_module));
-    if (!inv->modules) {
-        kinv_error(err, "out of memory");
-        goto out;
-    }
-    for (int i = 0; i < threads; i++) {
-        if (w[i].n_mods)
-            memcpy(inv->modules + inv->n_modules, w[i].mods, w[i].n_mods * sizeof(struct kinv_module));
-        inv->n_modules += w[i].n_mods;
-    }
-    for (size_t i = 0; i < n_jobs; i++) {
-        if (jobs[i].n_conts)
-            memcpy(inv->modules + inv->n_modules, jobs[i].conts, jobs[i].n_conts * sizeof(struct kinv_module));
-        inv->n_modules += jobs[i].n_conts;
-    }
-    merge_modules(inv->modules, &inv->n_modules);
-
-    inv->libs = calloc(n_jobs ? n_jobs : 1, sizeof(struct kinv_library));
-    if (!inv->libs) {
-        kinv_error(err, "out of memory");
-        goto out;
-    }
-    inv->n_libs = n_jobs;
-    for (size_t i = 0; i < n_jobs; i++) {
-        struct kinv_library *l = &inv->libs[i];
-        l->path = kinv_arena_strndup(inv->arena, jobs[i].path, strlen(jobs[i].path));
-        l->soname = jobs[i].soname ? kinv_arena_strndup(inv->arena, jobs[i].soname,
-                                                        strlen(jobs[i].soname)) : NULL;
-        if (!l->path || (jobs[i].soname && !l->soname)) {
-            kinv_error(err, "out of memory");
-            goto out;
-        }
-        l->size = jobs[i].size;
-        memcpy(l->digest, jobs[i].digest, 16);
-        jobs[i].st.decompressed_bytes = jobs[i].atomic_bytes;
-        jobs[i].st.cubin_symbols = jobs[i].atomic_symbols;
-    }
-    if (kinv_index(inv, err))
+    if (merge_entries(inv, jobs, n_jobs, w, threads, &all, err) ||
+        merge_all_modules(inv, jobs, n_jobs, w, threads, err) ||
+        fill_libraries(inv, jobs, n_jobs, err) ||
+        kinv_index(inv, err))
         goto out;
     t_merge = now();
     if (opt->verbose && opt->stats)
@@ -745,39 +804,15 @@ static int build_jobs(struct lib_job *jobs, size_t n_jobs, const struct kinv_bui
         for (size_t i = 0; i < n_jobs; i++)
             (*stats_out)[i] = jobs[i].st;
     }
-    if (opt->verbose && opt->stats) {
-        for (size_t i = 0; i < n_jobs; i++) {
-            const struct kinv_lib_stats *s = &jobs[i].st;
-            fprintf(opt->stats, "%s: %u containers in .nv_fatbin, %u elsewhere (%u rejected magic hits); "
-                    "%u cubin, %u ptx, %u other entries (zstd %u, lz4 %u, plain %u); %llu bytes "
-                    "decompressed; %u entry symbols; %u format strings\n",
-                    jobs[i].path, s->containers_fatbin_section, s->containers_elsewhere,
-                    s->rejected_candidates, s->cubin_entries, s->ptx_entries, s->other_entries,
-                    s->compressed_zstd, s->compressed_lz4, s->uncompressed,
-                    (unsigned long long)s->decompressed_bytes, s->cubin_symbols, s->patterns);
-        }
-    }
+    if (opt->verbose && opt->stats)
+        print_library_stats(opt->stats, jobs, n_jobs);
     *out = inv;
     inv = NULL;
     rc = 0;
 out:
     free(all);
     free(b.tasks);
-    if (w) {
-        for (int i = 0; i < threads; i++) {
-            free(w[i].out.v);
-            free(w[i].mods);
-            kinv_arena_free(w[i].out.arena);
-            kinv_decoder_free(w[i].dec);
-        }
-        free(w);
-    }
-    for (size_t i = 0; i < n_jobs; i++) {
-        free(jobs[i].pats.v);
-        kinv_arena_free(jobs[i].pats.arena);
-        jobs[i].pats.v = NULL;
-        jobs[i].pats.arena = NULL;
-    }
+    free_workers(w, threads, jobs, n_jobs);
     kinv_free(inv);
     pthread_mutex_destroy(&b.lock);
     return rc;

@@ -147,6 +147,23 @@ int kinv_index(struct kinv_inventory *inv, struct kinv_err *err);
 uint64_t kinv_name_hash(const char *name, size_t len);
 void kinv_digest(const void *data, size_t len, uint8_t out[16]);
 
+/* ---- the sealed text form (inventory_write.c, inventory_read.c) -------- */
+
+/*
+ * The file (docs/inventory.md has the full description):
+ *   kaudit-inventory 1
+ *   digest xxh3-128 <32 hex digits>
+ *   M <key> <value>                                   (sorted by key)
+ *   L <index> <xxh3-128> <size> <soname> <path>        (sorted by path)
+ *   C <xxh3-128> <library>[e] <target>                (sorted by digest, library, target)
+ *   E <name> <kind> <library indices> <targets>       (sorted by name, kind)
+ * Fields are separated by one tab; bytes outside 0x21..0x7e and '\' are
+ * written as \xHH.  The digest covers the first line and everything after
+ * the digest line.
+ */
+/* A byte written as \xHH. */
+static inline int kinv_needs_escape(unsigned char c) { return c <= 0x20 || c >= 0x7f || c == '\\'; }
+
 /* patterns.c */
 int kinv_patterns_compile(struct kinv_inventory *inv, struct kinv_err *err);
 void kinv_patterns_free(struct kinv_inventory *inv);

@@ -149,7 +149,7 @@ void kat_vendor_end(struct kat_vendor_scope *scope, struct kat_vendor_call_rec *
 /* Innermost open vendor call on this thread, 0 if none. */
 uint64_t kat_vendor_current_call(void);
 
-/* ---- cupti_backend.c ------------------------------------------------------- */
+/* ---- cupti_backend.c and its parts (cupti_internal.h) --------------------- */
 
 /* CUPTI is subscribed and recording in this process. */
 int kat_cupti_active(void);

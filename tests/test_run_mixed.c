@@ -353,7 +353,7 @@ Test(mixed, timing_calls_carry_what_the_program_saw, .timeout = 240)
     cr_expect(nonblocking, "the second stream's creation flags were not recorded");
 
     /* By default no CUDA_EVENT or SYNCHRONIZATION activity (their cost on
-     * every launch, preload/cupti_backend.c): each event record, stream wait
+     * every launch, preload/cupti_kinds.c): each event record, stream wait
      * and stream synchronization carries CUPTI's id of its stream instead,
      * the id the stand-in driver gave that stream. */
     cr_expect_eq(rh_count(m.t, KAT_REC_CUDA_EVENT), 0, "CUDA_EVENT records without KAUDIT_EXACT_EVENT_TIMES");

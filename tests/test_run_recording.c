@@ -133,7 +133,7 @@ Test(recording, api_records_come_from_callbacks_by_default, .timeout = 240)
     cr_expect_eq(rh_check_kernels(&c.s, &c.gt, 0), 0, "%s", rh_describe(&c.s));
     expect_api_records_per_kernel(t, &c.gt, 0);
     /* No API activity, and no external correlation activity either: CUPTI
-     * makes those records only beside API activity (cupti_backend.c,
+     * makes those records only beside API activity (cupti_kinds.c,
      * made_by_callbacks). */
     cr_expect(kind_switched_on(c.log, "concurrent_kernel"), "kernel activity never enabled");
     cr_expect(!kind_switched_on(c.log, "runtime"), "runtime API activity enabled");
@@ -365,7 +365,7 @@ Test(recording, segments_mapped_ahead_lose_nothing, .timeout = 240)
 
 /*
  * CUPTI's thread converts a completed buffer into chunks outside the writer
- * lock and appends each with one lock (cupti_backend.c, put and
+ * lock and appends each with one lock (cupti_activity.c, put and
  * append_chunk; trace_writer.c, kat_emit_chunk).  The kernel records must be
  * those one kat_emit per record wrote (KAUDIT_CUPTI_CHUNK_KB=0), in the same
  * order: CUPTI's order, which on the stand-ins' one stream is the order of

@@ -97,7 +97,7 @@ static void write_one_by_one(void (*after_each)(uint32_t i))
     }
 }
 
-/* As cupti_backend.c converts: into the chunk, appended when full and before
+/* As cupti_activity.c converts: into the chunk, appended when full and before
  * a string is interned. */
 static void write_chunked(uint32_t capacity)
 {

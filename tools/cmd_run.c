@@ -103,7 +103,7 @@ static int run_command(int argc, char **argv)
         case 'v': verbose = 1; break;
         case 'W': python_watch = optarg; break;
         case 'N': no_python = 1; break;
-        /* Read by the preload (cupti_backend.c); the child inherits our environment. */
+        /* Read by the preload (cupti_kinds.c); the child inherits our environment. */
         case 'E': setenv("KAUDIT_EXACT_EVENT_TIMES", "1", 1); break;
         case 'R':
         case 'K':

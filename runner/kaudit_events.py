@@ -1,0 +1,56 @@
+"""kaudit_events.py - the runner's event log and its stages (docs/audit.md,
+"The runner's log"): one JSON object per line, written and flushed at once,
+so that what was done before a crash or a kill is kept.
+
+Apart from kaudit_runner.py because every part of the runner writes events;
+imported first, before torch, since the events' "t" counts torch's import.
+"""
+
+import json
+import os
+import time
+import traceback
+
+STARTED = time.monotonic()  # before torch's import: the events' "t" counts it
+
+
+class Log:
+    """The event log: one JSON object per line, written and flushed at once.
+    The file descriptor is opened before any task code runs."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def event(self, event_name, **fields):
+        # t: seconds since the runner started (where an audit's time goes)
+        fields = {"event": event_name, "t": round(time.monotonic() - STARTED, 3), **fields}
+        line = json.dumps(fields, allow_nan=False, default=str) + "\n"
+        data = line.encode()
+        while data:
+            n = os.write(self.fd, data)
+            data = data[n:]
+
+
+def short_error(exc):
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    text = "".join(tb[-3:]).strip()
+    return f"{type(exc).__name__}: {exc}"[:500], text[-2000:]
+
+
+class StageFailed(Exception):
+    pass
+
+
+def stage(log, name, fn):
+    t0 = time.monotonic()
+    try:
+        value = fn()
+    except BaseException as exc:  # SystemExit from a task too
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        msg, tb = short_error(exc)
+        log.event("stage", stage=name, status="error", error=msg, traceback=tb,
+                  seconds=round(time.monotonic() - t0, 3))
+        raise StageFailed(name)
+    log.event("stage", stage=name, status="ok", seconds=round(time.monotonic() - t0, 3))
+    return value

@@ -1,0 +1,244 @@
+"""kaudit_inputs.py - the runner's input generation: every slot's value
+sets (seeded draws of the stress distributions, layouts and shapes, or the
+task's own get_inputs() under a seed), made again when needed and given to
+each party as tensors of its own.
+
+Apart from kaudit_runner.py: what the inputs are is one job, calling the
+parties on them another.  kaudit_weak.py uses clone_tree, to_device and
+native_inputs through the runner's module.
+"""
+
+import copy
+
+import torch
+
+
+def clone_tree(obj):
+    """Deep copy of inputs: tensors cloned with their layout, containers rebuilt."""
+    if isinstance(obj, torch.Tensor):
+        return obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(clone_tree(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: clone_tree(v) for k, v in obj.items()}
+    return copy.deepcopy(obj)
+
+
+def to_fp64(obj):
+    if isinstance(obj, torch.Tensor):
+        return obj.double() if obj.is_floating_point() else obj.clone()
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_fp64(x) for x in obj)
+    if isinstance(obj, float):
+        return obj
+    return clone_tree(obj)
+
+
+def to_device(obj, device):
+    if isinstance(obj, torch.Tensor):
+        return obj.to(device)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_device(x, device) for x in obj)
+    return obj
+
+
+def float_dtype_max(dtype):
+    return torch.finfo(dtype).max
+
+
+def generator(seed, device):
+    g = torch.Generator(device=device)
+    g.manual_seed(seed & 0x7FFFFFFFFFFFFFFF)
+    return g
+
+
+def draw(dist, shape, g, device, dtype):
+    """Values of one distribution, drawn on the device (fast for the large
+    inputs of real tasks; the same seed gives the same values on the same
+    kind of device) in the input's dtype, or float32 for the half types."""
+    gen = torch.float64 if dtype == torch.float64 else torch.float32
+    kw = dict(generator=g, device=device, dtype=gen)
+    if dist == "normal":
+        v = torch.randn(shape, **kw)
+    elif dist == "uniform":
+        v = torch.rand(shape, **kw).mul_(2.0).sub_(1.0)
+    elif dist == "heavy_tailed":
+        # Student t with 3 degrees of freedom: z / sqrt(chi2_3 / 3)
+        v = torch.randn(shape, **kw)
+        chi = torch.zeros(shape, device=device, dtype=gen)
+        for _ in range(3):
+            chi.add_(torch.randn(shape, **kw).pow_(2))
+        v.div_(chi.div_(3.0).sqrt_().clamp_min_(1e-12))
+    elif dist == "sparse":
+        v = torch.randn(shape, **kw)
+        v.mul_(torch.rand(shape, **kw) < 0.1)
+    elif dist == "constant":
+        v = torch.full(shape, 0.75, device=device, dtype=gen)
+    elif dist == "signed_extremes":
+        sign = torch.where(torch.rand(shape, **kw) < 0.5, -1.0, 1.0)
+        mag = torch.where(torch.rand(shape, **kw) < 0.5, 1e5, 1e-4)
+        v = (sign * mag).to(gen)
+    else:
+        raise ValueError(f"unknown distribution '{dist}'")
+    return v
+
+
+def materialize(values, layout, device):
+    """A tensor holding `values` (in the input's dtype) in the given layout, on device."""
+    shape = tuple(values.shape)
+    if layout == "strided" and len(shape) >= 1:
+        wide = shape[:-1] + (2 * shape[-1],)
+        buf = torch.empty(wide, dtype=values.dtype, device=device)
+        buf.fill_(float("nan") if values.is_floating_point() else 0)
+        view = buf[..., 1::2]   # non-contiguous and at a storage offset
+        view.copy_(values)
+        return view
+    if layout == "transposed" and len(shape) >= 2:
+        swapped = shape[:-2] + (shape[-1], shape[-2])
+        buf = torch.empty(swapped, dtype=values.dtype, device=device)
+        view = buf.transpose(-1, -2)
+        view.copy_(values)
+        return view
+    if layout == "transposed" and len(shape) == 1:
+        buf = torch.empty((shape[0] + 1,), dtype=values.dtype, device=device)
+        view = buf[1:]
+        view.copy_(values)
+        return view
+    return values.to(device).contiguous()
+
+
+class SlotInputs:
+    """One value set.  Its values come from a recipe (a seeded draw, or the
+    task's get_inputs() under a seed) and are made again when needed, so that
+    the large inputs of real tasks are never kept for all slots at once; each
+    party gets tensors of its own, in the slot's layout (clone() would not
+    keep a strided layout)."""
+
+    def __init__(self, recipe, layout):
+        self.recipe = recipe        # () -> list of ("t", tensor) | ("o", object)
+        self.layout = layout
+        self._values = None
+
+    def values(self):
+        if self._values is None:
+            self._values = self.recipe()
+        return self._values
+
+    def drop(self):
+        self._values = None
+
+    def make(self, device, fp64=False):
+        out = []
+        for kind, v in self.values():
+            if kind == "t":
+                vals = v.double() if (fp64 and v.is_floating_point()) else v
+                if v.is_floating_point():
+                    out.append(materialize(vals, self.layout, device))
+                else:
+                    out.append(vals.to(device).clone())
+            else:
+                out.append(to_fp64(v) if fp64 else clone_tree(v))
+        return out
+
+    def values_into(self, buffers):
+        """Copy this set's values into existing tensors (fresh values, same buffers)."""
+        for (kind, v), b in zip(self.values(), buffers):
+            if kind == "t":
+                b.copy_(v)
+
+
+def native_inputs(mod, seed, device=None):
+    """get_inputs() under a seed.  With a device (a GPU, PyTorch 2's default
+    device context), the task's own torch.rand/randn draw there: the same
+    distribution, at GPU speed; KernelBench's level-1 inputs reach 1.6e9
+    elements, which the CPU generator takes seconds to draw, and an audit
+    draws about twenty native value sets."""
+    torch.manual_seed(seed)
+    if device is not None:
+        with device:
+            got = mod.get_inputs()
+    else:
+        got = mod.get_inputs()
+    if not isinstance(got, (list, tuple)):
+        raise TypeError(f"get_inputs() returned {type(got).__name__}, not a list")
+    args = []
+    for x in got:
+        if isinstance(x, torch.Tensor):
+            args.append(("t", x.detach()))
+        else:
+            args.append(("o", x))
+    return args
+
+
+class Spec:
+    """A floating input of the canonical get_inputs(): its shape and dtype only."""
+
+    def __init__(self, t):
+        self.shape = tuple(t.shape)
+        self.dtype = t.dtype
+        self.device = t.device
+
+    def dim(self):
+        return len(self.shape)
+
+
+def base_specs(args):
+    return [("s", Spec(v)) if k == "t" and v.is_floating_point() else (k, v) for k, v in args]
+
+
+def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=None):
+    """The value set(s) of one slot, or (None, reason) when the slot is not
+    supported by the task (then a native-seed slot replaces it)."""
+    kind = slot["kind"]
+    seed = plan_seed * 1000003 + slot["index"] * 7919 + 17
+    floating = [i for i, (k, v) in enumerate(base) if k == "s"]
+    if kind == "native":
+        s2 = plan_seed + slot["seed_offset"]
+        return [SlotInputs(lambda: native_inputs(mod, s2, native_device), "contiguous")], None
+    if not floating:
+        return None, "the task has no floating-point tensor input"
+
+    def recipe(dist, scale, set_seed, shapes=None):
+        def make():
+            args = []
+            for i, (k, v) in enumerate(base):
+                if k == "s":
+                    shape = tuple(shapes[i]) if shapes else v.shape
+                    g = generator(set_seed * 131 + i, device)
+                    vals = draw(dist, shape, g, device, v.dtype)
+                    if scale != 1.0:
+                        vals.mul_(scale)
+                    args.append(("t", vals.to(v.dtype)))
+                else:
+                    args.append((k, v))
+            return args
+        return make
+
+    if kind == "value":
+        scale = float(slot.get("scale", 1.0))
+        dist = slot.get("dist", "normal")
+        for i in floating:
+            dt = base[i][1].dtype
+            peak = 1e5 if dist == "signed_extremes" else 6.0 * scale
+            if peak * 16 > float_dtype_max(dt):
+                return None, f"input {i} ({str(dt)}) cannot hold values of scale {scale:g}"
+        return [SlotInputs(recipe(dist, scale, seed), "contiguous")], None
+    if kind == "layout":
+        if not any(base[i][1].dim() >= 1 for i in floating):
+            return None, "no floating input with a dimension"
+        return [SlotInputs(recipe("normal", 1.0, seed), slot["layout"])], None
+    if kind == "shape":
+        if not alt_shapes:
+            return None, "the contract declares no alternative input shapes (stress.alternative_shapes)"
+        if len(alt_shapes) != len(base):
+            return None, f"stress.alternative_shapes has {len(alt_shapes)} entries for {len(base)} inputs"
+        shapes = {}
+        for i, (k, v) in enumerate(base):
+            if k == "s":
+                shapes[i] = alt_shapes[i] if alt_shapes[i] is not None else v.shape
+            elif k == "t" and alt_shapes[i] is not None and list(alt_shapes[i]) != list(v.shape):
+                return None, f"input {i} is not floating: its alternative shape cannot be drawn"
+        return [SlotInputs(recipe("normal", 1.0, seed, shapes), "contiguous")], None
+    if kind == "repeated":
+        return [SlotInputs(recipe("normal", 1.0, seed + 7 * k), "contiguous") for k in range(4)], None
+    return None, f"unknown slot kind '{kind}'"

@@ -1,0 +1,60 @@
+"""kaudit_state.py - aligning the candidate's state with the reference's:
+the reference's state_dict injected through a verified mapping, or the
+reason none exists (docs/audit.md, "State alignment").
+
+Apart from kaudit_runner.py: the one place the runner reads the parties'
+parameters.
+"""
+
+import torch
+
+
+def align_state(rs, cand):
+    """Inject the reference's state (rs, its state_dict as built) into the
+    candidate through a verified mapping: keys (by name, else by position),
+    shapes, dtypes, then the values read back, and coverage (every tensor of
+    both sides mapped once).  Returns a description; raises AlignmentError
+    when the correspondence is unresolved."""
+    cs = cand.state_dict()
+    rkeys, ckeys = list(rs.keys()), list(cs.keys())
+    if not rkeys and not ckeys:
+        return {"mapping": "none", "tensors": 0}
+    mapping = None
+    how = None
+    if set(rkeys) == set(ckeys):
+        mapping = {k: k for k in rkeys}
+        how = "by-name"
+    elif len(rkeys) == len(ckeys):
+        pairs = list(zip(rkeys, ckeys))
+        if all(tuple(rs[a].shape) == tuple(cs[b].shape) and rs[a].dtype == cs[b].dtype for a, b in pairs):
+            mapping = {a: b for a, b in pairs}
+            how = "positional"
+    if mapping is None:
+        extra = [k for k in ckeys if k not in rs]
+        missing = [k for k in rkeys if k not in cs]
+        if extra and not missing:
+            raise AlignmentError("candidate-only-state",
+                                 f"the candidate has state the reference lacks: {extra[:8]}")
+        raise AlignmentError("unresolved-state-correspondence",
+                             f"no verified mapping: reference-only {missing[:8]}, candidate-only {extra[:8]}")
+    for a, b in mapping.items():
+        if tuple(rs[a].shape) != tuple(cs[b].shape):
+            raise AlignmentError("state-shape-mismatch",
+                                 f"'{a}' has shape {tuple(rs[a].shape)} in the reference, {tuple(cs[b].shape)} in the candidate")
+        if rs[a].dtype != cs[b].dtype:
+            raise AlignmentError("state-dtype-mismatch", f"'{a}' is {rs[a].dtype} in the reference, {cs[b].dtype} in the candidate")
+    new = {b: rs[a].detach().clone() for a, b in mapping.items()}
+    cand.load_state_dict(new, strict=True)
+    after = cand.state_dict()
+    for a, b in mapping.items():
+        x, y = rs[a], after[b]
+        if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x.detach().cpu(), y.detach().cpu()):
+            raise AlignmentError("state-values-differ", f"after injection '{b}' does not hold the reference's '{a}'")
+    return {"mapping": how, "tensors": len(mapping),
+            "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}
+
+
+class AlignmentError(Exception):
+    def __init__(self, code, text):
+        super().__init__(text)
+        self.code = code

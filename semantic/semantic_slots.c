@@ -1,0 +1,155 @@
+/*
+ * semantic_slots.c - driving one slot: its "slot" event made into the
+ * verdict's slot and calls, each call handed to semantic_compare.c, output
+ * aliasing, and the dropping of a stress slot whose tolerance cannot be
+ * calibrated, with the reserve native seeds that stand in for it.  Apart
+ * from semantic.c (which reads the log) and semantic_compare.c (which
+ * compares values): this is the slot bookkeeping between them.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "events.h"
+#include "semantic.h"
+#include "semantic_internal.h"
+
+static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
+{
+    struct kat_semantic *s = c->s;
+    void *q = sem_grow(c, s->slots, s->n_slots, sizeof *s->slots);
+    if (!q)
+        return NULL;
+    s->slots = q;
+    struct kat_sem_slot *slot = &s->slots[s->n_slots++];
+    memset(slot, 0, sizeof *slot);
+    slot->index = jint(e, "index", -1);
+    slot->name = sem_strdup(c, kat_event_str(e, "name") ? kat_event_str(e, "name") : "?");
+    slot->kind = sem_strdup(c, kat_event_str(e, "kind") ? kat_event_str(e, "kind") : "?");
+    slot->layout = sem_strdup(c, kat_event_str(e, "layout"));
+    slot->replaces = sem_strdup(c, kat_event_str(e, "replaces"));
+    slot->replaced_because = sem_strdup(c, kat_event_str(e, "replaced_because"));
+    if (slot->replaces)
+        s->replaced_slots++;
+    return slot;
+}
+
+static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *stands_for)
+{
+    size_t first = c->s->n_findings;
+    struct kat_sem_slot *slot = new_slot(c, e);
+    if (!slot)
+        return;
+    if (stands_for) {
+        free(slot->replaces);
+        free(slot->replaced_because);
+        slot->replaces = sem_strdup(c, stands_for->name);
+        slot->replaced_because = sem_strdup(c, stands_for->why);
+        c->s->replaced_slots++;
+    }
+    const cJSON *calls = cJSON_GetObjectItemCaseSensitive(e, "calls");
+    const cJSON *call;
+    cJSON_ArrayForEach(call, calls)
+    {
+        void *q = sem_grow(c, slot->calls, slot->n_calls, sizeof *slot->calls);
+        if (!q)
+            return;
+        slot->calls = q;
+        struct kat_sem_call *sc = &slot->calls[slot->n_calls++];
+        memset(sc, 0, sizeof *sc);
+        sc->call = jint(call, "call", (int)slot->n_calls - 1);
+    }
+    size_t i = 0;
+    cJSON_ArrayForEach(call, calls) sem_compare_call(c, slot, &slot->calls[i++], call);
+    const cJSON *alias = cJSON_GetObjectItemCaseSensitive(e, "aliasing");
+    const cJSON *a;
+    cJSON_ArrayForEach(a, alias)
+    {
+        char at[96];
+        sem_where(at, sizeof at, slot, jint(a, "call", -1));
+        struct kat_sem_finding *f =
+            sem_add(c, KAT_SEM_CONVICTS, "output-aliased", slot, jint(a, "call", -1),
+                "%s: the output it returned (leaf %s) was overwritten by a later call", at,
+                kat_event_str(a, "leaf") ? kat_event_str(a, "leaf") : "?");
+        if (f)
+            f->leaf = sem_strdup(c, kat_event_str(a, "leaf"));
+    }
+    /*
+     * A stress slot on which the reference's own fp32 error is above rho_max
+     * (and nothing else is wrong) cannot be judged: it is dropped, recorded,
+     * and a reserve native seed stands in for it, as the paper replaces the
+     * slots a task does not support.  A FAIL on it is kept.
+     */
+    if (!strcmp(slot->kind, "native") || c->oom)
+        return;
+    int uncalibratable = 0, other = 0;
+    for (size_t k = first; k < c->s->n_findings; k++) {
+        const struct kat_sem_finding *f = &c->s->findings[k];
+        if (!strcmp(f->code, "tolerance-uncalibratable"))
+            uncalibratable = 1;
+        else if (f->kind == KAT_SEM_CONVICTS || f->kind == KAT_SEM_UNRESOLVED)
+            other = 1;
+    }
+    if (!uncalibratable || other)
+        return;
+    slot->dropped = 1;
+    c->s->dropped_slots++;
+    const char *why = NULL;
+    for (size_t k = first; k < c->s->n_findings; k++) {
+        struct kat_sem_finding *f = &c->s->findings[k];
+        if (!strcmp(f->code, "tolerance-uncalibratable")) {
+            f->kind = KAT_SEM_SIGNAL;
+            if (!why)
+                why = f->text;
+        }
+    }
+    void *q = sem_grow(c, c->dropped, c->n_dropped, sizeof *c->dropped);
+    if (!q)
+        return;
+    c->dropped = q;
+    c->dropped[c->n_dropped].name = sem_strdup(c, slot->name);
+    c->dropped[c->n_dropped].why = sem_strdup(c, why ? why : "the tolerance cannot be calibrated");
+    c->n_dropped++;
+}
+
+void sem_on_slot(struct ctx *c, const cJSON *e)
+{
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "reserve"))) {
+        void *q = sem_grow(c, c->reserves, c->n_reserves, sizeof *c->reserves);
+        if (!q)
+            return;
+        c->reserves = q;
+        c->reserves[c->n_reserves] = cJSON_Duplicate(e, 1);
+        if (!c->reserves[c->n_reserves])
+            c->oom = 1;
+        else
+            c->n_reserves++;
+        return;
+    }
+    evaluate_slot(c, e, NULL);
+}
+
+/* The reserves, in order, for the dropped slots; a dropped slot without one is unresolved. */
+void sem_use_reserves(struct ctx *c)
+{
+    for (size_t i = 0; i < c->n_dropped; i++) {
+        if (i < c->n_reserves) {
+            evaluate_slot(c, c->reserves[i], &c->dropped[i]);
+        } else {
+            sem_add(c, KAT_SEM_UNRESOLVED, "slot-not-calibratable", NULL, -1,
+                "slot %s cannot be judged and no reserve native seed is left to stand in for it: %s",
+                c->dropped[i].name, c->dropped[i].why);
+        }
+    }
+    for (size_t i = 0; i < c->n_reserves; i++)
+        cJSON_Delete(c->reserves[i]);
+    free(c->reserves);
+    for (size_t i = 0; i < c->n_dropped; i++) {
+        free(c->dropped[i].name);
+        free(c->dropped[i].why);
+    }
+    free(c->dropped);
+}
