@@ -3,6 +3,7 @@
 #define KAUDIT_COMMANDS_H
 
 int cmd_run(int argc, char **argv);
+int cmd_confine(int argc, char **argv);
 int cmd_dump(int argc, char **argv);
 int cmd_inventory(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

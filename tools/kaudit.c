@@ -32,6 +32,7 @@ static int cmd_version(int argc, char **argv)
 
 static const struct command commands[] = {
     { "run", cmd_run, "run a command under the preload library and CUPTI, recording a session" },
+    { "confine", cmd_confine, "run a command confined on its own (the audit's candidate process)" },
     { "dump", cmd_dump, "print what a recorded session holds" },
 #ifdef KAUDIT_HAVE_ANALYZER
     { "analyze", cmd_analyze, "judge a recorded session against a task contract: axis verdicts and certificate" },
