@@ -17,6 +17,7 @@ struct audit_args {
     const char *reference, *candidate, *contract, *manifest;
     const char *device;         /* "cuda" or "cpu" */
     unsigned long long seed;
+    int seed_given;             /* --seed N; else each audit draws its seed from the kernel */
     const char *dir, *json, *python, *inventory;
     const char *id;             /* batch: the pair's id, written into the record */
     enum ka_weak weak;
@@ -30,6 +31,8 @@ struct audit_args {
     double timeout_s;
     const char *allow_write[8]; /* --allow-write: more directories the worker may write in */
     int n_allow_write;
+    const char *allow_read[8];  /* --allow-read: more directories the candidate's process may read */
+    int n_allow_read;
     /* batch */
     const char *batch, *ledger;
     int jobs;
@@ -50,6 +53,10 @@ struct audit_paths {
     char session_protection[256];           /* the session read-only for the worker, or why not */
     char privileges[320];                   /* the worker's privileges (its session's worker_privileges) */
     long worker_uid;                        /* the uid the worker ran as when kaudit is root; 0: its own */
+    unsigned long long seed;                /* the audit's seed: --seed, or drawn from the kernel */
+    const char *seed_source;                /* "given" or "kernel" */
+    char party_confinement[768];            /* the candidate's process (audit_party.h) */
+    int party_complete;                     /* every mechanism of it in force */
 };
 
 struct audit_result {

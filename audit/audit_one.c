@@ -36,6 +36,7 @@
 #include "session_seal.h"
 #include "privilege.h"
 #include "toolbox.h"
+#include "audit_party.h"
 
 static int make_dir(const char *path)
 {
@@ -148,7 +149,8 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_bool(&j, "generated", p->contract_generated);
     kat_json_close(&j, '}');
     kat_json_str(&j, "device", a->device);
-    kat_json_u64(&j, "seed", a->seed);
+    kat_json_u64(&j, "seed", p->seed);
+    kat_json_str(&j, "seed_source", p->seed_source ? p->seed_source : "given");
     kat_json_str(&j, "audit_dir", p->dir);
     kat_json_str(&j, "session", p->session);
     if (p->seal_chain[0])
@@ -165,6 +167,11 @@ static int write_record(const char *path, const struct audit_args *a, const stru
         kat_json_str(&j, "why_not", p->confinement.why);
     kat_json_str(&j, "session_protection", p->session_protection[0] ? p->session_protection : "unknown");
     kat_json_str(&j, "privileges", p->privileges[0] ? p->privileges : "unknown");
+    /* the candidate's own process, inside the worker (audit_party.h) */
+    kat_json_open(&j, "candidate_process", '{');
+    kat_json_bool(&j, "complete", p->party_complete);
+    kat_json_str(&j, "mechanisms", p->party_confinement);
+    kat_json_close(&j, '}');
     kat_json_open(&j, "write_roots", '[');
     for (size_t i = 0; p->roots && i < p->roots->n; i++)
         if (!p->roots->create_only[i])
@@ -303,27 +310,17 @@ static void confinement_from_session(struct audit_paths *p)
 }
 
 /*
- * kaudit as root: the worker runs as a uid of its own without capabilities
- * (supervisor/privilege.h).  Its directories and build caches, private to
- * this audit (a cache shared with other audits could be locked or poisoned
- * by them), are given to that uid.  When the uid cannot read what the
- * worker must (a task or kaudit's files beneath a directory only root may
- * enter), the worker keeps kaudit's privileges and the record says why: a
- * PASS certificate is then withheld (audit_confinement_complete).
+ * The worker's build caches, private to this audit (a cache shared with
+ * other audits could be locked or poisoned by them, and a killed build's
+ * lock would cost every later audit its time limit): DIR/cache, through
+ * each tool's variable; the worker inherits them.
  */
-static int worker_identity(struct audit_paths *p, const char *runner, char *err, size_t n)
+static int private_caches(const struct audit_paths *p, char *err, size_t n)
 {
-    p->worker_uid = 0;
-    if (geteuid() != 0)
-        return 0;
-    uid_t uid;
-    if (privilege_pick_uid(&uid, err, n) != 0)
-        return -1;
-    char cache[PATH_MAX + 16], home[PATH_MAX + 16], sub[PATH_MAX + 48];
+    char cache[PATH_MAX + 16], sub[PATH_MAX + 48];
     snprintf(cache, sizeof cache, "%s/cache", p->dir);
-    snprintf(home, sizeof home, "%s/home", p->dir);
-    if (make_dir(cache) || make_dir(home))
-        return kat_fail(err, n, "cannot make the worker's cache and home in '%s'", p->dir);
+    if (make_dir(cache))
+        return kat_fail(err, n, "cannot make the worker's cache in '%s'", p->dir);
     static const struct {
         const char *variable, *beneath;
     } caches[] = {
@@ -338,6 +335,34 @@ static int worker_identity(struct audit_paths *p, const char *runner, char *err,
             return kat_fail(err, n, "cannot make '%s'", sub);
         setenv(caches[i].variable, sub, 1); /* one audit per process: the worker inherits them */
     }
+    return 0;
+}
+
+/*
+ * kaudit as root: the worker runs as a uid of its own without capabilities
+ * (supervisor/privilege.h).  Its directories and build caches are given to
+ * that uid, and its HOME is DIR/home.  When the uid cannot read what the
+ * worker must (a task or kaudit's files beneath a directory only root may
+ * enter), the worker keeps kaudit's privileges and the record says why: a
+ * PASS certificate is then withheld (audit_confinement_complete).
+ */
+static int worker_identity(struct audit_paths *p, const char *runner, char *err, size_t n)
+{
+    p->worker_uid = 0;
+    if (private_caches(p, err, n) != 0)
+        return -1;
+    if (geteuid() != 0)
+        return 0;
+    uid_t uid;
+    if (privilege_pick_uid(&uid, err, n) != 0)
+        return -1;
+    char cache[PATH_MAX + 16], home[PATH_MAX + 16], handoff[PATH_MAX + 16], party[PATH_MAX + 16];
+    snprintf(cache, sizeof cache, "%s/cache", p->dir);
+    snprintf(home, sizeof home, "%s/home", p->dir);
+    if (make_dir(home))
+        return kat_fail(err, n, "cannot make the worker's home in '%s'", p->dir);
+    if (audit_party_dirs(p, handoff, party, sizeof handoff, err, n) != 0)
+        return -1;
     setenv("HOME", home, 1);
     char preload[PATH_MAX], perr[PATH_MAX + 256], cannot[PATH_MAX];
     const char *must_read[] = { p->reference, p->candidate, runner, p->dir, kres_preload(preload, sizeof preload, perr,
@@ -346,11 +371,11 @@ static int worker_identity(struct audit_paths *p, const char *runner, char *err,
                                                                                  : NULL };
     int readable = privilege_can_read(uid, must_read, sizeof must_read / sizeof must_read[0], cannot, sizeof cannot);
     if (readable != 1) {
-        snprintf(p->privileges, sizeof p->privileges, "kept: the worker's uid %u cannot read %s", (unsigned)uid,
+        snprintf(p->privileges, sizeof p->privileges, "kept: the worker's uid %u cannot read %.260s", (unsigned)uid,
                  readable == 0 ? cannot : "what it must (the check failed)");
         return 0;
     }
-    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, home };
+    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, home, handoff, party };
     for (size_t i = 0; i < sizeof give / sizeof give[0]; i++)
         if (privilege_give_tree(give[i], uid, err, n) != 0)
             return -1;
@@ -365,65 +390,109 @@ static double seconds_since(const struct timespec *t0)
     return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-9;
 }
 
-int audit_one(const struct audit_args *a, struct audit_result *res)
-{
-    memset(res, 0, sizeof *res);
-    res->exit_status = KAUDIT_EXIT_ERROR;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+/* What one audit holds from its start to its record. */
+struct audit_run {
+    const struct audit_args *a;
     struct audit_paths p;
-    memset(&p, 0, sizeof p);
-    if (!realpath(a->reference, p.reference))
-        return kat_error("cannot read the reference '%s': %s", a->reference, strerror(errno)), KAUDIT_EXIT_ERROR;
-    if (!realpath(a->candidate, p.candidate))
-        return kat_error("cannot read the candidate '%s': %s", a->candidate, strerror(errno)), KAUDIT_EXIT_ERROR;
-    if (audit_dir(a->dir, p.dir) != 0)
-        return KAUDIT_EXIT_ERROR;
-    snprintf(p.session, sizeof p.session, "%s/session", p.dir);
-    snprintf(p.runner_dir, sizeof p.runner_dir, "%s/runner", p.dir);
-    snprintf(p.work, sizeof p.work, "%s/work", p.dir);
-    snprintf(p.tmp, sizeof p.tmp, "%s/tmp", p.dir);
-    snprintf(p.log, sizeof p.log, "%s/runner/worker.log", p.dir);
-    snprintf(p.plan, sizeof p.plan, "%s/plan.json", p.dir);
-    snprintf(p.record, sizeof p.record, "%s/record.json", p.dir);
-    if (make_dir(p.runner_dir) || make_dir(p.work) || make_dir(p.tmp))
-        return KAUDIT_EXIT_ERROR;
-    /* a directory used before: its old log must not be read as this run's */
-    char events[PATH_MAX + 32];
-    snprintf(events, sizeof events, "%s/events.jsonl", p.runner_dir);
-    if (unlink(events) != 0 && errno != ENOENT)
-        return kat_error("cannot remove the old '%s': %s", events, strerror(errno)), KAUDIT_EXIT_ERROR;
-
-    char err[4096];
-    struct ka_contract *contract = NULL;
-    if (a->contract) {
-        if (!realpath(a->contract, p.contract))
-            return kat_error("cannot read contract '%s': %s", a->contract, strerror(errno)), KAUDIT_EXIT_ERROR;
-        if (ka_contract_load(p.contract, a->manifest, &contract, err, sizeof err) != 0)
-            return kat_error("%s", err), KAUDIT_EXIT_ERROR;
-    }
-
+    struct ka_contract *contract;
     char runner[PATH_MAX];
-    if (kres_data_file("runner/kaudit_runner.py", runner, sizeof runner) != 0)
-        return kat_error("cannot find the runner (runner/kaudit_runner.py under the data directory; set "
-                         "KAUDIT_DATA_DIR)"),
-               KAUDIT_EXIT_ERROR;
-    const char *python = a->python ? a->python : getenv("KAUDIT_PYTHON");
-    if (!python || !*python)
-        python = "python3";
+    const char *python;
+    char events[PATH_MAX + 32];
+    struct kat_plan plan;
+    int probe_planned;
+    struct kat_runner_end end;
+    struct kat_semantic *sem;
+    char contract_missing[1024];
+    struct kinv_inventory *inv;
+    const char *inv_path;
+    char inv_buf[PATH_MAX];
+    struct ka_semantic_finding *sf;
+    struct ka_semantic_evidence ev;
+    struct audit_probe probe;
+    struct ka_options opt;
+    char seal_err[2048], broken[2100];
+    struct ka_analysis *an;
+    struct audit_timing timing;
+    struct audit_weak weak;
+    double phase_s[3];
+    char err[4096];
+};
 
-    /* Landlock lets the worker write beneath runner/, work/, tmp/ and the
-     * build caches only (not the session, which kaudit run writes and its
-     * command may not); the runner's audit hook lets the tasks' Python code
-     * write beneath work/, tmp/ and the caches only (docs/audit.md,
-     * "Confinement"). */
-    if (worker_identity(&p, runner, err, sizeof err) != 0) {
-        ka_contract_free(contract);
-        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
+/* The audit's seed: --seed N, or 64 bits from the kernel (getrandom), so that no
+ * candidate can know the inputs it will be asked before it is asked them. */
+static int audit_seed(struct audit_run *r)
+{
+    if (r->a->seed_given) {
+        r->p.seed = r->a->seed;
+        r->p.seed_source = "given";
+        return 0;
     }
+    unsigned long long s;
+    if (kat_random_bytes(&s, sizeof s) != 0)
+        return kat_error("cannot draw the audit's seed from the kernel: %s", strerror(errno));
+    r->p.seed = s & 0x7FFFFFFFFFFFFFFFULL; /* Python and JSON readers take it as a signed 64-bit number */
+    r->p.seed_source = "kernel";
+    return 0;
+}
+
+/* The audit's directories, its contract when given, the runner and the Python. */
+static int audit_prepare(struct audit_run *r)
+{
+    const struct audit_args *a = r->a;
+    struct audit_paths *p = &r->p;
+    if (!realpath(a->reference, p->reference))
+        return kat_error("cannot read the reference '%s': %s", a->reference, strerror(errno));
+    if (!realpath(a->candidate, p->candidate))
+        return kat_error("cannot read the candidate '%s': %s", a->candidate, strerror(errno));
+    if (audit_dir(a->dir, p->dir) != 0)
+        return -1;
+    snprintf(p->session, sizeof p->session, "%s/session", p->dir);
+    snprintf(p->runner_dir, sizeof p->runner_dir, "%s/runner", p->dir);
+    snprintf(p->work, sizeof p->work, "%s/work", p->dir);
+    snprintf(p->tmp, sizeof p->tmp, "%s/tmp", p->dir);
+    snprintf(p->log, sizeof p->log, "%s/runner/worker.log", p->dir);
+    snprintf(p->plan, sizeof p->plan, "%s/plan.json", p->dir);
+    snprintf(p->record, sizeof p->record, "%s/record.json", p->dir);
+    if (make_dir(p->runner_dir) || make_dir(p->work) || make_dir(p->tmp))
+        return -1;
+    /* a directory used before: its old log must not be read as this run's */
+    snprintf(r->events, sizeof r->events, "%s/events.jsonl", p->runner_dir);
+    if (unlink(r->events) != 0 && errno != ENOENT)
+        return kat_error("cannot remove the old '%s': %s", r->events, strerror(errno));
+    if (audit_seed(r) != 0)
+        return -1;
+    if (a->contract) {
+        if (!realpath(a->contract, p->contract))
+            return kat_error("cannot read contract '%s': %s", a->contract, strerror(errno));
+        if (ka_contract_load(p->contract, a->manifest, &r->contract, r->err, sizeof r->err) != 0)
+            return kat_error("%s", r->err);
+    }
+    if (kres_data_file("runner/kaudit_runner.py", r->runner, sizeof r->runner) != 0)
+        return kat_error("cannot find the runner (runner/kaudit_runner.py under the data directory; set "
+                         "KAUDIT_DATA_DIR)");
+    r->python = a->python ? a->python : getenv("KAUDIT_PYTHON");
+    if (!r->python || !*r->python)
+        r->python = "python3";
+    return 0;
+}
+
+/*
+ * Where the worker may write, and the plan.  Landlock lets the worker write
+ * beneath runner/, work/, tmp/, handoff/, party/ and the build caches only
+ * (not the session, which kaudit run writes and its command may not); the
+ * runner's audit hook lets the tasks' Python code write beneath work/, tmp/
+ * and the caches only; the candidate's own process is confined further
+ * (audit_party.h; docs/audit.md, "Confinement").
+ */
+static int audit_plan(struct audit_run *r)
+{
+    const struct audit_args *a = r->a;
+    struct audit_paths *p = &r->p;
+    if (worker_identity(p, r->runner, r->err, sizeof r->err) != 0)
+        return kat_error("%s", r->err);
     static struct audit_roots roots_storage; /* large; one audit per process */
     struct audit_roots *roots = &roots_storage;
-    p.roots = roots;
+    p->roots = roots;
     int timed = a->timing < 0 ? !strcmp(a->device, "cuda") : a->timing;
     /* the timed phases take turns with other audits on the same device
      * (docs/timing.md, "Concurrent audits"): the runner makes its device's
@@ -434,204 +503,251 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     int turns = audit_timing_lock_dir(lock_dir, sizeof lock_dir, lock_why, sizeof lock_why) == 0;
     if (timed && !turns && !a->quiet)
         fprintf(stderr, "kaudit: the timing takes no turns with other audits: %s\n", lock_why);
-    const char *own[] = { p.runner_dir, p.work, p.tmp };
+    char handoff[PATH_MAX + 16], party[PATH_MAX + 16];
+    if (audit_party_dirs(p, handoff, party, sizeof handoff, r->err, sizeof r->err) != 0)
+        return kat_error("%s", r->err);
+    const char *own[] = { p->runner_dir, p->work, p->tmp, handoff, party };
     size_t n_own = sizeof own / sizeof own[0];
     /* the turns' lock files: made there, never removed or replaced (a
      * candidate that could would split the audits between two files) */
-    if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, err, sizeof err) != 0 ||
-        (turns && audit_roots_add_create_only(roots, lock_dir, err, sizeof err) != 0)) {
-        ka_contract_free(contract);
-        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
-    }
-    const char *task_roots[AUDIT_MAX_ROOTS];
+    if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, r->err, sizeof r->err) != 0 ||
+        (turns && audit_roots_add_create_only(roots, lock_dir, r->err, sizeof r->err) != 0))
+        return kat_error("%s", r->err);
+    static const char *task_roots[AUDIT_MAX_ROOTS];
     size_t n_task_roots = 0;
-    task_roots[n_task_roots++] = p.work;
-    task_roots[n_task_roots++] = p.tmp;
+    task_roots[n_task_roots++] = p->work;
+    task_roots[n_task_roots++] = p->tmp;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
-    struct kat_plan plan = { .reference = p.reference, .candidate = p.candidate, .device = a->device,
-                             .seed = a->seed, .out_dir = p.runner_dir, .work_dir = p.work,
-                             .alternative_shapes = contract ? contract->alternative_shapes : NULL,
-                             .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
-                             .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
-                             /* what is timed holds the device: the timing checks, and on a GPU the
-                              * timed calls the measurement axis reads, which run always */
-                             .timing_turns = turns && (timed || !strcmp(a->device, "cuda")),
-                             /* past this the phase is timed anyway (and its speedup withheld): a
-                              * worker must not spend its time limit waiting */
-                             .timing_lock_wait_s = audit_timing_lock_wait(a->timeout_s),
-                             .weak_surfaces = a->weak_mask ? audit_weak_plan_json(a->weak_mask) : NULL };
+    char preload[PATH_MAX], perr[PATH_MAX + 256];
+    char *party_json = audit_party_plan(p, a, r->runner,
+                                        kres_preload(preload, sizeof preload, perr, sizeof perr) == 0 ? preload : NULL,
+                                        r->err, sizeof r->err);
+    if (!party_json)
+        return kat_error("%s", r->err);
+    struct ka_contract *contract = r->contract;
+    r->plan = (struct kat_plan){ .reference = p->reference, .candidate = p->candidate, .device = a->device,
+                                 .seed = p->seed, .out_dir = p->runner_dir, .work_dir = p->work,
+                                 .alternative_shapes = contract ? contract->alternative_shapes : NULL,
+                                 .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
+                                 .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
+                                 /* what is timed holds the device: the timing checks, and on a GPU the
+                                  * timed calls the measurement axis reads, which run always */
+                                 .timing_turns = turns && (timed || !strcmp(a->device, "cuda")),
+                                 /* past this the phase is timed anyway (and its speedup withheld): a
+                                  * worker must not spend its time limit waiting */
+                                 .timing_lock_wait_s = audit_timing_lock_wait(a->timeout_s),
+                                 .weak_surfaces = a->weak_mask ? audit_weak_plan_json(a->weak_mask) : NULL,
+                                 .party = party_json };
     /* the causal probe's targets: the contract's forbidden classes, or the core classes
        a generated contract forbids (docs/audit.md, "Causal probe") */
     char *probe_targets = a->probe ? ka_probe_targets_json(contract) : NULL;
-    int probe_planned = probe_targets != NULL;
-    plan.probe = probe_targets;
-    int plan_rc = kat_plan_write(p.plan, &plan, err, sizeof err);
+    r->probe_planned = probe_targets != NULL;
+    r->plan.probe = probe_targets;
+    int plan_rc = kat_plan_write(p->plan, &r->plan, r->err, sizeof r->err);
     free(probe_targets);
-    plan.probe = NULL;
-    if (plan_rc != 0) {
-        ka_contract_free(contract);
-        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
-    }
-    if (!a->quiet)
-        fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu) in %s\n", p.candidate, p.reference,
-                a->device, (unsigned long long)a->seed, p.dir);
-    struct audit_worker w = { .session_dir = p.session, .log_path = p.log, .work_dir = p.work, .python = python,
-                              .runner = runner, .plan = p.plan, .record = 1, .timeout_s = a->timeout_s,
-                              .roots = roots, .tmp_dir = p.tmp, .confinement = &p.confinement,
-                              .worker_uid = p.worker_uid };
-    struct kat_runner_end end;
-    double phase_s[3];
-    struct timespec tp;
-    clock_gettime(CLOCK_MONOTONIC, &tp);
-    if (audit_exec(&w, &end, err, sizeof err) != 0) {
-        ka_contract_free(contract);
-        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
-    }
+    free(party_json);
+    r->plan.probe = NULL;
+    r->plan.party = NULL;
+    if (plan_rc != 0)
+        return kat_error("%s", r->err);
+    return 0;
+}
 
-    struct kat_tol_params params = kat_tol_params_default();
-    params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
-    phase_s[0] = seconds_since(&tp);
-    confinement_from_session(&p);
-    clock_gettime(CLOCK_MONOTONIC, &tp);
-    struct kat_semantic *sem;
-    if (kat_semantic_evaluate(p.runner_dir, KAT_SCHEDULE_SLOTS, &params, &end, &sem, err, sizeof err) != 0) {
-        ka_contract_free(contract);
-        return kat_error("%s", err), KAUDIT_EXIT_ERROR;
-    }
-
-    phase_s[1] = seconds_since(&tp);
-    clock_gettime(CLOCK_MONOTONIC, &tp);
-    char contract_missing[1024] = "";
-    if (!contract) {
-        /* written from what the reference's get_inputs() returned in this run */
-        snprintf(p.contract, sizeof p.contract, "%s/contract.json", p.dir);
-        char manifest[PATH_MAX + 32];
-        snprintf(manifest, sizeof manifest, "%s/manifest.json", p.dir);
-        if (contract_new_write(p.contract, manifest, p.reference, events, &contract, err, sizeof err) != 0) {
-            /* no input specs (the reference never ran, or the event that
-             * holds them is gone): fail closed.  The analysis runs against
-             * a minimal contract only so that the record says why; the
-             * trace axes are INCONCLUSIVE, never judged against a contract
-             * that forbids nothing. */
-            if (!a->quiet)
-                kat_say("note", "no contract could be written from the reference: %s", err);
-            snprintf(contract_missing, sizeof contract_missing,
-                     "contract-ungenerated: no contract could be written from the runner's evidence (%.900s)", err);
-            static const char minimal[] =
-                "{\"kaudit_contract\": 1, \"task_id\": \"generated/unrunnable\", \"implementation\": "
-                "{\"self_implemented\": false}}";
-            if (ka_contract_parse(minimal, sizeof minimal - 1, "(generated)", &contract, err, sizeof err) != 0) {
-                kat_semantic_free(sem);
-                return kat_error("%s", err), KAUDIT_EXIT_ERROR;
-            }
-        } else if (!a->quiet) {
+/* The contract written from what the reference's get_inputs() returned in
+ * this run; when it cannot be, the trace axes fail closed. */
+static int audit_generated_contract(struct audit_run *r)
+{
+    struct audit_paths *p = &r->p;
+    snprintf(p->contract, sizeof p->contract, "%s/contract.json", p->dir);
+    char manifest[PATH_MAX + 32];
+    snprintf(manifest, sizeof manifest, "%s/manifest.json", p->dir);
+    p->contract_generated = 1;
+    if (contract_new_write(p->contract, manifest, p->reference, r->events, &r->contract, r->err, sizeof r->err) ==
+        0) {
+        if (!r->a->quiet)
             fprintf(stderr, "kaudit: no --contract: wrote %s from the reference (core self-implementation, "
                             "reference work measured from its phase)\n",
-                    p.contract);
-        }
-        p.contract_generated = 1;
+                    p->contract);
+        return 0;
     }
+    /* no input specs (the reference never ran, or the event that holds
+     * them is gone): fail closed.  The analysis runs against a minimal
+     * contract only so that the record says why; the trace axes are
+     * INCONCLUSIVE, never judged against a contract that forbids nothing. */
+    if (!r->a->quiet)
+        kat_say("note", "no contract could be written from the reference: %s", r->err);
+    snprintf(r->contract_missing, sizeof r->contract_missing,
+             "contract-ungenerated: no contract could be written from the runner's evidence (%.900s)", r->err);
+    static const char minimal[] = "{\"kaudit_contract\": 1, \"task_id\": \"generated/unrunnable\", "
+                                  "\"implementation\": {\"self_implemented\": false}}";
+    if (ka_contract_parse(minimal, sizeof minimal - 1, "(generated)", &r->contract, r->err, sizeof r->err) != 0)
+        return kat_error("%s", r->err);
+    return 0;
+}
 
-    const char *inv_path = NULL;
-    char inv_buf[PATH_MAX];
-    kres_inventory(a->inventory, &inv_path, inv_buf, sizeof inv_buf);
-    struct kinv_inventory *inv = NULL;
+/* The analysis's options: the inventory, the semantic evidence, the probe,
+ * and what leaves the trace axes INCONCLUSIVE (a broken seal, no contract). */
+static int audit_judge_options(struct audit_run *r)
+{
+    const struct audit_args *a = r->a;
+    struct audit_paths *p = &r->p;
+    kres_inventory(a->inventory, &r->inv_path, r->inv_buf, sizeof r->inv_buf);
     struct kinv_err ierr;
-    if (inv_path && kinv_load(inv_path, &inv, &ierr) != 0) {
-        kat_semantic_free(sem);
-        ka_contract_free(contract);
-        return kat_error("%s", ierr.msg), KAUDIT_EXIT_ERROR;
-    }
-    struct ka_semantic_finding *sf = semantic_findings(sem);
-    struct ka_semantic_evidence ev = { .verdict = to_ka(sem->verdict), .root_cause = sem->root_cause,
-                                       .degenerate = sem->degenerate, .signature = sem->signature,
-                                       .findings = sf, .n_findings = sem->n_findings };
-    struct ka_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.inventory = inv;
-    opt.inventory_path = inv_path;
-    opt.weak = a->weak;
-    opt.semantic_evidence = &ev;
-    struct audit_probe probe;
-    audit_probe_read(p.runner_dir, probe_planned, &probe);
-    opt.probe = probe.planned ? &probe.ev : NULL;
-    opt.weak_phase_expected = a->weak_mask != 0;
+    if (r->inv_path && kinv_load(r->inv_path, &r->inv, &ierr) != 0)
+        return kat_error("%s", ierr.msg);
+    struct kat_semantic *sem = r->sem;
+    r->sf = semantic_findings(sem);
+    r->ev = (struct ka_semantic_evidence){ .verdict = to_ka(sem->verdict), .root_cause = sem->root_cause,
+                                           .degenerate = sem->degenerate, .signature = sem->signature,
+                                           .findings = r->sf, .n_findings = sem->n_findings };
+    struct ka_options *opt = &r->opt;
+    memset(opt, 0, sizeof *opt);
+    opt->inventory = r->inv;
+    opt->inventory_path = r->inv_path;
+    opt->weak = a->weak;
+    opt->semantic_evidence = &r->ev;
+    audit_probe_read(p->runner_dir, r->probe_planned, &r->probe);
+    opt->probe = r->probe.planned ? &r->probe.ev : NULL;
+    opt->weak_phase_expected = a->weak_mask != 0;
     if (strcmp(a->device, "cpu") == 0)
-        opt.trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
+        opt->trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";
     /* The worker and all it left have ended: the session must match the seal
      * kaudit run wrote; the chain goes into the record. */
-    char seal_err[2048];
-    int sealed = session_seal_verify(p.session, p.seal_chain, seal_err, sizeof seal_err);
-    char broken[2100];
+    int sealed = session_seal_verify(p->session, p->seal_chain, r->seal_err, sizeof r->seal_err);
     if (sealed < 0) {
-        snprintf(broken, sizeof broken, "%s", seal_err);
-        opt.trace_axes_unsupported = broken;
-        opt.trace_axes_inconclusive = 1;
-        p.seal_chain[0] = '\0';
+        snprintf(r->broken, sizeof r->broken, "%s", r->seal_err);
+        opt->trace_axes_unsupported = r->broken;
+        opt->trace_axes_inconclusive = 1;
+        p->seal_chain[0] = '\0';
     } else if (sealed == 1) {
-        p.seal_chain[0] = '\0';
+        p->seal_chain[0] = '\0';
     }
-    if (contract_missing[0] && sealed >= 0) {
-        opt.trace_axes_unsupported = contract_missing;
-        opt.trace_axes_inconclusive = 1;
+    if (r->contract_missing[0] && sealed >= 0) {
+        opt->trace_axes_unsupported = r->contract_missing;
+        opt->trace_axes_inconclusive = 1;
     }
-    struct ka_analysis *an = NULL;
-    int rc = KAUDIT_EXIT_ERROR;
-    if (ka_analyze(p.session, contract, &opt, &an, err, sizeof err) != 0) {
-        kat_error("%s", err);
-        goto out;
-    }
+    return 0;
+}
+
+/* The analysis, the timing decisions, and what withholds the certificate. */
+static int audit_judge(struct audit_run *r)
+{
+    const struct audit_args *a = r->a;
+    struct audit_paths *p = &r->p;
+    if (ka_analyze(p->session, r->contract, &r->opt, &r->an, r->err, sizeof r->err) != 0)
+        return kat_error("%s", r->err);
     /* the timing checks: speedups need the measurement axis; the stream
      * differential may withhold the certificate (audit_timing.h) */
-    struct audit_timing timing;
-    audit_timing_read(p.runner_dir, plan.timing, plan.timing_turns, &timing);
-    timing.has_claimed = a->has_claimed;
-    timing.claimed = a->claimed_speedup;
-    audit_timing_decide(&timing, an);
-    struct audit_weak weak;
+    audit_timing_read(p->runner_dir, r->plan.timing, r->plan.timing_turns, &r->timing);
+    r->timing.has_claimed = a->has_claimed;
+    r->timing.claimed = a->claimed_speedup;
+    audit_timing_decide(&r->timing, r->an);
     char stopped[160];
-    audit_weak_read(p.runner_dir, a->weak_mask, worker_stop_reason(&end, stopped, sizeof stopped), &weak);
-    if (timing.stream_withholds)
-        ka_withhold_certificate(an, timing.stream_why);
-    char confinement_gap[700];
-    if (!audit_confinement_complete(&p.confinement, p.session_protection, p.privileges, confinement_gap,
-                                    sizeof confinement_gap))
-        ka_withhold_certificate(an, confinement_gap);
-    char *json = ka_report_json(an);
-    phase_s[2] = seconds_since(&tp);
-    double wall = seconds_since(&t0);
-    if (write_record(p.record, a, &p, sem, an, json, &end, wall, phase_s, &timing, &probe, &weak) != 0) {
-        free(json);
-        goto out;
+    audit_weak_read(p->runner_dir, a->weak_mask, worker_stop_reason(&r->end, stopped, sizeof stopped), &r->weak);
+    if (r->timing.stream_withholds)
+        ka_withhold_certificate(r->an, r->timing.stream_why);
+    char gap[900];
+    if (!audit_confinement_complete(&p->confinement, p->session_protection, p->privileges, gap, sizeof gap))
+        ka_withhold_certificate(r->an, gap);
+    else if (!p->party_complete) {
+        snprintf(gap, sizeof gap, "confinement-incomplete: the candidate's process was not confined on its own (%s)",
+                 p->party_confinement);
+        ka_withhold_certificate(r->an, gap);
     }
+    return 0;
+}
+
+/* The record, its --json copy, the summary, and the tensor files let go. */
+static int audit_report(struct audit_run *r, double wall, struct audit_result *res)
+{
+    const struct audit_args *a = r->a;
+    struct audit_paths *p = &r->p;
+    char *json = ka_report_json(r->an);
+    int rc = write_record(p->record, a, p, r->sem, r->an, json, &r->end, wall, r->phase_s, &r->timing, &r->probe,
+                          &r->weak);
     free(json);
-    if (a->json && copy_file(p.record, a->json) != 0)
-        goto out;
+    if (rc != 0 || (a->json && copy_file(p->record, a->json) != 0))
+        return -1;
     if (!a->quiet) {
-        print_semantic(sem);
-        ka_report_summary(stdout, an);
-        audit_probe_print(stdout, &probe);
-        audit_timing_print(stdout, &timing);
-        audit_weak_print(stdout, &weak);
-        printf("  record: %s\n", p.record);
+        print_semantic(r->sem);
+        ka_report_summary(stdout, r->an);
+        audit_probe_print(stdout, &r->probe);
+        audit_timing_print(stdout, &r->timing);
+        audit_weak_print(stdout, &r->weak);
+        printf("  record: %s\n", p->record);
     }
     if (!a->keep_tensors) {
         char tensors[PATH_MAX + 32];
-        snprintf(tensors, sizeof tensors, "%s/tensors", p.runner_dir);
+        snprintf(tensors, sizeof tensors, "%s/tensors", p->runner_dir);
         kat_remove_tree(tensors); /* the tensor files once judged (they can be large) */
     }
-    res->certificate = an->certificate;
-    snprintf(res->outcome, sizeof res->outcome, "%s", an->outcome);
-    snprintf(res->record, sizeof res->record, "%s", p.record);
+    res->certificate = r->an->certificate;
+    snprintf(res->outcome, sizeof res->outcome, "%s", r->an->outcome);
+    snprintf(res->record, sizeof res->record, "%s", p->record);
     res->wall_s = wall;
-    rc = judge_exit_status(an->certificate);
-out:
-    res->exit_status = rc;
-    ka_analysis_free(an);
-    free(sf);
-    kinv_free(inv);
-    ka_contract_free(contract);
-    kat_semantic_free(sem);
-    return rc;
+    return 0;
 }
 
+static void audit_run_free(struct audit_run *r)
+{
+    ka_analysis_free(r->an);
+    free(r->sf);
+    kinv_free(r->inv);
+    ka_contract_free(r->contract);
+    kat_semantic_free(r->sem);
+}
+
+int audit_one(const struct audit_args *a, struct audit_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->exit_status = KAUDIT_EXIT_ERROR;
+    struct timespec t0, tp;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    static struct audit_run run; /* large; one audit per process */
+    struct audit_run *r = &run;
+    memset(r, 0, sizeof *r);
+    r->a = a;
+    int rc = KAUDIT_EXIT_ERROR;
+    if (audit_prepare(r) != 0 || audit_plan(r) != 0)
+        goto out;
+    struct audit_paths *p = &r->p;
+    if (!a->quiet)
+        fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu%s) in %s\n", p->candidate, p->reference,
+                a->device, p->seed, a->seed_given ? "" : ", drawn", p->dir);
+    struct audit_worker w = { .session_dir = p->session, .log_path = p->log, .work_dir = p->work,
+                              .python = r->python, .runner = r->runner, .plan = p->plan, .record = 1,
+                              .timeout_s = a->timeout_s, .roots = p->roots, .tmp_dir = p->tmp,
+                              .confinement = &p->confinement, .worker_uid = p->worker_uid };
+    clock_gettime(CLOCK_MONOTONIC, &tp);
+    if (audit_exec(&w, &r->end, r->err, sizeof r->err) != 0) {
+        kat_error("%s", r->err);
+        goto out;
+    }
+    r->phase_s[0] = seconds_since(&tp);
+    confinement_from_session(p);
+    struct audit_party_confinement party;
+    audit_party_read(r->events, &party);
+    snprintf(p->party_confinement, sizeof p->party_confinement, "%s", party.summary);
+    p->party_complete = party.complete;
+
+    clock_gettime(CLOCK_MONOTONIC, &tp);
+    struct kat_tol_params params = kat_tol_params_default();
+    params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
+    if (kat_semantic_evaluate(p->runner_dir, KAT_SCHEDULE_SLOTS, &params, &r->end, &r->sem, r->err,
+                              sizeof r->err) != 0) {
+        kat_error("%s", r->err);
+        goto out;
+    }
+    r->phase_s[1] = seconds_since(&tp);
+    clock_gettime(CLOCK_MONOTONIC, &tp);
+    if ((!r->contract && audit_generated_contract(r) != 0) || audit_judge_options(r) != 0 || audit_judge(r) != 0)
+        goto out;
+    r->phase_s[2] = seconds_since(&tp);
+    if (audit_report(r, seconds_since(&t0), res) != 0)
+        goto out;
+    rc = judge_exit_status(r->an->certificate);
+out:
+    res->exit_status = rc;
+    audit_run_free(r);
+    return rc;
+}

@@ -6,6 +6,7 @@ call, device synchronization, and whether an error was an out-of-memory.
 Apart from kaudit_runner.py, which orders the calls: these only look at one.
 """
 
+import errno
 import math
 import zlib
 
@@ -18,6 +19,12 @@ def is_out_of_memory(exc):
     oom = getattr(torch.cuda, "OutOfMemoryError", None)
     return (oom is not None and isinstance(exc, oom)) or isinstance(exc, MemoryError) or \
         "out of memory" in str(exc)
+
+
+def is_refused_by_confinement(exc):
+    """An operation the candidate's process may not do (signal, ptrace, write
+    outside its roots): the kernel's EPERM or EACCES, not a wrong result."""
+    return isinstance(exc, OSError) and exc.errno in (errno.EPERM, errno.EACCES)
 
 
 def synchronize(device):

@@ -30,12 +30,13 @@ main); its parts, beside it, one job each: kaudit_events.py (the event
 log), kaudit_guard.py (the write confinement), kaudit_inputs.py (the value
 sets), kaudit_calls.py (around one call), kaudit_state.py (state
 alignment), kaudit_turns.py (turns on the device), kaudit_timing.py (the
-timed calls).  kaudit_weak.py gets this module and uses REF, CAND,
-phase, clone_tree, to_device and native_inputs from it.
+timed calls).  The candidate runs in a process of its own
+(kaudit_party.py, started by kaudit_party_link.py): this process never
+imports it.
 """
 
 import copy
-import ctypes  # noqa: F401
+import hashlib
 import importlib.util
 import json
 import os
@@ -47,19 +48,17 @@ sys.path.insert(0, HERE)
 import kaudit_events  # noqa: E402  (beside this file; first: the events' "t" counts torch's import)
 import kaudit_tensors  # noqa: E402  (beside this file)
 import kaudit_probe  # noqa: E402  (beside this file; imported before the candidate is)
-import kaudit_weak  # noqa: E402  (beside this file; snapshots the timing functions before the candidate exists)
 
 import torch  # noqa: E402
 
 from kaudit_events import Log, StageFailed, short_error, stage  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
-from kaudit_inputs import (SlotInputs, base_specs, clone_tree, native_inputs, slot_inputs,  # noqa: E402
-                           to_device)  # noqa: F401  (to_device: kaudit_weak's)
-from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, poison_like,  # noqa: E402
-                          same_values, sampled, snapshot, synchronize)
-from kaudit_state import AlignmentError, align_state  # noqa: E402
+from kaudit_inputs import SlotInputs, base_specs, clone_tree, native_inputs, slot_inputs  # noqa: E402
+from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, sampled,  # noqa: E402
+                          snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
 from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
+from kaudit_party_link import PartyGone, PartyLink  # noqa: E402
 
 STARTED = kaudit_events.STARTED
 
@@ -139,9 +138,18 @@ class Runner:
         with guard.own():
             os.makedirs(self.tensors, exist_ok=True)
         self.seed = int(plan["seed"])
+        # which elements of a large output are compared: derived from the seed
+        # (reproducible with it), which the candidate's process never learns
+        self.sample_key = self.derived("sample") & 0xFFFFFFFF
+        self.party = None
         self.ref_results = {}    # slot index -> its calls' reference files
         self.ref_seconds = {}    # slot index -> seconds of its reference phase
         self.turn = DeviceTurns(plan, self.device, log, guard)
+
+    def derived(self, what):
+        """A 63-bit value derived from the audit's seed, that reveals nothing of it."""
+        digest = hashlib.sha256(b"kaudit:%d:%s" % (self.seed, what.encode())).digest()
+        return int.from_bytes(digest[:8], "little") & 0x7FFFFFFFFFFFFFFF
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
@@ -274,12 +282,12 @@ class Runner:
                 try:
                     out64 = self.call(self.ref64, args64, CALIB)
                     leaves64 = output_leaves(out64) + [(f"input[{i}]", args64[i]) for i in mut]
-                    f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (idx, ci)))
+                    f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (self.sample_key, idx, ci)))
                     fp64_error = None
                 except Exception as exc:  # fp64 unsupported by an operator
                     f64 = None
                     fp64_error = short_error(exc)[0]
-                f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", sampled(leaves, (idx, ci)))
+                f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", sampled(leaves, (self.sample_key, idx, ci)))
                 sets[vi].drop()
                 del out, args, args64, before
                 results.append({"call": ci, "ref": f32, "ref64": f64, "fp64_error": fp64_error,
@@ -380,60 +388,81 @@ class Runner:
         del twin, arms
 
     def time_speedup(self):
-        """The reference against the candidate, each batch ABBA or BAAB at
-        random (seeded); then, on a GPU, the candidate with and without the
-        synchronization guard (the stream differential)."""
+        """The reference (this process) against the candidate (its own process),
+        each batch ABBA or BAAB at random (seeded); then, on a GPU, the candidate
+        with and without the synchronization guard (the stream differential),
+        both arms in the candidate's process."""
         if not self.plan.get("timing"):
             return
         import random
         rng = random.Random(self.seed)
         orders = tuple(rng.choice(("ABBA", "BAAB")) for _ in AA_ORDERS)
-        checks = [("speedup", ["reference", "candidate"], orders, lambda: self.timed(self.ref, REF),
-                   lambda: self.timed(self.cand, CAND))]
+        try:
+            if not hasattr(self, "timer"):
+                self.timer = Timer(self.device)
+            arm_a, arm_b = self.timed(self.ref, REF), self.party_arm("candidate")
+        except Exception as exc:
+            self.log.event("timing", check="speedup", arms=["reference", "candidate"], clock="?", status="error",
+                           error="setting up: " + short_error(exc)[0], seconds=0)
+        else:
+            self.timing_check("speedup", ["reference", "candidate"], orders, arm_a, arm_b)
         if self.device.type == "cuda":
-            checks.append(("stream", ["candidate guarded", "candidate"], AA_ORDERS,
-                           lambda: self.timed(self.cand, CAND, guard=True), lambda: self.timed(self.cand, CAND)))
-        for check, arms, check_orders, make_a, make_b in checks:
-            try:
-                if not hasattr(self, "timer"):
-                    self.timer = Timer(self.device)
-                arm_a, arm_b = make_a(), make_b()
-            except Exception as exc:
-                self.log.event("timing", check=check, arms=arms, clock="?", status="error",
-                               error="setting up: " + short_error(exc)[0], seconds=0)
-                continue
-            self.timing_check(check, arms, check_orders, arm_a, arm_b)
+            self.stream_check()
 
-    # --- candidate side
+    def stream_check(self):
+        arms = ["candidate guarded", "candidate"]
+        t0 = time.monotonic()
+        record = {"check": "stream", "arms": arms, "clock": "cuda-event"}
+        try:
+            self.party_arm("guarded", guard=True)
+            self.party_arm("plain")
+            got = self.party.request("paired", a="guarded", b="plain", orders=list(AA_ORDERS))
+            if not got.get("ok"):
+                raise RuntimeError(got.get("error", "the stream differential failed"))
+            record["batches"] = [{"order": str(b["order"]), "a": [float(x) for x in b["a"]],
+                                  "b": [float(x) for x in b["b"]]} for b in got["batches"]]
+            record["status"] = "ok"
+        except Exception as exc:
+            record["status"] = "error"
+            record["error"] = short_error(exc)[0]
+        record["seconds"] = round(time.monotonic() - t0, 3)
+        self.log.event("timing", **record)
+
+    # --- candidate side: its own process (kaudit_party.py, through kaudit_party_link.py)
 
     def build_candidate(self):
+        """The candidate's process started, handed the reference's init inputs
+        and state, and asked to import, build and align the candidate."""
         plan = self.plan
-        with phase(self.marks, CAND):
-            self.cand_mod = stage(self.log, "import_candidate",
-                                  lambda: need_module(load_module("kaudit_candidate", plan["candidate"]),
-                                                      "ModelNew", "the candidate"))
-        self.cand = stage(self.log, "build_candidate", self.new_candidate)
+        try:
+            self.party = PartyLink(plan, self.log, self.guard)
+        except (PartyGone, OSError) as exc:
+            self.log.event("stage", stage="import_candidate", status="error",
+                           error="the candidate's process could not be started: %s" % exc)
+            raise StageFailed("import_candidate")
+        init = self.party.hand("init.pt", self.init_inputs)
+        state = self.party.hand("state.pt", self.ref_state)
+        got = self._ask("build", device=str(self.device), candidate=plan["candidate"], init=init, state=state,
+                        out_dir=self.party.out, build_seed=self.derived("candidate-build"),
+                        write_roots=plan["party"]["python_write_roots"], stage_name="import_candidate")
+        if not got.get("ok"):
+            raise StageFailed(got.get("stage_failed") or "import_candidate")
 
-    def new_candidate(self):
-        torch.manual_seed(self.seed)
-        with phase(self.marks, CAND):
-            m = self.cand_mod.ModelNew(*clone_tree(self.init_inputs))
-            m = m.to(self.device)
-            m.eval()
-        return m
-
-    def align(self, cand):
-        return align_state(self.ref_state, cand)
-
-    def cand_call(self, model, args, poison):
-        poison_like(poison, self.device)
-        return self.call(model, args, CAND)
+    def _ask(self, op, stage_name=None, **fields):
+        """A request to the candidate's process; when the process is gone, a stage
+        error (stage_name given) or PartyGone."""
+        try:
+            return self.party.request(op, **fields)
+        except PartyGone as exc:
+            if stage_name is None:
+                raise
+            self.log.event("stage", stage=stage_name, status="error", error=str(exc))
+            raise StageFailed(stage_name)
 
     def candidate_slots(self):
         for idx, slot, replaced, sets in self.slots:
             self.turn.pause()
             t0 = time.monotonic()
-            self.marks.mark(f"kaudit:slot {idx} {slot['name']} candidate")
             refs = self.ref_results[idx]
             calls_out = []
             record = {"index": idx, "name": slot["name"], "kind": slot["kind"],
@@ -441,70 +470,96 @@ class Runner:
                       "replaced_because": replaced["reason"] if replaced else None,
                       "layout": sets[0].layout, "calls": calls_out,
                       "reserve": bool(slot.get("reserve"))}
+            mark = f"kaudit:slot {idx} {slot['name']} candidate"
             if slot["kind"] == "repeated":
-                self._repeated(idx, sets, refs, calls_out, record)
+                self._repeated(idx, sets, refs, calls_out, record, mark)
             else:
-                r = refs[0]
                 args = sets[0].make(self.device)
                 sets[0].drop()
-                entry = self._one_call(idx, 0, self.cand, args, r)
+                calls_out.append(self._one_call(idx, 0, args, refs[0], mark=mark))
                 del args
-                calls_out.append(entry)
             record["seconds"] = {"reference": self.ref_seconds.get(idx),
                                  "candidate": round(time.monotonic() - t0, 3)}
             self.log.event("slot", **record)
 
-    def _one_call(self, idx, ci, model, args, r, keep_output=None):
+    def _one_call(self, idx, ci, args, r, instance="A", refill=False, keep=False, mark=None):
+        """One call in the candidate's process on args, handed over; its outputs
+        sampled as this process says once the call has returned."""
         entry = {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
                  "reference_mutates": r["reference_mutates"], "cand": None, "status": "ok"}
-        before = snapshot(args)
         try:
-            out = self.cand_call(model, args, r["poison"])
-        except Exception as exc:
-            entry["status"] = "resource-exhausted" if is_out_of_memory(exc) else "candidate-raised"
-            entry["error"], entry["traceback"] = short_error(exc)
-            return entry
-        mut = mutated(args, before)
-        entry["candidate_mutates"] = mut
-        leaves = output_leaves(out)
-        leaves += [(f"input[{i}]", args[i]) for i in r["reference_mutates"]]
-        entry["cand"] = self.write(f"s{idx:02d}c{ci}-cand.kt", sampled(leaves, (idx, ci)))
-        if keep_output is not None:
-            keep_output.append((ci, out, [(p, v.detach().clone()) for p, v in output_leaves(out)
-                                          if isinstance(v, torch.Tensor)]))
+            inputs = self.party.hand("inputs.pt", list(args))
+            got = self.party.request("call", inputs=inputs, instance=instance, refill=refill, keep=keep,
+                                     call=ci, mark=mark, reference_mutates=r["reference_mutates"],
+                                     poison=[(list(sh), str(dt).replace("torch.", "")) for sh, dt in r["poison"]])
+            if got.get("ok") is False:
+                entry["status"], entry["error"] = "candidate-raised", got.get("error", "?")
+                return entry
+            if got.get("status") != "ok":
+                entry["status"] = got.get("status") if got.get("status") in ("candidate-raised",
+                                                                           "resource-exhausted",
+                                                                           "confinement-refused") \
+                    else "candidate-raised"
+                entry["error"], entry["traceback"] = str(got.get("error", "?")), str(got.get("traceback", ""))
+                return entry
+            entry["candidate_mutates"] = [int(i) for i in got.get("candidate_mutates", [])]
+            name = f"s{idx:02d}c{ci}-cand.kt"
+            took = self.party.request("collect", name=name, key=[self.sample_key, idx, ci])
+            if not took.get("ok"):
+                entry["status"], entry["error"] = "candidate-raised", "writing its outputs: " + str(took.get("error"))
+                return entry
+            self.party.take(took["file"], os.path.join(self.tensors, name))
+            entry["cand"] = "tensors/" + name
+        except PartyGone as exc:  # it exited, was killed or broke the channel: no result to judge
+            entry["status"], entry["error"] = "candidate-process-ended", str(exc)
         return entry
 
-    def _repeated(self, idx, sets, refs, calls_out, record):
-        instances = {"A": self.cand}
-        buffers = sets[0].make(self.device)
-        kept = []
+    def _repeated(self, idx, sets, refs, calls_out, record, mark):
+        buffers_made = False
         for ci, (inst, vi) in enumerate(REPEATED_CALLS):
-            if inst not in instances:
-                try:
-                    m = self.new_candidate()
-                    self.align(m)
-                except Exception as exc:
-                    calls_out.append({"call": ci, "status": "candidate-raised",
-                                      "error": "building a fresh instance: " + short_error(exc)[0]})
-                    return
-                instances[inst] = m
-            sets[vi].values_into(buffers)
+            args = sets[vi].make(self.device)
             sets[vi].drop()
-            entry = self._one_call(idx, ci, instances[inst], buffers, refs[ci], kept)
+            entry = self._one_call(idx, ci, args, refs[ci], instance=inst, refill=buffers_made, keep=True,
+                                   mark=mark if ci == 0 else None)
+            buffers_made = True
             entry["instance"] = inst
             calls_out.append(entry)
-        # An earlier call's output that a later call overwrote (output aliasing).
-        synchronize(self.device)
-        aliasing = []
-        for ci, out, snap in kept[:-1]:
-            now = dict((p, v) for p, v in output_leaves(out) if isinstance(v, torch.Tensor))
-            for p, v in snap:
-                if p in now and not same_values(now[p].detach(), v):
-                    aliasing.append({"call": ci, "leaf": p})
-        record["aliasing"] = aliasing
+            if entry["status"] == "candidate-raised" and entry.get("error", "").startswith("building a fresh"):
+                return
+        # An earlier call's output that a later call overwrote (output aliasing),
+        # as the candidate's process reports it.
+        try:
+            got = self.party.request("aliasing")
+            record["aliasing"] = [{"call": int(a["call"]), "leaf": str(a["leaf"])}
+                                  for a in got.get("aliasing", [])]
+        except (PartyGone, KeyError, TypeError, ValueError):
+            record["aliasing"] = []
 
     def time_candidate(self):
-        self.time_calls(self.cand, CAND, "kaudit:reported_ms")
+        if self.device.type != "cuda":
+            return
+        args = self.canonical.make(self.device)
+        self.canonical.drop()
+        got = self._ask("time_calls", inputs=self.party.hand("canonical.pt", list(args)),
+                        mark="kaudit:reported_ms", timed_calls=self.plan.get("timed_calls", 5))
+        if not got.get("ok"):
+            raise RuntimeError(got.get("error", "the candidate's timed calls failed"))
+
+    def party_arm(self, name, guard=False):
+        """An arm timed in the candidate's process: () -> ms."""
+        base = self.canonical.make(self.device)
+        self.canonical.drop()
+        got = self.party.request("arm", arm=name, inputs=self.party.hand("arm-%s.pt" % name, list(base)),
+                                 guard=guard)
+        if not got.get("ok"):
+            raise RuntimeError(got.get("error", "setting up the candidate's arm"))
+
+        def one():
+            ms = self.party.request("time_one", arm=name)
+            if not ms.get("ok"):
+                raise RuntimeError(ms.get("error", "the candidate's timed call failed"))
+            return float(ms["ms"])
+        return one
 
     def probe_inputs(self, offset):
         """The task's get_inputs() under the plan's seed plus offset."""
@@ -513,30 +568,27 @@ class Runner:
     # --- the causal probe (runner/kaudit_probe.py)
 
     def probe(self, spec):
-        """The candidate's call on the task's inputs, replayed with its forbidden
-        operators' outputs replaced by noise; one event "probe" (docs/audit.md)."""
+        """The candidate's call on the task's inputs, replayed in its process with its
+        forbidden operators' outputs replaced by noise; one event "probe" (docs/audit.md)."""
         t0 = time.monotonic()
-
-        def call(args):
-            return self.call(self.cand, args, CAND)
-
         nonce = os.urandom(8).hex()  # the sampled elements of large outputs: not predictable by the candidate
-
-        def write(name, out):
-            return self.write("probe-%s.kt" % name.replace(":", "-"), sampled(output_leaves(out), ("probe", nonce)))
-
-        def state_of():
-            return {k: v.detach().clone() for k, v in self.cand.state_dict().items()}
-
+        fresh = self.probe_inputs(kaudit_probe.PROBE_SEED_OFFSET)
         try:
-            event = kaudit_probe.run_probe(self, spec, call, write, state_of)
-        except kaudit_probe.ProbeUnresolved as exc:
-            event = {"status": "unresolved", "check": exc.check, "error": str(exc)}
-        except BaseException as exc:  # SystemExit raised under the mode, too: the audit goes on
-            if isinstance(exc, KeyboardInterrupt):
-                raise
-            event = {"status": "unresolved", "check": "probe-raised", "error": short_error(exc)[0]}
-        event.setdefault("seed", int(spec.get("seed", 0)))
+            inputs = self.party.hand("probe.pt", list(fresh.make(self.device)))
+            fresh.drop()
+            got = self.party.request("probe", spec=spec, inputs=inputs, nonce=nonce)
+            event = got.get("probe") if isinstance(got.get("probe"), dict) else {
+                "status": "unresolved", "check": "probe-raised", "error": str(got.get("error", "?"))}
+            for rep in event.get("replays", []) if isinstance(event.get("replays"), list) else []:
+                name = os.path.basename(str(rep.get("file", "")))
+                dest = "probe-%s" % name[len("probe-"):] if name.startswith("probe-") else "probe-x-" + name
+                self.party.take(name, os.path.join(self.tensors, dest))
+                rep["file"] = "tensors/" + dest
+        except PartyGone as exc:
+            event = {"status": "unresolved", "check": "probe-raised", "error": str(exc)}
+        except OSError as exc:
+            event = {"status": "unresolved", "check": "probe-raised", "error": "taking its outputs: %s" % exc}
+        event["seed"] = int(spec.get("seed", 0))
         event["seconds"] = round(time.monotonic() - t0, 3)
         self.log.event("probe", **event)
 
@@ -575,15 +627,8 @@ def run(plan, log, guard):
     with r.turn.held("reference"):
         stage(log, "time_reference", r.time_reference)
         r.time_aa()
-    guard.party = "candidate"
     with r.turn.released():   # importing and building: compilers, on the CPU, for minutes
-        r.build_candidate()
-    try:
-        info = r.align(r.cand)
-    except AlignmentError as exc:
-        log.event("stage", stage="align_state", status="unresolved", code=exc.code, error=str(exc))
-        raise StageFailed("align_state")
-    log.event("stage", stage="align_state", status="ok", **info)
+        r.build_candidate()   # in its own process, aligned there (kaudit_party.py)
     r.candidate_slots()
     if plan.get("probe"):
         r.turn.pause()
@@ -603,14 +648,25 @@ def run_weak(r, plan, log):
     and its "done": whatever they do (hang, crash) the audit's evidence is
     complete; kaudit REJECTs the surfaces that did not report."""
     names = plan.get("weak_surfaces") or []
-    if names and r is not None and getattr(r, "cand_mod", None) is not None:
+    if names and r is not None and r.party is not None:
         # the fp64 twin and the audit's value sets are not needed any more: room
         # for the surfaces' own instances and inputs (KernelBench's largest)
         r.ref64 = None
         r.ref_results = {}
         if r.device.type == "cuda":
             torch.cuda.empty_cache()
-        kaudit_weak.Surfaces(r, names, log, sys.modules[__name__]).run()
+        # they imitate validators that hold both parties in one process: they run
+        # in the candidate's, with the reference imported there
+        try:
+            r.party.request("weak", names=names, reference=plan["reference"], candidate=plan["candidate"],
+                            native_on_device=r.native_device is not None)
+        except PartyGone:
+            pass   # kaudit REJECTs the surfaces that did not report
+
+
+def end_party(r):
+    if r is not None and r.party is not None:
+        r.party.close()
 
 
 def main(argv):
@@ -641,10 +697,12 @@ def main(argv):
         # the surfaces build their own instances: a candidate the audit could
         # not align (or call) may still be judged by them, as upstream would
         run_weak(getattr(run, "runner", None), plan, log)
+        end_party(getattr(run, "runner", None))
         report_turns(getattr(run, "runner", None))
         return EXIT_STAGE_FAILED
     log.event("done", status="ok")
     run_weak(run.runner, plan, log)
+    end_party(run.runner)
     report_turns(run.runner)
     return EXIT_DONE
 

@@ -136,6 +136,11 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     }
     /* The weak surfaces (docs/validators.md, "Weak surfaces"), run after the audit's work. */
     kat_json_raw(&j, "weak_surfaces", p->weak_surfaces ? p->weak_surfaces : "[]");
+    /* The candidate's own process (docs/audit.md, "Two parties, two processes"). */
+    if (p->party)
+        kat_json_raw(&j, "party", p->party);
+    else
+        kat_json_null(&j, "party");
     kat_json_close(&j, '}');
     fputc('\n', f);
     int bad = ferror(f);

@@ -56,6 +56,7 @@ struct kat_plan {
     int describe_only;                  /* stop after the reference's get_inputs() (kaudit contract new) */
     const char *probe;                  /* the causal probe's targets (JSON, ka_probe_targets_json), NULL: none */
     const char *weak_surfaces;          /* JSON array of the weak surfaces to run after the audit, NULL: none */
+    const char *party;                  /* JSON object: the candidate's process (audit/audit_party.h), NULL: none */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;
 };

@@ -209,6 +209,19 @@ void sem_compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct kat
             at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
         return;
     }
+    /* neither is a result: the call cannot be judged, whatever it would have given */
+    if (status && strcmp(status, "candidate-process-ended") == 0) {
+        sem_add(c, KAT_SEM_UNRESOLVED, "candidate-process-ended", slot, call->call,
+            "%s: the candidate's process ended during the call (it exited, was killed or broke its channel): %s",
+            at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
+        return;
+    }
+    if (status && strcmp(status, "confinement-refused") == 0) {
+        sem_add(c, KAT_SEM_UNRESOLVED, "confinement-refused", slot, call->call,
+            "%s: the candidate's call did something its confinement refuses (a signal, ptrace, a write outside "
+            "its directories): %s", at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
+        return;
+    }
     if (status && strcmp(status, "candidate-raised") == 0) {
         sem_add(c, KAT_SEM_CONVICTS, "candidate-raised", slot, call->call,
             "%s: the candidate raised on an input the reference accepts: %s", at,

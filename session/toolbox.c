@@ -3,6 +3,7 @@
 #include "toolbox.h"
 
 #include <errno.h>
+#include <sys/random.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,4 +119,20 @@ int kat_env_flag(const char *name, int dflt)
     if (!v || !v[0])
         return dflt;
     return strcmp(v, "0") != 0;
+}
+
+int kat_random_bytes(void *out, size_t n)
+{
+    unsigned char *p = out;
+    while (n > 0) {
+        ssize_t got = getrandom(p, n, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += got;
+        n -= (size_t)got;
+    }
+    return 0;
 }

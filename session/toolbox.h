@@ -64,4 +64,8 @@ void kat_hex(const void *bytes, size_t n, char *out);
  */
 int kat_env_flag(const char *name, int dflt);
 
+/* n bytes from the kernel's random source (getrandom, blocking until it is
+ * seeded).  0, or -1 with errno. */
+int kat_random_bytes(void *out, size_t n);
+
 #endif

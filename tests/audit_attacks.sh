@@ -20,7 +20,8 @@
 #   drop_inputs (torch.matmul; no --contract, --probe off, the "inputs" event hidden)
 #                     the implementation axis INCONCLUSIVE with the cause
 #                     contract-ungenerated, or FAIL (never judged against a
-#                     contract that forbids nothing)
+#                     contract that forbids nothing), or the event out of the
+#                     candidate's reach (intact; on the CPU then UNSUPPORTED)
 #   probe_pop_mode, probe_thread (torch.matmul, hidden from the probe)
 #                     the implementation axis FAIL, or the probe unresolved
 # Exit 0 when the defence holds, 1 when the attack worked.
@@ -136,9 +137,16 @@ precomputed)
 drop_inputs)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
     cause=$(jget "$R" 'r["axes"]["implementation"]["root_cause"]')
+    # out of its reach (the candidate in a process of its own): the runner's
+    # log still holds its "inputs" event and the contract was written from it
+    reached=yes
+    grep -q '"event": "inputs"' "$D/runner/events.jsonl" 2>/dev/null &&
+        [ "$(jget "$R" 'r["contract"]["generated"]')" = True ] && reached=no
+    echo "  evidence:       the runner's inputs event $([ $reached = no ] && echo intact || echo gone)"
     case "$impl" in
     FAIL) ;;
     INCONCLUSIVE) case "$cause" in *contract-ungenerated*) ;; *) broken "implementation INCONCLUSIVE without the cause contract-ungenerated: $cause" ;; esac ;;
+    UNSUPPORTED) [ "$reached" = no ] || broken "implementation UNSUPPORTED and the runner's inputs event gone (want INCONCLUSIVE: contract-ungenerated)" ;;
     *) broken "implementation '$impl' against a fallback contract that forbids nothing (want INCONCLUSIVE: contract-ungenerated)" ;;
     esac
     ;;

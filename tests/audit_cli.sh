@@ -41,9 +41,10 @@ err_has() { grep -q -- "$2" "$T/$1.err"; }
 # name | reference | candidate | extra args | exit | certificate | semantic verdict | finding code
 # Why each verdict (semantic/semantic.c): a stage that fails before any
 # candidate output exists (import/build of either party, state alignment) and
-# a runner that ends before its "done" event (timeout, os._exit, its recorder
-# killed) leave no executable audit path: KAT_SEM_UNRESOLVED findings, so
-# INCONCLUSIVE.  A candidate that raises on the reference's valid inputs is
+# a runner that ends before its "done" event (timeout, its recorder killed),
+# a candidate's process that ends during a call (os._exit) and a call that its
+# confinement refuses (a signal to its parent) leave no executable audit path:
+# KAT_SEM_UNRESOLVED findings, so INCONCLUSIVE.  A candidate that raises on the reference's valid inputs is
 # evidence against it (KAT_SEM_CONVICTS "candidate-raised"): FAIL.  On CPU
 # the certificate is INCONCL (measurement is UNSUPPORTED, implementation too
 # unless the causal probe convicts): exit 11, never 0; but a semantic or an
@@ -58,8 +59,8 @@ cases='ref_import_raises|bad/ref_import_raises.py|candidates/private_scratch.py|
 ref_no_get_inputs|bad/ref_no_get_inputs.py|candidates/private_scratch.py||11|INCONCL|INCONCLUSIVE|reference-failed
 cand_syntax_error|tasks/softmax.py|bad/cand_syntax_error.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_hang|tasks/softmax.py|bad/cand_hang.py|--timeout 15|11|INCONCL|INCONCLUSIVE|runner-timeout
-cand_exit3|tasks/softmax.py|bad/cand_exit3.py||11|INCONCL|INCONCLUSIVE|runner-ended-early
-cand_kill_parent|tasks/softmax.py|bad/cand_kill_parent.py||11|INCONCL|INCONCLUSIVE|runner-ended-early
+cand_exit3|tasks/softmax.py|bad/cand_exit3.py||11|INCONCL|INCONCLUSIVE|candidate-process-ended
+cand_kill_parent|tasks/softmax.py|bad/cand_kill_parent.py||11|INCONCL|INCONCLUSIVE|confinement-refused
 cand_fork_sleeper|tasks/softmax.py|bad/cand_fork_sleeper.py||10|FAIL|PASS|slots-passed
 cand_init_mismatch|tasks/linear.py|bad/cand_init_mismatch.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_extra_param|tasks/linear.py|bad/cand_extra_param.py||11|INCONCL|INCONCLUSIVE|candidate-only-state

@@ -120,7 +120,11 @@ check "planted: speedup not reportable" [ "$(jget "$R" "r['timing']['speedup']['
 # 3e. A candidate that, from native code, tries to remove the lock file and
 #     to write into it: under Landlock the lock directory lets the worker make
 #     files only (create_roots), so both fail and the file stays the same.
-cat >"$T/unlinker.py" <<PYEOF
+# (in a folder of its own, the honest candidate's code copied beside it: the
+# candidate's process reads only its own folder, and not one above the audit's)
+mkdir "$T/unlinker-candidate"
+cp "$CAND" "$T/unlinker-candidate/honest_rowsum.py"
+cat >"$T/unlinker-candidate/unlinker.py" <<PYEOF
 import ctypes, os
 _libc = ctypes.CDLL(None, use_errno=True)
 _lock = os.path.join(os.environ["KAUDIT_TIMING_LOCK_DIR"], "cpu.lock").encode()
@@ -128,10 +132,10 @@ _libc.unlink(_lock)
 _fd = _libc.open(_lock, 1)  # O_WRONLY
 if _fd >= 0:
     _libc.write(_fd, b"x", 1)
-exec(open("$CAND").read())
+exec(open("$T/unlinker-candidate/honest_rowsum.py").read())
 PYEOF
 before=$(stat -c %i "$KAUDIT_TIMING_LOCK_DIR/cpu.lock")
-"$K" audit --reference "$REF" --candidate "$T/unlinker.py" --device cpu --timing on --probe off -d "$T/unlinker" --quiet
+"$K" audit --reference "$REF" --candidate "$T/unlinker-candidate/unlinker.py" --device cpu --timing on --probe off -d "$T/unlinker" --quiet
 R=$T/unlinker/record.json
 check "unlinker: the lock directory is a create-only root" [ "$(jget "$R" "r['confinement']['create_roots'] == ['$KAUDIT_TIMING_LOCK_DIR'] and '$KAUDIT_TIMING_LOCK_DIR' not in r['confinement']['write_roots']")" = True ]
 if [ "$(jget "$R" "r['confinement']['mechanism']")" = landlock ]; then

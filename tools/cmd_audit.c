@@ -26,35 +26,36 @@
 #define AUDIT_USAGE                                                                                              \
     "usage: kaudit audit --reference REF.py --candidate CAND.py [options]\n"                                     \
     "       kaudit audit --batch TASKS.jsonl -o LEDGER.jsonl [--jobs N] [options]\n"                             \
-    "\n"                                                                                                          \
+    "\n"                                                                                                         \
     "Audits a KernelBench-format candidate (ModelNew) against its reference (Model, get_inputs,\n"               \
-    "get_init_inputs) in a fresh worker recorded under the preload library: the semantic axis from a\n"         \
-    "16-slot stress schedule with fp64-calibrated tolerances, the implementation and measurement axes\n"        \
-    "from the same recorded session, and the certificate.  Exit 0 PASS, 10 FAIL, 11 INCONCLUSIVE.\n"          \
-    "\n"                                                                                                          \
-    "  --contract C.json      the task contract (pinned); without it one is written from the reference\n"      \
-    "  --device cuda|cpu      where the parties run (cuda); cpu: implementation and measurement UNSUPPORTED\n" \
-    "  --seed N               the schedule's seed (0)\n"                                                          \
+    "get_init_inputs) in a fresh worker recorded under the preload library: the semantic axis from a\n"          \
+    "16-slot stress schedule with fp64-calibrated tolerances, the implementation and measurement axes\n"         \
+    "from the same recorded session, and the certificate.  Exit 0 PASS, 10 FAIL, 11 INCONCLUSIVE.\n"             \
+    "\n"                                                                                                         \
+    "  --contract C.json      the task contract (pinned); without it one is written from the reference\n"        \
+    "  --device cuda|cpu      where the parties run (cuda); cpu: implementation and measurement UNSUPPORTED\n"   \
+    "  --seed N               the audit's seed, to reproduce one (default: drawn from the kernel)\n"             \
     "  -d DIR                 the audit directory (default kaudit.audit, kaudit-2.audit, ...)\n"                 \
     "  --json RECORD.json     also write the record there\n"                                                     \
-    "  --weak ACCEPT|REJECT   the weak verifier's decision: prints the outcome code\n"                          \
-    "  --weak-surfaces L      run public validators' checks after the audit: all, none (default), or a\n"      \
-    "                         list of KernelBench,robust-kbench,CUDA-Agent,KernelGYM,DeepReinforce,\n"      \
-    "                         MusaCoder,CUDA-L1 (the record's weak_surfaces)\n"                               \
-    "  --tolerance MODE       reference-floor (default) or paper (Eq. 1 exactly)\n"                             \
+    "  --weak ACCEPT|REJECT   the weak verifier's decision: prints the outcome code\n"                           \
+    "  --weak-surfaces L      run public validators' checks after the audit: all, none (default), or a\n"        \
+    "                         list of KernelBench,robust-kbench,CUDA-Agent,KernelGYM,DeepReinforce,\n"           \
+    "                         MusaCoder,CUDA-L1 (the record's weak_surfaces)\n"                                  \
+    "  --tolerance MODE       reference-floor (default) or paper (Eq. 1 exactly)\n"                              \
     "  --timeout S            the worker's time limit in seconds (600)\n"                                        \
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
-    "  --timing on|off        the timing checks: A/A screen, speedup, stream differential (on for cuda)\n"        \
-    "  --probe on|off         the causal probe: forbidden operators' outputs replaced by noise (on)\n"         \
+    "  --timing on|off        the timing checks: A/A screen, speedup, stream differential (on for cuda)\n"       \
+    "  --probe on|off         the causal probe: forbidden operators' outputs replaced by noise (on)\n"           \
     "  --claimed-speedup X    the weak validator's speedup, recorded beside the measured one\n"                  \
-    "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n"\
-    "  --quiet                print nothing but errors\n"                                                         \
+    "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n" \
+    "  --allow-read DIR       the candidate's process may also read beneath DIR (up to 8; a prebuilt library)\n" \
+    "  --quiet                print nothing but errors\n"                                                        \
     "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
-    "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"         \
-    "  --shard i/N (1 <= i <= N): the task lines k (from 0) with k mod N = i-1; without it a Slurm\n"  \
-    "  array task's SLURM_ARRAY_TASK_ID/COUNT/MIN pick the shard.  --gpus auto|0,1,...: each worker\n"  \
+    "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"                     \
+    "  --shard i/N (1 <= i <= N): the task lines k (from 0) with k mod N = i-1; without it a Slurm\n"            \
+    "  array task's SLURM_ARRAY_TASK_ID/COUNT/MIN pick the shard.  --gpus auto|0,1,...: each worker\n"           \
     "  gets one GPU in turn (CUDA_VISIBLE_DEVICES), --jobs defaulting to one per GPU.\n"
 
 int audit_parse(int argc, char **argv, struct audit_args *a)
@@ -76,6 +77,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "quiet", no_argument, NULL, 'q' },           { "batch", required_argument, NULL, 'B' },
         { "jobs", required_argument, NULL, 'J' },      { "output", required_argument, NULL, 'o' },
         { "id", required_argument, NULL, 'i' },        { "allow-write", required_argument, NULL, 'A' },
+        { "allow-read", required_argument, NULL, 'R' },
         { "timing", required_argument, NULL, 'g' },    { "probe", required_argument, NULL, 'Q' },    { "claimed-speedup", required_argument, NULL, 'S' },
         { "weak-surfaces", required_argument, NULL, 'W' },
         { "shard", required_argument, NULL, 'H' },     { "gpus", required_argument, NULL, 'G' },
@@ -101,6 +103,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             a->seed = strtoull(optarg, &end, 10);
             if (errno || *end || !*optarg || optarg[0] == '-')
                 return cli_usage_error(AUDIT_USAGE, "--seed takes a non-negative integer, not '%s'", optarg);
+            a->seed_given = 1;
             break;
         case 'd': a->dir = optarg; break;
         case 'j': a->json = optarg; break;
@@ -157,6 +160,13 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (optarg[0] != '/')
                 return cli_usage_error(AUDIT_USAGE, "--allow-write takes an absolute directory, not '%s'", optarg);
             a->allow_write[a->n_allow_write++] = optarg;
+            break;
+        case 'R':
+            if (a->n_allow_read == (int)(sizeof a->allow_read / sizeof a->allow_read[0]))
+                return cli_usage_error(AUDIT_USAGE, "--allow-read is given more than 8 times");
+            if (optarg[0] != '/')
+                return cli_usage_error(AUDIT_USAGE, "--allow-read takes an absolute directory, not '%s'", optarg);
+            a->allow_read[a->n_allow_read++] = optarg;
             break;
         case 'g':
             if (strcmp(optarg, "on") && strcmp(optarg, "off"))

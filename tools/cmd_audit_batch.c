@@ -373,7 +373,7 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     snprintf(log, sizeof log, "%s/audit.log", dir);
     snprintf(seed, sizeof seed, "%llu", a->seed);
     snprintf(timeout, sizeof timeout, "%g", a->timeout_s);
-    const char *argv[64];
+    const char *argv[96]; /* the options below, each --allow-write and --allow-read (8 each) included */
     int k = 0;
     argv[k++] = exe;
     argv[k++] = "audit";
@@ -385,8 +385,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     argv[k++] = dir;
     argv[k++] = "--device";
     argv[k++] = a->device;
-    argv[k++] = "--seed";
-    argv[k++] = seed;
+    if (a->seed_given) { /* else each audit draws its own */
+        argv[k++] = "--seed";
+        argv[k++] = seed;
+    }
     argv[k++] = "--timeout";
     argv[k++] = timeout;
     argv[k++] = "--id";
@@ -406,6 +408,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     for (int i = 0; i < a->n_allow_write; i++) {
         argv[k++] = "--allow-write";
         argv[k++] = a->allow_write[i];
+    }
+    for (int i = 0; i < a->n_allow_read; i++) {
+        argv[k++] = "--allow-read";
+        argv[k++] = a->allow_read[i];
     }
     if (a->python) {
         argv[k++] = "--python";

@@ -1,4 +1,4 @@
-"""Bad candidate: os._exit(3) in forward, no exception to catch (expected: runner-ended-early, INCONCLUSIVE)."""
+"""Bad candidate: os._exit(3) in forward, no exception to catch (expected: candidate-process-ended, INCONCLUSIVE)."""
 import os
 
 import torch.nn as nn

@@ -1,5 +1,6 @@
-"""Bad candidate: SIGKILLs its parent (the recording `kaudit run`) in forward
-(expected: runner-ended-early, INCONCLUSIVE; the orphaned runner must not outlive the audit)."""
+"""Bad candidate: SIGKILLs its parent (the runner, which holds the evidence) in
+forward (expected: the confinement refuses the signal, confinement-refused,
+INCONCLUSIVE; no process of the audit outlives it)."""
 import os
 import signal
 

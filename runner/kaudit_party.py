@@ -1,0 +1,393 @@
+"""kaudit_party.py - the candidate's process of `kaudit audit` (docs/audit.md,
+"Two parties, two processes").
+
+  kaudit confine --read ... --write ... --report-fd W -- python3 kaudit_party.py R W
+
+The runner (kaudit_runner.py, the reference's process) starts this process
+under `kaudit confine`: a Landlock domain of its own that reads neither the
+runner's event log, its plan, nor any tensor file, and writes only its own
+directories; no_new_privs, no signal or ptrace out of it, a seccomp filter.
+It imports the candidate, and nothing else of the audit: it never learns the
+audit's seed (the runner hands it each call's inputs, drawn in the runner,
+as a file in a directory it may only read, just before the call) nor which
+elements of a large output are compared (the runner names the sample after
+the call has returned).  It answers requests, one JSON object a line on
+descriptor R, with one JSON object a line on descriptor W; before an answer
+it may send events ({"op": "event", ...}) that the runner logs.  Its
+outputs go to files in its own directory, which the runner copies into the
+audit's tensors (docs/tensor-format.md, never pickle: the runner does not
+unpickle what this process wrote).
+
+Nothing here is trusted: the candidate shares this interpreter and can
+change any of it.  What it could forge this way is its own answers, which
+are what is judged; docs/threat-model.md lists what this process still
+reports about itself (the inputs it changed, the aliasing of its outputs,
+the probe's replays) and how each is checked from outside.
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kaudit_events  # noqa: E402,F401  (first: "t" counts torch's import)
+import kaudit_tensors  # noqa: E402
+import kaudit_probe  # noqa: E402  (before the candidate is imported)
+import kaudit_weak  # noqa: E402  (snapshots the timing functions before the candidate exists)
+
+import torch  # noqa: E402
+
+from kaudit_events import StageFailed, short_error, stage  # noqa: E402
+from kaudit_guard import WriteGuard  # noqa: E402
+from kaudit_inputs import clone_tree, native_inputs, to_device  # noqa: E402,F401  (kaudit_weak's)
+from kaudit_calls import (is_out_of_memory, is_refused_by_confinement, mutated, output_leaves,  # noqa: E402
+                          poison_like, same_values, sampled, snapshot, synchronize)
+from kaudit_state import AlignmentError, align_state  # noqa: E402
+from kaudit_timing import Timer, paired_batches  # noqa: E402
+
+REF = "kaudit:reference"
+CAND = "kaudit:candidate"
+
+
+class Channel:
+    """The requests (descriptor R) and the answers and events (descriptor W)."""
+
+    def __init__(self, rfd, wfd):
+        self.rfile = os.fdopen(rfd, "r", buffering=1)
+        self.wfd = wfd
+
+    def send(self, obj):
+        data = (json.dumps(obj, allow_nan=False, default=str) + "\n").encode()
+        while data:
+            data = data[os.write(self.wfd, data):]
+
+    def receive(self):
+        line = self.rfile.readline()
+        return json.loads(line) if line else None
+
+
+class PartyLog:
+    """The runner's Log as this process has it: each event goes over the channel."""
+
+    def __init__(self, channel):
+        self.channel = channel
+
+    def event(self, event_name, **fields):
+        self.channel.send({"op": "event", "event": {"event": event_name, **fields}})
+
+
+class Marks:
+    def __init__(self, on):
+        self.on = on
+
+    def push(self, msg):
+        if self.on:
+            torch.cuda.nvtx.range_push(msg)
+
+    def pop(self):
+        if self.on:
+            torch.cuda.nvtx.range_pop()
+
+    def mark(self, msg):
+        if self.on:
+            torch.cuda.nvtx.mark(msg)
+
+
+class phase:
+    def __init__(self, marks, msg):
+        self.marks, self.msg = marks, msg
+
+    def __enter__(self):
+        self.marks.push(self.msg)
+
+    def __exit__(self, *exc):
+        self.marks.pop()
+        return False
+
+
+def load_handed(path, device):
+    """A file the runner wrote for this process (torch.save: the runner's own, in a
+    directory this process may only read)."""
+    kw = {"map_location": device}
+    try:
+        return torch.load(path, weights_only=False, **kw)
+    except TypeError:  # a torch without weights_only
+        return torch.load(path, **kw)
+
+
+def load_module(name, path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Handed:
+    """Inputs handed over as a file, with the interface of kaudit_inputs.SlotInputs the probe uses."""
+
+    def __init__(self, args):
+        self.args = args
+
+    def make(self, device, fp64=False):
+        return self.args
+
+    def drop(self):
+        pass
+
+
+class Party:
+    def __init__(self, channel):
+        self.ch = channel
+        self.log = PartyLog(channel)
+        self.instances = {}
+        self.buffers = None
+        self.pending = []     # (leaves) of the last call, until "collect"
+        self.kept = []        # a repeated slot's outputs, for "aliasing"
+        self.arms = {}
+
+    # --- requests
+
+    def op_build(self, q):
+        self.device = torch.device(q["device"])
+        self.marks = Marks(self.device.type == "cuda")
+        self.out = q["out_dir"]
+        self.seed = int(q["build_seed"])
+        self.plan = {"candidate": q["candidate"]}
+        self.guard = WriteGuard(q.get("write_roots") or [os.getcwd()], self.log)
+        self.guard.party = "candidate"
+        sys.addaudithook(self.guard.hook)
+        self.init_inputs = load_handed(q["init"], "cpu")
+        self.ref_state = load_handed(q["state"], self.device)
+        with phase(self.marks, CAND):
+            def load_candidate():
+                mod = load_module("kaudit_candidate", q["candidate"])
+                if not hasattr(mod, "ModelNew"):
+                    raise AttributeError("the candidate defines no 'ModelNew'")
+                return mod
+            self.cand_mod = stage(self.log, "import_candidate", load_candidate)
+        self.instances["A"] = stage(self.log, "build_candidate", self.new_candidate)
+        try:
+            info = align_state(self.ref_state, self.instances["A"])
+        except AlignmentError as exc:
+            self.log.event("stage", stage="align_state", status="unresolved", code=exc.code, error=str(exc))
+            raise StageFailed("align_state")
+        self.log.event("stage", stage="align_state", status="ok", **info)
+        self.cand = self.instances["A"]
+        return {}
+
+    def new_candidate(self):
+        torch.manual_seed(self.seed)
+        with phase(self.marks, CAND):
+            m = self.cand_mod.ModelNew(*clone_tree(self.init_inputs))
+            m = m.to(self.device)
+            m.eval()
+        return m
+
+    def call(self, model, args):
+        with torch.no_grad():
+            synchronize(self.device)
+            with phase(self.marks, CAND):
+                out = model(*args)
+            synchronize(self.device)
+        return out
+
+    def op_call(self, q):
+        """One call of an instance on the handed inputs (or, with refill, on the last
+        call's buffers refilled with them)."""
+        inst = q.get("instance", "A")
+        if inst not in self.instances:
+            try:
+                m = self.new_candidate()
+                align_state(self.ref_state, m)
+            except Exception as exc:
+                return {"status": "candidate-raised", "error": "building a fresh instance: " + short_error(exc)[0]}
+            self.instances[inst] = m
+        handed = load_handed(q["inputs"], self.device)
+        if q.get("refill") and self.buffers is not None:
+            for b, v in zip(self.buffers, handed):
+                if isinstance(b, torch.Tensor):
+                    b.copy_(v)
+            args = self.buffers
+        else:
+            args = handed
+        self.buffers = args
+        if not q.get("keep"):
+            self.kept = []
+        self.pending = []
+        before = snapshot(args)
+        poison_like([(tuple(s), getattr(torch, d)) for s, d in q.get("poison", [])], self.device)
+        if q.get("mark"):
+            self.marks.mark(q["mark"])
+        try:
+            out = self.call(self.instances[inst], args)
+        except Exception as exc:
+            status = "resource-exhausted" if is_out_of_memory(exc) else \
+                "confinement-refused" if is_refused_by_confinement(exc) else "candidate-raised"
+            err, tb = short_error(exc)
+            return {"status": status, "error": err, "traceback": tb}
+        mut = mutated(args, before)
+        leaves = output_leaves(out)
+        leaves += [(f"input[{i}]", args[i]) for i in q.get("reference_mutates", [])]
+        self.pending = leaves
+        if q.get("keep"):
+            self.kept.append((q.get("call", 0), out, [(p, v.detach().clone()) for p, v in output_leaves(out)
+                                                      if isinstance(v, torch.Tensor)]))
+        return {"status": "ok", "candidate_mutates": mut}
+
+    def op_collect(self, q):
+        """The last call's outputs, sampled as the runner says now that the call has returned."""
+        name = os.path.basename(q["name"])
+        path = os.path.join(self.out, name)
+        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
+        kaudit_tensors.write_tensor_file(path, sampled(self.pending, key))
+        self.pending = []
+        return {"file": name}
+
+    def op_aliasing(self, q):
+        synchronize(self.device)
+        aliasing = []
+        for ci, out, snap in self.kept[:-1]:
+            now = dict((p, v) for p, v in output_leaves(out) if isinstance(v, torch.Tensor))
+            for p, v in snap:
+                if p in now and not same_values(now[p].detach(), v):
+                    aliasing.append({"call": ci, "leaf": p})
+        self.kept = []
+        return {"aliasing": aliasing}
+
+    def op_time_calls(self, q):
+        """One warm-up, then the timed calls the way KernelBench times them (kaudit_runner.time_calls)."""
+        if self.device.type != "cuda":
+            return {}
+        args = load_handed(q["inputs"], self.device)
+        model = self.cand
+        with torch.no_grad():
+            with phase(self.marks, CAND):
+                model(*args)
+            torch.cuda.synchronize()
+            for _ in range(int(q.get("timed_calls", 5))):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                with phase(self.marks, CAND):
+                    model(*args)
+                end.record()
+                end.synchronize()
+                self.marks.mark(q["mark"] + " " + repr(start.elapsed_time(end)))
+        return {}
+
+    def _arm(self, inputs, guard):
+        if not hasattr(self, "timer"):
+            self.timer = Timer(self.device)
+        base = load_handed(inputs, self.device)
+        model = self.cand
+
+        def one():
+            args = clone_tree(base)
+
+            def call():
+                with phase(self.marks, CAND):
+                    model(*args)
+            with torch.no_grad():
+                return self.timer.time(call, guard)
+        return one
+
+    def op_arm(self, q):
+        self.arms[q["arm"]] = self._arm(q["inputs"], bool(q.get("guard")))
+        return {"clock": self.timer.clock}
+
+    def op_time_one(self, q):
+        return {"ms": self.arms[q["arm"]]()}
+
+    def op_paired(self, q):
+        """A paired check whose two arms are both this process's (the stream differential)."""
+        with torch.no_grad():
+            batches = paired_batches(self.arms[q["a"]], self.arms[q["b"]], tuple(q["orders"]))
+        return {"batches": batches}
+
+    def op_probe(self, q):
+        handed = Handed(load_handed(q["inputs"], self.device))
+        nonce = q["nonce"]
+
+        class Shim:
+            device = self.device
+            marks = self.marks
+
+            @staticmethod
+            def probe_inputs(offset):
+                return handed
+
+        def call(args):
+            return self.call(self.cand, args)
+
+        def write(name, out):
+            fname = "probe-%s.kt" % name.replace(":", "-")
+            kaudit_tensors.write_tensor_file(os.path.join(self.out, fname),
+                                             sampled(output_leaves(out), ("probe", nonce)))
+            return fname
+
+        def state_of():
+            return {k: v.detach().clone() for k, v in self.cand.state_dict().items()}
+
+        try:
+            event = kaudit_probe.run_probe(Shim, q["spec"], call, write, state_of)
+        except kaudit_probe.ProbeUnresolved as exc:
+            event = {"status": "unresolved", "check": exc.check, "error": str(exc)}
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            event = {"status": "unresolved", "check": "probe-raised", "error": short_error(exc)[0]}
+        return {"probe": event}
+
+    def op_weak(self, q):
+        """The weak surfaces (kaudit_weak.py): they imitate validators that run both
+        parties in one process, so they run here, with the reference imported.
+        Not when the candidate never imported: they would judge a module that
+        does not exist (kaudit counts the surfaces as not evaluated)."""
+        if getattr(self, "cand_mod", None) is None:
+            return {"ok": False, "error": "the candidate was not imported"}
+        self.ref_mod = load_module("kaudit_reference", q["reference"])
+        self.native_device = self.device if q.get("native_on_device") else None
+        self.plan = {"candidate": q["candidate"]}
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        kaudit_weak.Surfaces(self, q["names"], self.log, sys.modules[__name__]).run()
+        return {}
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: kaudit_party.py REQUEST_FD ANSWER_FD", file=sys.stderr)
+        return 4
+    ch = Channel(int(argv[1]), int(argv[2]))
+    party = Party(ch)
+    ch.send({"op": "ready", "pid": os.getpid(), "torch": torch.__version__})
+    while True:
+        q = ch.receive()
+        if q is None or q.get("op") == "exit":
+            return 0
+        handler = getattr(party, "op_" + str(q.get("op")), None)
+        try:
+            if handler is None:
+                raise ValueError("unknown request %r" % q.get("op"))
+            answer = handler(q)
+            answer["ok"] = True
+        except StageFailed as exc:
+            answer = {"ok": False, "stage_failed": str(exc)}
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            err, tb = short_error(exc)
+            answer = {"ok": False, "error": err, "traceback": tb}
+        answer["op"] = "answer"
+        ch.send(answer)
+
+
+if __name__ == "__main__":
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

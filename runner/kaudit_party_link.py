@@ -1,0 +1,205 @@
+"""kaudit_party_link.py - the runner's end of the candidate's process
+(kaudit_party.py; docs/audit.md, "Two parties, two processes").
+
+The runner starts the candidate's process under `kaudit confine` (its own
+Landlock domain, seccomp, no_new_privs), hands it each call's inputs as a
+file in a directory only the runner writes, asks it for one call at a time,
+and copies the outputs it wrote into the audit's tensors itself, refusing
+anything but a regular file of its own (no link to a file it cannot read).
+
+Apart from kaudit_runner.py: the channel and the process's lifetime are
+their own job; the runner only says what to ask.
+"""
+
+import json
+import os
+import select
+import stat
+import subprocess
+import sys
+import time
+
+import torch
+
+# An answer's line is at most this long (events included): a process that
+# sends more is not answering any more.
+MAX_LINE = 1 << 24
+
+
+class PartyGone(Exception):
+    """The candidate's process ended, or stopped answering in the channel's terms."""
+
+
+class PartyLink:
+    def __init__(self, plan, log, guard):
+        spec = plan["party"]
+        self.log = log
+        self.guard = guard
+        self.handoff = spec["handoff_dir"]
+        self.out = spec["out_dir"]
+        self.gone = None
+        self.confinement = None
+        req_r, req_w = os.pipe()
+        ans_r, ans_w = os.pipe()
+        argv = [spec["kaudit"], "confine"]
+        for r in self._read_roots(spec):
+            argv += ["--read", r]
+        for w in spec["write_roots"]:
+            argv += ["--write", w]
+        argv += ["--report-fd", str(ans_w), "--", sys.executable, os.path.join(os.path.dirname(
+            os.path.abspath(__file__)), "kaudit_party.py"), str(req_r), str(ans_w)]
+        self.proc = subprocess.Popen(argv, pass_fds=(req_r, ans_w), cwd=spec["work_dir"], stdin=subprocess.DEVNULL)
+        os.close(req_r)
+        os.close(ans_w)
+        self.wfd = req_w
+        self.rfd = ans_r
+        self.buf = b""
+        self.log.event("party", status="started", pid=self.proc.pid, argv_roots=len(argv))
+        first = self._line()
+        if first is None or first.get("op") != "confinement":
+            raise PartyGone(self._why("before it reported its confinement"))
+        first.pop("op", None)
+        self.confinement = first
+        self.log.event("party_confinement", **first)
+        ready = self._line()
+        if ready is None or ready.get("op") != "ready":
+            raise PartyGone(self._why("before it was ready"))
+
+    @staticmethod
+    def _read_roots(spec):
+        """kaudit's read roots and the Python install this runner runs from
+        (sys.prefix, the import path, torch), less any that holds the
+        audit's evidence (the runner's directory, the plan)."""
+        roots = list(spec["read_roots"])
+        for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(torch.__file__)] + sys.path:
+            if p and os.path.isdir(p):
+                roots.append(os.path.realpath(p))
+        evidence = [os.path.realpath(e) for e in spec["evidence"]]
+        kept = []
+        for r in roots:
+            holds = any(os.path.commonpath([r, e]) == r for e in evidence)
+            if not holds and r not in kept:
+                kept.append(r)
+        return kept
+
+    def _why(self, when):
+        code = self.proc.poll()
+        if code is None:
+            return "the candidate's process stopped answering %s" % when
+        if code < 0:
+            return "the candidate's process was killed by signal %d %s" % (-code, when)
+        return "the candidate's process exited with status %d %s" % (code, when)
+
+    def _line(self):
+        while b"\n" not in self.buf:
+            if len(self.buf) > MAX_LINE:
+                return None
+            try:
+                select.select([self.rfd], [], [])
+                chunk = os.read(self.rfd, 1 << 16)
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            got = json.loads(line)
+        except ValueError:
+            return None
+        return got if isinstance(got, dict) else None
+
+    # The events the candidate's process may have logged, by request; any
+    # other (a "slot", a "probe", a "done" of its own making) is refused: the
+    # evidence of the audit is this process's to write.
+    STAGES = ("import_candidate", "build_candidate", "align_state")
+    ALLOWED = {"build": ("stage", "write_outside"), "weak": ("weak_start", "weak", "weak_done", "write_outside")}
+
+    def _log_party_event(self, op, ev):
+        name = str(ev.pop("event", ""))
+        ev.pop("t", None)
+        allowed = self.ALLOWED.get(op, ("write_outside",))
+        if name not in allowed or (name == "stage" and ev.get("stage") not in self.STAGES):
+            self.log.event("party_event_refused", name=name[:80], request=op)
+            return
+        if name == "write_outside":
+            ev["party"] = "candidate"
+        self.log.event(name, **ev)
+
+    def request(self, op, **fields):
+        """Sends a request and returns its answer; the events allowed before it are
+        logged.  PartyGone when the process has ended or breaks the channel."""
+        if self.gone:
+            raise PartyGone(self.gone)
+        data = (json.dumps({"op": op, **fields}) + "\n").encode()
+        try:
+            while data:
+                data = data[os.write(self.wfd, data):]
+        except OSError:
+            self.gone = self._why("(it closed its channel)")
+            raise PartyGone(self.gone)
+        while True:
+            msg = self._line()
+            if msg is None:
+                time.sleep(0.05)
+                self.gone = self._why("in the request '%s'" % op)
+                raise PartyGone(self.gone)
+            if msg.get("op") == "event" and isinstance(msg.get("event"), dict):
+                self._log_party_event(op, dict(msg["event"]))
+                continue
+            if msg.get("op") == "answer":
+                return msg
+            self.gone = "the candidate's process sent something that is no answer to '%s'" % op
+            raise PartyGone(self.gone)
+
+    def hand(self, name, obj):
+        """obj written for the candidate's process to read (a directory it may not write)."""
+        path = os.path.join(self.handoff, name)
+        tmp = path + ".tmp"
+        with self.guard.own():
+            torch.save(obj, tmp)
+            os.replace(tmp, path)
+        return path
+
+    def take(self, name, dest):
+        """The file the candidate's process wrote in its directory, copied to dest:
+        only a regular file with one link (never a link to a file it could not read)."""
+        src = os.path.join(self.out, os.path.basename(str(name)))
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                raise PartyGone("the candidate's process gave %s, which is not a regular file of its own" % name)
+            with self.guard.own():
+                with open(dest + ".tmp", "wb") as f:
+                    while True:
+                        chunk = os.read(fd, 1 << 20)
+                        if not chunk:
+                            break
+                        f.write(chunk)
+                os.replace(dest + ".tmp", dest)
+        finally:
+            os.close(fd)
+        try:
+            with self.guard.own():
+                os.unlink(src)
+        except OSError:
+            pass
+
+    def close(self):
+        try:
+            if not self.gone:
+                os.write(self.wfd, b'{"op": "exit"}\n')
+        except OSError:
+            pass
+        for fd in (self.wfd, self.rfd):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.event("party", status="ended", returncode=self.proc.returncode)
