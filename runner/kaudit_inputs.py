@@ -73,7 +73,9 @@ def draw(dist, shape, g, device, dtype):
         v = torch.randn(shape, **kw)
         v.mul_(torch.rand(shape, **kw) < 0.1)
     elif dist == "constant":
-        v = torch.full(shape, 0.75, device=device, dtype=gen)
+        # its value from the slot's seed, so from the audit's: a candidate
+        # cannot keep the answer to a constant it knows in advance
+        v = torch.full(shape, 0.5 + torch.rand((), **kw).item(), device=device, dtype=gen)
     elif dist == "signed_extremes":
         sign = torch.where(torch.rand(shape, **kw) < 0.5, -1.0, 1.0)
         mag = torch.where(torch.rand(shape, **kw) < 0.5, 1e5, 1e-4)

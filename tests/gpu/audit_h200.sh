@@ -83,6 +83,24 @@ if [[ " $PARTS " == *" honest "* ]]; then
     unset TORCH_EXTENSIONS_DIR
 fi
 
+# the attack candidates of tests/audit/attacks on CUDA (tests/audit_attacks.sh
+# runs them on the CPU in CI): each must end FAIL or INCONCLUSIVE, never PASS
+if [[ " $PARTS " == *" attacks "* ]]; then
+    table=$OUTDIR/audit-attacks.tsv
+    printf 'attack\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    for a in "$ROOT"/tests/audit/attacks/*.py; do
+        name=$(basename "$a" .py)
+        contract="--contract $ROOT/tests/audit/contracts/matmul.json"
+        [ "$name" = drop_inputs_event ] && contract=   # it attacks the contract written from the evidence
+        # shellcheck disable=SC2086
+        "$K" audit --reference "$ROOT/tests/audit/tasks/matmul.py" --candidate "$a" $contract --device cuda \
+            --weak ACCEPT --quiet -d "$W/att-$name" --json "$W/records/att-$name.json" >>"$log" 2>&1
+        rc=$?
+        printf '%s\t%s\t%s\n' "$name" "$rc" "$(verdicts "$W/records/att-$name.json" 2>/dev/null)" >>"$table"
+    done
+    cat "$table" | tee -a "$log"
+fi
+
 if [[ " $PARTS " == *" batch "* ]]; then
     KB=$ROOT/.gpu-carry/KernelBench/KernelBench
     B=$W/batch
