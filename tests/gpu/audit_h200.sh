@@ -65,12 +65,14 @@ fi
 if [[ " $PARTS " == *" honest "* ]]; then
     table=$OUTDIR/audit-honest.tsv
     printf 'run\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    # the candidate imports kernels.py from the folder above its own: --allow-read
     # a fresh extension cache for the cold run, the same one for the warm run
     export TORCH_EXTENSIONS_DIR=$W/torch-extensions   # the contract's candidate.objects pattern
     for run in cold warm; do
         "$K" audit --reference "$ROOT/tests/gpu/controls/tasks/matmul.py" \
             --candidate "$ROOT/tests/gpu/controls/candidates/clean_tiled_gemm.py" \
             --contract "$ROOT/contracts/controls/matmul.json" --device cuda --weak ACCEPT \
+            --allow-read "$ROOT/tests/gpu/controls" \
             -d "$W/honest-$run" --json "$W/records/honest-$run.json" >>"$log" 2>&1
         rc=$?
         printf '%s\t%s\t%s\n' "$run" "$rc" "$(verdicts "$W/records/honest-$run.json" 2>/dev/null)" >>"$table"
