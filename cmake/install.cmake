@@ -32,7 +32,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/runner/kaudit_runner.py ${CMAKE_SOURCE_DIR}/ru
   ${CMAKE_SOURCE_DIR}/runner/kaudit_inputs.py ${CMAKE_SOURCE_DIR}/runner/kaudit_calls.py
   ${CMAKE_SOURCE_DIR}/runner/kaudit_state.py ${CMAKE_SOURCE_DIR}/runner/kaudit_turns.py
   ${CMAKE_SOURCE_DIR}/runner/kaudit_timing.py ${CMAKE_SOURCE_DIR}/runner/kaudit_party.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_party_link.py
+  ${CMAKE_SOURCE_DIR}/runner/kaudit_party_link.py ${CMAKE_SOURCE_DIR}/runner/kaudit_marks.py
   DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
 # The example sessions `kaudit demo` judges (tools/cmd_demo.c).
 foreach(example controls/timing_thread controls/deleg_torch_matmul)

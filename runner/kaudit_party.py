@@ -44,6 +44,7 @@ from kaudit_inputs import clone_tree, native_inputs, to_device  # noqa: E402,F40
 from kaudit_calls import (is_out_of_memory, is_refused_by_confinement, mutated, output_leaves,  # noqa: E402
                           poison_like, same_values, sampled, snapshot, synchronize)
 from kaudit_state import AlignmentError, align_state  # noqa: E402
+from kaudit_marks import Marks, load_module, phase  # noqa: E402,F401  (phase: kaudit_weak's too)
 from kaudit_timing import Timer, paired_batches  # noqa: E402
 
 REF = "kaudit:reference"
@@ -77,35 +78,6 @@ class PartyLog:
         self.channel.send({"op": "event", "event": {"event": event_name, **fields}})
 
 
-class Marks:
-    def __init__(self, on):
-        self.on = on
-
-    def push(self, msg):
-        if self.on:
-            torch.cuda.nvtx.range_push(msg)
-
-    def pop(self):
-        if self.on:
-            torch.cuda.nvtx.range_pop()
-
-    def mark(self, msg):
-        if self.on:
-            torch.cuda.nvtx.mark(msg)
-
-
-class phase:
-    def __init__(self, marks, msg):
-        self.marks, self.msg = marks, msg
-
-    def __enter__(self):
-        self.marks.push(self.msg)
-
-    def __exit__(self, *exc):
-        self.marks.pop()
-        return False
-
-
 def load_handed(path, device):
     """A file the runner wrote for this process (torch.save: the runner's own, in a
     directory this process may only read)."""
@@ -114,17 +86,6 @@ def load_handed(path, device):
         return torch.load(path, weights_only=False, **kw)
     except TypeError:  # a torch without weights_only
         return torch.load(path, **kw)
-
-
-def load_module(name, path):
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class Handed:

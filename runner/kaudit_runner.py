@@ -37,7 +37,6 @@ imports it.
 
 import copy
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -59,6 +58,7 @@ from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leav
 from kaudit_turns import DeviceTurns  # noqa: E402
 from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
 from kaudit_party_link import PartyGone, PartyLink  # noqa: E402
+from kaudit_marks import Marks, load_module, phase  # noqa: E402
 
 STARTED = kaudit_events.STARTED
 
@@ -70,49 +70,6 @@ CALIB = "kaudit:calibration"
 EXIT_DONE = 0
 EXIT_STAGE_FAILED = 3
 EXIT_BAD_PLAN = 4
-
-
-# ---------------------------------------------------------------- NVTX marks
-
-class Marks:
-    def __init__(self, on):
-        self.on = on
-
-    def push(self, msg):
-        if self.on:
-            torch.cuda.nvtx.range_push(msg)
-
-    def pop(self):
-        if self.on:
-            torch.cuda.nvtx.range_pop()
-
-    def mark(self, msg):
-        if self.on:
-            torch.cuda.nvtx.mark(msg)
-
-
-class phase:
-    def __init__(self, marks, msg):
-        self.marks, self.msg = marks, msg
-
-    def __enter__(self):
-        self.marks.push(self.msg)
-
-    def __exit__(self, *exc):
-        self.marks.pop()
-        return False
-
-
-# ---------------------------------------------------------------- loading
-
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot load {path}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def need_module(module, attr, what):
