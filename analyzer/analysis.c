@@ -342,7 +342,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         }
         /* the causal probe needs no trace: it can convict on its own (probe.c) */
         if (!opt->trace_axes_inconclusive)
-            ka_probe_only_verdict(&run.findings, opt->probe, c, a);
+            ka_probe_only_verdict(&run.findings, opt->probe, c, opt->semantic_evidence, a);
         ka_aggregate(&run.findings, opt, c, a);
         goto done;
     }
@@ -367,7 +367,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                      "kernels", run.facts.kernels_without_api);
     ka_account_processes(&run.findings, &run.facts);
     ka_build_failures(&run.findings, &run.facts, a);
-    ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, opt->probe, a);
+    ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, opt->probe, opt->semantic_evidence, a);
     ka_measurement_verdict(&run.findings, &run.timing, &run.facts, &run.work, c, a);
     ka_aggregate(&run.findings, opt, c, a);
 done:

@@ -128,9 +128,22 @@ enum ka_probe_state {
     KA_PROBE_NO_TARGETS,        /* the candidate's call dispatched no operator of a targeted class */
     KA_PROBE_UNRESOLVED,        /* a check failed: why */
 };
+/* The probe's unperturbed baseline against the reference on the probe's own inputs. */
+enum ka_probe_baseline {
+    KA_PROBE_BASELINE_UNCHECKED = 0,    /* no reference output was logged (a runner before the check) */
+    KA_PROBE_BASELINE_MATCH,            /* within the calibrated tolerance, every leaf */
+    KA_PROBE_BASELINE_MISMATCH,         /* a leaf outside it, or another structure: convicts */
+    KA_PROBE_BASELINE_UNVERIFIED,       /* no tolerance could be calibrated, or the reference did not run */
+};
+
 struct ka_probe_evidence {
     enum ka_probe_state state;
     const char *why;                    /* UNRESOLVED: the check that failed, and how */
+    /* Only a baseline that matches the reference lets the replays clear forbidden
+       work (a candidate that recognises the probe and answers otherwise under it
+       would clear anything); a mismatch convicts whatever the replays say. */
+    enum ka_probe_baseline baseline;
+    const char *baseline_why;           /* MISMATCH, UNVERIFIED, UNCHECKED: how */
     double threshold;                   /* the relative output change that convicts (1e-3) */
     double joint_delta;                 /* every target perturbed at once */
     double noise_floor;                 /* two unperturbed calls */

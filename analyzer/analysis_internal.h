@@ -419,7 +419,7 @@ void ka_account_processes(struct ka_findings *f, struct ka_session_facts *fs);
 void ka_build_failures(struct ka_findings *f, const struct ka_session_facts *s, struct ka_analysis *a);
 void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
                                const struct ka_contract *c, const struct ka_probe_evidence *probe,
-                               struct ka_analysis *a);
+                               const struct ka_semantic_evidence *sem, struct ka_analysis *a);
 /* The causal probe (probe.c): does it reach this work item; its fields on a finding; its verdict without traces. */
 enum { KA_PROBE_DISPATCHER = 1, KA_PROBE_VENDOR = 2 };
 /* 0, or the channel that reached it (KA_PROBE_*) with the output's change in
@@ -431,8 +431,15 @@ int ka_probe_reaches(const struct ka_probe_evidence *pr, const struct ka_work_it
  * not a call the channel replaces). */
 int ka_probe_vendor_family(const struct ka_work_item *it);
 void ka_probe_fields(struct ka_finding *x, const struct ka_probe_evidence *pr, int cls);
+/* 1 when the probe's replays may clear work: decided, on a baseline that matched the reference. */
+int ka_probe_vouches(const struct ka_probe_evidence *pr);
+/* A baseline that differs from the reference where the semantic axis PASSed: the
+ * finding probe-baseline-mismatch and the implementation axis FAIL; returns 1 then,
+ * 0 otherwise (a signal of that name when the semantic axis did not PASS). */
+int ka_probe_baseline_convicts(struct ka_findings *f, const struct ka_probe_evidence *pr,
+                               const struct ka_semantic_evidence *sem, struct ka_analysis *a);
 void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
-                           struct ka_analysis *a);
+                           const struct ka_semantic_evidence *sem, struct ka_analysis *a);
 void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_facts *tf,
                             const struct ka_session_facts *s, const struct ka_work_tally *w,
                             const struct ka_contract *c, struct ka_analysis *a);

@@ -192,6 +192,49 @@ static double vendor_family_change(const struct ka_probe_evidence *pr, int famil
     return pr->vendor_family_delta[family] >= 0 ? pr->vendor_family_delta[family] : pr->vendor_delta;
 }
 
+int ka_probe_vouches(const struct ka_probe_evidence *pr)
+{
+    return pr && pr->state == KA_PROBE_DECIDED && pr->baseline == KA_PROBE_BASELINE_MATCH;
+}
+
+int ka_probe_baseline_convicts(struct ka_findings *f, const struct ka_probe_evidence *pr,
+                               const struct ka_semantic_evidence *sem, struct ka_analysis *a)
+{
+    if (!pr || pr->baseline != KA_PROBE_BASELINE_MISMATCH)
+        return 0;
+    const char *why = pr->baseline_why ? pr->baseline_why : "?";
+    /* Only a candidate that matched the reference on every slot answered otherwise
+       because the probe watched; one the semantic axis already judges wrong (or could
+       not judge) is wrong on the probe's inputs too, which is no evidence about its
+       implementation: the probe then clears nothing, and convicts nothing. */
+    if (!sem || sem->verdict != KA_PASS) {
+        ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "probe-baseline-mismatch", NULL, 0,
+                                    "the causal probe's unperturbed baseline differs from the reference on the "
+                                    "probe's own inputs (%s), as the candidate's outputs differ on the semantic "
+                                    "axis: the probe clears nothing",
+                                    why),
+                     "reason", why);
+        return 0;
+    }
+    struct ka_finding *x = ka_add_finding(
+        f, KA_AXIS_IMPLEMENTATION, KA_FINDING_CONVICTS, "probe-baseline-mismatch", NULL, 0,
+        "the causal probe's unperturbed baseline differs from the reference on the probe's own inputs (%s), where "
+        "every slot's output matched it: the candidate answers otherwise while the probe watches, and no replay of "
+        "it can clear forbidden work",
+        why);
+    ka_field_str(x, "channel", "causal-probe");
+    ka_field_str(x, "reason", why);
+    ka_field_u64(x, "probe_seed", pr->seed);
+    struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
+    free(ax->root_cause);
+    ax->verdict = KA_FAIL;
+    if (asprintf(&ax->root_cause, "probe-baseline-mismatch: the causal probe's unperturbed baseline differs from the "
+                                  "reference on the probe's inputs, where every slot matched (%s)",
+                 why) < 0)
+        ax->root_cause = NULL;
+    return 1;
+}
+
 /* Without trace axes, the vendor replays: library calls of a targeted class whose
  * outputs the candidate's output depends on convict as the dispatcher's classes do. */
 static unsigned vendor_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr,
@@ -263,15 +306,25 @@ static unsigned vendor_only_verdict(struct ka_findings *f, const struct ka_probe
  * here, any dependence convicts.
  */
 void ka_probe_only_verdict(struct ka_findings *f, const struct ka_probe_evidence *pr, const struct ka_contract *c,
-                           struct ka_analysis *a)
+                           const struct ka_semantic_evidence *sem, struct ka_analysis *a)
 {
     if (pr && pr->state == KA_PROBE_UNRESOLVED)
         ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "causal-probe-unresolved", NULL, 0,
                                     "the causal probe could not decide (%s)", pr->why ? pr->why : "?"),
                      "reason", pr->why ? pr->why : "?");
-    if (!pr || pr->state != KA_PROBE_DECIDED)
+    if (ka_probe_baseline_convicts(f, pr, sem, a) || !pr || pr->state != KA_PROBE_DECIDED)
         return;
     if (!(pr->joint_delta > pr->threshold) && !(pr->vendor && pr->vendor_delta > pr->threshold)) {
+        if (!ka_probe_vouches(pr)) {
+            /* an output the probe did not see match the reference says nothing of dependence */
+            ka_field_str(ka_add_finding(f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "probe-baseline-unverified",
+                                        NULL, 0,
+                                        "the causal probe saw no dependence on forbidden work, but its baseline "
+                                        "could not be checked against the reference (%s): that clears nothing",
+                                        pr->baseline_why ? pr->baseline_why : "?"),
+                         "reason", pr->baseline_why ? pr->baseline_why : "?");
+            return;
+        }
         struct ka_finding *x = ka_add_finding(
             f, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "forbidden-work-unused", NULL, 0,
             "the candidate handed forbidden work to the framework or a library (%s%s%llu library calls), but its output "

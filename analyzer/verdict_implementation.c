@@ -264,7 +264,10 @@ static void probe_unconfirmed(const struct ka_work_item *it, int probed, int fam
                                                      : s->probe_framework_calls[it->cls];
     uint64_t probe_calls =
         probed == KA_PROBE_VENDOR ? probe->vendor_family_calls[family] : probe->class_calls[it->cls];
-    if (it->kind != KA_ITEM_VENDOR_CALL)
+    if (!ka_probe_vouches(probe))
+        snprintf(unconfirmed, n, "its baseline was not checked against the reference: %s",
+                 probe->baseline_why ? probe->baseline_why : "?");
+    else if (it->kind != KA_ITEM_VENDOR_CALL)
         snprintf(unconfirmed, n,
                  "framework kernels, whose number the probe's operators do not fix");
     else if (s->probe_windows != 1)
@@ -487,7 +490,7 @@ static const char *inconclusive_cause(const struct ka_work_tally *w, const struc
 
 void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, const struct ka_session_facts *s,
                                const struct ka_contract *c, const struct ka_probe_evidence *probe,
-                               struct ka_analysis *a)
+                               const struct ka_semantic_evidence *sem, struct ka_analysis *a)
 {
     struct ka_axis_result *ax = &a->axis[KA_AXIS_IMPLEMENTATION];
     struct targeting tg = { 0 };
@@ -508,6 +511,8 @@ void ka_implementation_verdict(struct ka_findings *f, struct ka_work_tally *w, c
                      "reason", probe->why ? probe->why : "?");
     uint64_t evidence = candidate_work_evidence(f, w, s, c);
 
+    if (ka_probe_baseline_convicts(f, probe, sem, a))
+        return;
     if (n.convicting) {
         ax->verdict = KA_FAIL;
         if (asprintf(&ax->root_cause, "%u attributable use%s of work the contract forbids%s", n.convicting,

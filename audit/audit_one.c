@@ -383,6 +383,14 @@ static int worker_identity(struct audit_paths *p, const char *runner, char *err,
     return 0;
 }
 
+/* The tolerance of the semantic axis, which the probe's baseline check uses too. */
+static struct kat_tol_params tolerance_params(const struct audit_args *a)
+{
+    struct kat_tol_params params = kat_tol_params_default();
+    params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
+    return params;
+}
+
 static double seconds_since(const struct timespec *t0)
 {
     struct timespec t1;
@@ -606,7 +614,8 @@ static int audit_judge_options(struct audit_run *r)
     opt->inventory_path = r->inv_path;
     opt->weak = a->weak;
     opt->semantic_evidence = &r->ev;
-    audit_probe_read(p->runner_dir, r->probe_planned, &r->probe);
+    struct kat_tol_params params = tolerance_params(a);
+    audit_probe_read(p->runner_dir, r->probe_planned, &params, &r->probe);
     opt->probe = r->probe.planned ? &r->probe.ev : NULL;
     opt->weak_phase_expected = a->weak_mask != 0;
     if (strcmp(a->device, "cpu") == 0)
@@ -731,8 +740,7 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     p->party_complete = party.complete;
 
     clock_gettime(CLOCK_MONOTONIC, &tp);
-    struct kat_tol_params params = kat_tol_params_default();
-    params.mode = a->paper_tolerance ? KAT_TOL_PAPER : KAT_TOL_REFERENCE_FLOOR;
+    struct kat_tol_params params = tolerance_params(a);
     if (kat_semantic_evaluate(p->runner_dir, KAT_SCHEDULE_SLOTS, &params, &r->end, &r->sem, r->err,
                               sizeof r->err) != 0) {
         kat_error("%s", r->err);

@@ -18,6 +18,7 @@
 struct read_state {
     struct audit_probe *p;
     const char *dir;
+    const struct kat_tol_params *params;
     int events;
 };
 
@@ -202,6 +203,130 @@ static void read_vendor_calls(struct audit_probe *p, const cJSON *e)
     }
 }
 
+static void baseline_verdict(struct audit_probe *p, enum ka_probe_baseline b, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void baseline_verdict(struct audit_probe *p, enum ka_probe_baseline b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->baseline_why, sizeof p->baseline_why, fmt, ap);
+    va_end(ap);
+    p->ev.baseline = b;
+    p->ev.baseline_why = p->baseline_why;
+}
+
+/* One floating leaf of the baseline against the reference's, with the
+ * tolerance calibrated on the reference's two precisions, as a slot's call
+ * is judged (semantic_compare.c).  1 when it matches, 0 when it does not
+ * (the verdict set), -1 out of memory. */
+static int baseline_leaf(struct audit_probe *p, const struct kat_tol_params *params, const struct kat_tensor_leaf *r,
+                         const struct kat_tensor_leaf *r64, const struct kat_tensor_leaf *k)
+{
+    double *vr = kat_leaf_to_double(r), *v64 = kat_leaf_to_double(r64), *vk = kat_leaf_to_double(k);
+    size_t n = (size_t)kat_leaf_double_count(r);
+    int ok = -1;
+    struct kat_tol_calibration cal;
+    struct kat_tol_comparison cmp;
+    if (!vr || !v64 || !vk || kat_tol_calibrate(vr, v64, n, params, &cal) != 0 ||
+        kat_tol_compare(vk, vr, v64, n, params, &cal, &cmp) != 0)
+        goto out;
+    ok = 0;
+    if ((cal.status == KAT_TOL_OK && cmp.verdict == KAT_TOL_FAIL) || cmp.n_nonfinite_candidate)
+        baseline_verdict(p, KA_PROBE_BASELINE_MISMATCH,
+                         "leaf %s: %zu of %zu elements outside the allowance; worst at element %zu: baseline %.9g, "
+                         "reference %.9g (fp64 %.9g), allowance %.3g",
+                         r->path, cmp.n_fail, n, cmp.worst.index, cmp.worst.candidate, cmp.worst.reference,
+                         cmp.worst.reference64, cmp.worst.allowance);
+    else if (cal.status != KAT_TOL_OK)
+        baseline_verdict(p, KA_PROBE_BASELINE_UNVERIFIED, "leaf %s: the tolerance cannot be calibrated: %s", r->path,
+                         cal.reason_text);
+    else
+        ok = 1;
+out:
+    free(vr);
+    free(v64);
+    free(vk);
+    return ok;
+}
+
+static int same_structure(const struct kat_tensor_leaf *a, const struct kat_tensor_leaf *b)
+{
+    return !strcmp(a->path, b->path) && a->kind == b->kind && a->dtype == b->dtype && a->ndim == b->ndim &&
+           a->numel == b->numel && !memcmp(a->shape, b->shape, a->ndim * sizeof a->shape[0]) &&
+           a->sampled == b->sampled &&
+           (!a->sampled || !memcmp(a->sample_index, b->sample_index, 8 * a->sampled));
+}
+
+/*
+ * The baseline replay's output against the reference's on the probe's inputs
+ * (the runner's "reference": its files, written in the reference's process).
+ * Every leaf must have the reference's structure; floating leaves must be
+ * within the calibrated tolerance, the others equal.
+ */
+static void check_baseline(struct audit_probe *p, const char *dir, const cJSON *e, const struct kat_tensor_file *base,
+                           const struct kat_tol_params *params)
+{
+    const cJSON *ref = cJSON_GetObjectItemCaseSensitive(e, "reference");
+    if (!cJSON_IsObject(ref)) {
+        baseline_verdict(p, KA_PROBE_BASELINE_UNCHECKED,
+                         "the runner logged no reference output on the probe's inputs (a runner before the check)");
+        return;
+    }
+    const char *error = kat_event_str(ref, "error");
+    if (!kat_event_str(ref, "ref") || !kat_event_str(ref, "ref64")) {
+        baseline_verdict(p, KA_PROBE_BASELINE_UNVERIFIED, "%s",
+                         error ? error : "the runner logged no reference output file on the probe's inputs");
+        return;
+    }
+    cJSON *as_replay[2] = { cJSON_CreateObject(), cJSON_CreateObject() };
+    struct kat_tensor_file *r = NULL, *r64 = NULL;
+    if (as_replay[0] && as_replay[1]) {
+        cJSON_AddStringToObject(as_replay[0], "name", "reference");
+        cJSON_AddStringToObject(as_replay[0], "file", kat_event_str(ref, "ref"));
+        cJSON_AddStringToObject(as_replay[1], "name", "fp64 reference");
+        cJSON_AddStringToObject(as_replay[1], "file", kat_event_str(ref, "ref64"));
+        r = open_output(p, dir, as_replay[0]);
+        r64 = r ? open_output(p, dir, as_replay[1]) : NULL;
+    }
+    cJSON_Delete(as_replay[0]);
+    cJSON_Delete(as_replay[1]);
+    if (!r || !r64) {
+        if (p->ev.state != KA_PROBE_UNRESOLVED)
+            baseline_verdict(p, KA_PROBE_BASELINE_UNVERIFIED, "out of memory reading the reference's outputs");
+        goto out;
+    }
+    if (r->n_leaves != base->n_leaves || r64->n_leaves != r->n_leaves) {
+        baseline_verdict(p, KA_PROBE_BASELINE_MISMATCH, "the baseline's output has %u leaves, the reference's %u",
+                         base->n_leaves, r->n_leaves);
+        goto out;
+    }
+    baseline_verdict(p, KA_PROBE_BASELINE_MATCH, "every leaf within the calibrated tolerance");
+    for (uint32_t i = 0; i < r->n_leaves; i++) {
+        const struct kat_tensor_leaf *lr = &r->leaves[i], *l64 = &r64->leaves[i], *lk = &base->leaves[i];
+        if (!same_structure(lr, lk)) {
+            baseline_verdict(p, KA_PROBE_BASELINE_MISMATCH,
+                             "leaf %s differs from the reference's in structure, shape or dtype", lr->path);
+            goto out;
+        }
+        if (!kat_dtype_is_floating(lr->dtype) || kat_dtype_is_complex(lr->dtype)) {
+            if (lr->nbytes != lk->nbytes || (lr->nbytes && memcmp(lr->data, lk->data, lr->nbytes))) {
+                baseline_verdict(p, KA_PROBE_BASELINE_MISMATCH, "leaf %s differs from the reference's", lr->path);
+                goto out;
+            }
+            continue;
+        }
+        int got = baseline_leaf(p, params, lr, l64, lk);
+        if (got < 0)
+            baseline_verdict(p, KA_PROBE_BASELINE_UNVERIFIED, "out of memory comparing leaf %s", lr->path);
+        if (got <= 0 && p->ev.baseline == KA_PROBE_BASELINE_MISMATCH)
+            goto out;
+        /* an uncalibratable leaf leaves the baseline unverified, but a later one may still mismatch */
+    }
+out:
+    kat_tensor_file_close(r);
+    kat_tensor_file_close(r64);
+}
+
 static int on_probe(const cJSON *e, unsigned lineno, void *arg)
 {
     struct read_state *st = arg;
@@ -230,14 +355,12 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     const char *localization_why = kat_event_str(e, "vendor_localization_unresolved");
     if (localization_why)
         snprintf(p->localization_why, sizeof p->localization_why, "%s", localization_why);
-    if (!strcmp(status, "no-targets")) {
-        p->ev.state = KA_PROBE_NO_TARGETS;
-        return 0;
-    }
+    /* no targets: the baseline and the repeat still ran, and the baseline is still checked */
+    int no_targets = !strcmp(status, "no-targets");
     /* decided here, from the files: baseline, repeat, joint, class:C ... */
     const cJSON *replays = cJSON_GetObjectItemCaseSensitive(e, "replays"), *r;
     struct kat_tensor_file *base = NULL, *vendor_out = NULL;
-    int have_joint = 0, have_repeat = 0;
+    int have_joint = 0, have_repeat = 0, have_baseline = 0;
     unsigned localized = 0;
     cJSON_ArrayForEach(r, replays)
     {
@@ -254,8 +377,14 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         if (!f)
             break;
         if (!strcmp(name, "baseline")) {
-            kat_tensor_file_close(base);
+            if (base) {
+                kat_tensor_file_close(f);
+                unresolved(p, "the probe's log has a second baseline replay");
+                break;
+            }
             base = f;
+            have_baseline = 1;
+            check_baseline(p, st->dir, e, base, st->params);
             continue;
         }
         if (!base) {
@@ -313,6 +442,16 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     kat_tensor_file_close(vendor_out);
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
+    if (no_targets) {
+        if (!have_baseline)
+            baseline_verdict(p, KA_PROBE_BASELINE_UNCHECKED, "the probe's log has no baseline replay");
+        p->ev.state = KA_PROBE_NO_TARGETS;
+        return 0;
+    }
+    if (!have_baseline) {
+        unresolved(p, "the probe's log lacks its baseline replay");
+        return 0;
+    }
     /* the calls one at a time count only when every call had its replay */
     if (localized && (localized != p->vendor_listed || p->vendor_listed != p->ev.vendor_calls)) {
         if (!p->localization_why[0])
@@ -356,7 +495,8 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     return 0;
 }
 
-void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p)
+void audit_probe_read(const char *runner_dir, int planned, const struct kat_tol_params *params,
+                      struct audit_probe *p)
 {
     memset(p, 0, sizeof *p);
     p->planned = planned;
@@ -367,7 +507,7 @@ void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p
         p->ev.vendor_family_delta[i] = -1;
     if (!planned)
         return;
-    struct read_state st = { .p = p, .dir = runner_dir };
+    struct read_state st = { .p = p, .dir = runner_dir, .params = params };
     kat_events_each(runner_dir, "probe", on_probe, &st);
     if (!st.events && p->ev.state == KA_PROBE_NOT_RUN)
         unresolved(p, "the runner logged no probe (it stopped before, or its log was cut)");
@@ -376,6 +516,16 @@ void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p
     for (int i = 0; i < KA_CLASS_COUNT && n == 1 && p->ev.state == KA_PROBE_DECIDED; i++)
         if (p->ev.classes & (1u << i))
             p->ev.class_delta[i] = p->ev.joint_delta;
+}
+
+const char *audit_probe_baseline_name(enum ka_probe_baseline b)
+{
+    switch (b) {
+    case KA_PROBE_BASELINE_MATCH: return "match";
+    case KA_PROBE_BASELINE_MISMATCH: return "mismatch";
+    case KA_PROBE_BASELINE_UNVERIFIED: return "unverified";
+    default: return "unchecked";
+    }
 }
 
 static const char *state_name(enum ka_probe_state s)
@@ -397,6 +547,13 @@ void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p)
         kat_json_str(j, "why", p->ev.why);
     kat_json_double(j, "threshold", p->ev.threshold);
     kat_json_u64(j, "seed", p->ev.seed);
+    if (p->planned) {
+        kat_json_open(j, "baseline", '{');
+        kat_json_str(j, "state", audit_probe_baseline_name(p->ev.baseline));
+        if (p->ev.baseline_why)
+            kat_json_str(j, "why", p->ev.baseline_why);
+        kat_json_close(j, '}');
+    }
     if (p->ev.state == KA_PROBE_DECIDED) {
         if (p->ev.classes)
             kat_json_double(j, "output_change", p->ev.joint_delta);
@@ -466,6 +623,9 @@ void audit_probe_print(FILE *f, const struct audit_probe *p)
 {
     if (!p->planned)
         return;
+    if (p->ev.baseline == KA_PROBE_BASELINE_MISMATCH)
+        fprintf(f, "  causal probe    its unperturbed baseline differs from the reference on the probe's inputs: %s\n",
+                p->ev.baseline_why ? p->ev.baseline_why : "?");
     switch (p->ev.state) {
     case KA_PROBE_DECIDED:
         if (p->ev.classes)

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "analysis.h"
+#include "tolerance.h"
 
 /* The relative output change above which the output depends on the perturbed work (paper, Eq. 2). */
 #define AUDIT_PROBE_THRESHOLD 1e-3
@@ -26,13 +27,19 @@ struct audit_probe {
     char targets[512];              /* ev.targets points here */
     char vendor_why[400];           /* the vendor replay did not decide: why (its calls keep launch provenance) */
     char localization_why[400];     /* the vendor replays one call or family at a time did not count: why */
+    char baseline_why[400];         /* ev.baseline_why points here */
     unsigned vendor_listed;         /* calls the runner described (ev.vendor_call) */
     unsigned replays;
     double seconds;
 };
 
-/* Reads runner_dir/events.jsonl and the probe's output files. */
-void audit_probe_read(const char *runner_dir, int planned, struct audit_probe *p);
+/* Reads runner_dir/events.jsonl and the probe's output files; params are the
+ * semantic axis's, with which the baseline is compared with the reference. */
+void audit_probe_read(const char *runner_dir, int planned, const struct kat_tol_params *params,
+                      struct audit_probe *p);
+
+/* "match", "mismatch", "unverified", "unchecked" (the record's probe.baseline.state). */
+const char *audit_probe_baseline_name(enum ka_probe_baseline b);
 
 struct kat_json;
 void audit_probe_write_json(struct kat_json *j, const struct audit_probe *p);

@@ -36,6 +36,7 @@ launched without a library call) is left to launch provenance, the second
 channel.
 """
 import copy
+import os
 import time
 
 import torch
@@ -153,6 +154,116 @@ if TorchDispatchMode is not None:
             return out
 
 
+class Watch:
+    """What a replay's call does to the probe's sight, as this process sees it:
+    threads it starts (the dispatch mode is per thread) and dispatch modes it
+    pops (the probe's among them).  Installed when this module is imported,
+    before the candidate is: the functions that start threads and pop modes
+    are wrapped where the candidate would find them.  Evidence from inside the
+    candidate's process, so a self-report (docs/threat-model.md): native code
+    can start threads or pop modes below these wrappers; what the trace shows
+    (launch provenance) and the baseline's check against the reference do not
+    depend on it."""
+
+    def __init__(self):
+        self.active = False
+        self.threads = 0
+        self.pops = 0
+
+    def begin(self):
+        self.threads = self.pops = 0
+        self.tasks = self._tasks()
+        self.depth = self._depth()
+        self.others = self._other_python_threads()
+        self.active = True
+
+    def end(self):
+        """Why the call was out of the probe's sight, or None."""
+        self.active = False
+        why = []
+        if self.threads:
+            why.append("started %d thread%s" % (self.threads, "" if self.threads == 1 else "s"))
+        if self.pops:
+            why.append("popped %d dispatch mode%s" % (self.pops, "" if self.pops == 1 else "s"))
+        if self._depth() != self.depth:
+            why.append("left the dispatch mode stack %d deep, not %d" % (self._depth(), self.depth))
+        ran = [t for t, ns in self._other_python_threads().items() if ns > self.others.get(t, ns)]
+        if ran:
+            why.append("had %d other Python thread%s running (a pool started before)" %
+                       (len(ran), "" if len(ran) == 1 else "s"))
+        tasks = self._tasks()
+        if tasks is not None and self.tasks is not None and tasks > self.tasks:
+            why.append("left %d more thread%s running" % (tasks - self.tasks, "" if tasks - self.tasks == 1 else "s"))
+        return "; ".join(why) or None
+
+    @staticmethod
+    def _other_python_threads():
+        """{native id: nanoseconds it has run} of this process's other Python threads
+        (the kernel's account, /proc/self/task/ID/schedstat): one that runs during the
+        call does work the caller's dispatch mode does not see."""
+        import threading
+        me = threading.get_native_id()
+        out = {}
+        for t in threading.enumerate():
+            tid = getattr(t, "native_id", None)
+            if tid is None or tid == me:
+                continue
+            try:
+                with open("/proc/self/task/%d/schedstat" % tid) as f:
+                    out[tid] = int(f.read().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass
+        return out
+
+    @staticmethod
+    def _tasks():
+        try:
+            return len(os.listdir("/proc/self/task"))
+        except OSError:
+            return None
+
+    @staticmethod
+    def _depth():
+        try:
+            return torch._C._len_torch_dispatch_stack()
+        except AttributeError:
+            return 0
+
+    def install(self):
+        import _thread
+        import threading
+        watch = self
+
+        def counted(start):
+            def start_new_thread(*args, **kwargs):
+                if watch.active:
+                    watch.threads += 1
+                return start(*args, **kwargs)
+            return start_new_thread
+        for owner, name in ((_thread, "start_new_thread"), (threading, "_start_new_thread"),
+                            (_thread, "start_joinable_thread"), (threading, "_start_joinable_thread")):
+            if hasattr(owner, name):
+                setattr(owner, name, counted(getattr(owner, name)))
+
+        def counted_pop(pop):
+            def pop_torch_dispatch_stack(*args, **kwargs):
+                if watch.active:
+                    watch.pops += 1
+                return pop(*args, **kwargs)
+            return pop_torch_dispatch_stack
+        try:
+            from torch.utils import _python_dispatch as pd
+        except Exception:
+            pd = None
+        for owner in (torch._C, pd):
+            if owner is not None and hasattr(owner, "_pop_torch_dispatch_stack"):
+                owner._pop_torch_dispatch_stack = counted_pop(owner._pop_torch_dispatch_stack)
+
+
+WATCH = Watch()
+WATCH.install()
+
+
 class VendorChannel:
     """The preload library's vendor-boundary channel (preload/vendor_probe.c):
     library outputs replaced after the real call, for work that never passes
@@ -259,9 +370,14 @@ def run_probe(runner, spec, call, write, state_of):
         window = name == "baseline"
         if window:
             runner.marks.push("kaudit:probe baseline")
+        evaded = None
         try:
             with mode:
-                out = call(args)
+                WATCH.begin()
+                try:
+                    out = call(args)
+                finally:
+                    evaded = WATCH.end()   # before the mode's own exit pops it
         except Exception as exc:
             raise ProbeUnresolved("replay-raised", "the %s replay raised %s: %s"
                                   % (name, type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else ""))
@@ -271,6 +387,9 @@ def run_probe(runner, spec, call, write, state_of):
             seen = vendor.seen() if vendor is not None else {"all": (0, 0, 0), "families": {}, "calls": []}
             if vendor is not None:
                 vendor.set(VendorChannel.OFF)
+        if evaded:
+            raise ProbeUnresolved("probe-evaded", "the %s replay's call %s: what ran there was out of the "
+                                  "dispatch mode's sight" % (name, evaded))
         mode.vendor = seen["all"]
         mode.vendor_seen = seen
         called = time.monotonic()

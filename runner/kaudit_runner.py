@@ -530,6 +530,10 @@ class Runner:
         t0 = time.monotonic()
         nonce = os.urandom(8).hex()  # the sampled elements of large outputs: not predictable by the candidate
         fresh = self.probe_inputs(kaudit_probe.PROBE_SEED_OFFSET)
+        # the reference on the probe's own inputs, in this process: the candidate's
+        # unperturbed baseline must match it, or the counterfactual measured on
+        # that baseline says nothing of the answer the slots judged
+        reference = self.probe_reference(fresh, nonce)
         try:
             inputs = self.party.hand("probe.pt", list(fresh.make(self.device)))
             fresh.drop()
@@ -546,8 +550,31 @@ class Runner:
         except OSError as exc:
             event = {"status": "unresolved", "check": "probe-raised", "error": "taking its outputs: %s" % exc}
         event["seed"] = int(spec.get("seed", 0))
+        event["reference"] = reference
         event["seconds"] = round(time.monotonic() - t0, 3)
         self.log.event("probe", **event)
+
+    def probe_reference(self, fresh, nonce):
+        """The reference's outputs on the probe's inputs, native precision (TF32
+        off, as for the slots) and fp64, sampled as the candidate's replays are:
+        {"ref": file, "ref64": file or None, "error": why or None}."""
+        got = {"ref": None, "ref64": None, "error": None}
+        key = ("probe", nonce)
+        try:
+            with ieee_fp32():
+                out = self.call(self.ref, fresh.make(self.device), REF)
+            got["ref"] = self.write("probe-reference.kt", sampled(output_leaves(out), key))
+            del out
+        except Exception as exc:
+            got["error"] = "the reference raised on the probe's inputs: " + short_error(exc)[0]
+            return got
+        try:
+            out64 = self.call(self.ref64, fresh.make(self.device, fp64=True), CALIB)
+            got["ref64"] = self.write("probe-reference64.kt", sampled(output_leaves(out64), key))
+            del out64
+        except Exception as exc:  # fp64 unsupported by an operator
+            got["error"] = "the fp64 reference did not run on the probe's inputs: " + short_error(exc)[0]
+        return got
 
 
 class ieee_fp32:

@@ -22,8 +22,10 @@
 #                     contract-ungenerated, or FAIL (never judged against a
 #                     contract that forbids nothing), or the event out of the
 #                     candidate's reach (intact; on the CPU then UNSUPPORTED)
-#   probe_pop_mode, probe_thread (torch.matmul, hidden from the probe)
+#   probe_pop_mode, probe_thread, probe_pool (torch.matmul, hidden from the probe)
 #                     the implementation axis FAIL, or the probe unresolved
+#   probe_detect_zeros (torch.matmul; zeros while the probe watches)
+#                     the implementation axis FAIL with probe-baseline-mismatch
 # Exit 0 when the defence holds, 1 when the attack worked.
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_attacks.sh
@@ -50,7 +52,7 @@ trap 'exit 130' INT TERM HUP
 case "$ATTACK" in
 core_pattern) cand=escape_core_pattern ;;
 proc_sys) cand=proc_sys_write ;;
-signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|precomputed) cand=$ATTACK ;;
+signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|probe_pool|probe_detect_zeros|precomputed) cand=$ATTACK ;;
 drop_inputs) cand=drop_inputs_event ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
@@ -150,12 +152,20 @@ drop_inputs)
     *) broken "implementation '$impl' against a fallback contract that forbids nothing (want INCONCLUSIVE: contract-ungenerated)" ;;
     esac
     ;;
-probe_pop_mode|probe_thread)
+probe_pop_mode|probe_thread|probe_pool)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
     state=$(jget "$R" 'r["probe"]["state"]')
     if [ "$impl" != FAIL ] && [ "$state" != unresolved ]; then
         broken "torch.matmul delegated and hidden from the causal probe: implementation '$impl', probe '$state' (want FAIL, or the probe unresolved)"
     fi
+    ;;
+probe_detect_zeros)
+    impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
+    cause=$(jget "$R" 'r["axes"]["implementation"]["root_cause"]')
+    case "$impl:$cause" in
+    FAIL:*probe-baseline-mismatch*) ;;
+    *) broken "torch.matmul delegated, zeros returned to the probe: implementation '$impl' ($cause), probe '$(jget "$R" 'r["probe"]["state"]')' (want FAIL: probe-baseline-mismatch)" ;;
+    esac
     ;;
 esac
 

@@ -1922,7 +1922,8 @@ Test(operators_attack, candidate_range_does_not_change_reference_work) { cr_expe
  */
 static struct ka_probe_evidence probe_of(enum ka_probe_state state, double change)
 {
-    struct ka_probe_evidence pr = { .state = state, .threshold = 1e-3, .joint_delta = change, .noise_floor = 0,
+    struct ka_probe_evidence pr = { .state = state, .baseline = KA_PROBE_BASELINE_MATCH, .threshold = 1e-3,
+                                    .joint_delta = change, .noise_floor = 0,
                                     .seed = 7, .classes = 1u << KA_CLASS_GEMM, .targets = "mm x1 (gemm)",
                                     .why = state == KA_PROBE_UNRESOLVED ? "sequence-differs: test" : NULL };
     for (int i = 0; i < KA_CLASS_COUNT; i++)
@@ -2043,6 +2044,78 @@ Test(probe, forbidden_work_the_output_ignores_is_not_a_conviction_nor_a_pass)
     done(&s, a);
 }
 
+/* The probe's GEMM with the semantic axis decided first, as `kaudit audit` gives it. */
+static struct ka_analysis *probed_gemm_after(struct scene *s, const struct ka_probe_evidence *pr, enum ka_verdict sem)
+{
+    static struct ka_semantic_evidence ev;
+    ev = (struct ka_semantic_evidence){ .verdict = sem, .root_cause = sem == KA_PASS ? NULL : "slot 0: test" };
+    scene_init(s);
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    nvtx(s, KAT_NVTX_PUSH, PID, "kaudit:probe baseline", T0 + 10 * MS + 50);
+    sgemm(s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 10 * MS + 100, 1024);
+    nvtx(s, KAT_NVTX_POP, PID, NULL, T0 + 10 * MS + 900000);
+    finish(s, 1);
+    struct ka_options opt = { .weak = KA_WEAK_ACCEPT, .probe = pr, .semantic_evidence = &ev };
+    return analyze(s, gemm_contract, &opt);
+}
+
+/* A candidate that answers zeros while the probe watches: every slot matched, the
+   baseline did not; the replays' "no dependence" clears nothing and the axis FAILs. */
+Test(probe, a_baseline_unlike_the_reference_convicts_where_every_slot_matched)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    pr.baseline = KA_PROBE_BASELINE_MISMATCH;
+    pr.baseline_why = "leaf out: 12288 of 12288 elements outside the allowance";
+    struct ka_analysis *a = probed_gemm_after(&s, &pr, KA_PASS);
+    cr_expect_eq(IMPL(a), KA_FAIL, "%s", ka_verdict_name(IMPL(a)));
+    cr_expect(strstr(a->axis[KA_AXIS_IMPLEMENTATION].root_cause, "probe-baseline-mismatch"), "%s",
+              a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    const struct ka_finding *x = finding(a, "probe-baseline-mismatch");
+    cr_assert(x);
+    cr_expect_eq(x->kind, KA_FINDING_CONVICTS);
+    cr_expect(!has_finding(a, "forbidden-work-unused"));
+    done(&s, a);
+}
+
+/* A candidate wrong on the slots is wrong on the probe's inputs too: no evidence about
+   its implementation, but no clearing either (launch provenance convicts the GEMM). */
+Test(probe, a_baseline_mismatch_of_a_wrong_candidate_is_a_signal_and_clears_nothing)
+{
+    struct scene s;
+    struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+    pr.baseline = KA_PROBE_BASELINE_MISMATCH;
+    pr.baseline_why = "leaf out: 1 of 12288 elements outside the allowance";
+    struct ka_analysis *a = probed_gemm_after(&s, &pr, KA_FAIL);
+    const struct ka_finding *x = finding(a, "probe-baseline-mismatch");
+    cr_assert(x);
+    cr_expect_eq(x->kind, KA_FINDING_SIGNAL);
+    cr_expect(!has_finding(a, "forbidden-work-unused"));
+    cr_expect_eq(IMPL(a), KA_FAIL);
+    const struct ka_finding *v = finding(a, "forbidden-vendor-call");
+    cr_assert(v);
+    cr_expect_str_eq(field(v, "channel")->s, "launch-provenance");
+    done(&s, a);
+}
+
+/* No tolerance on the probe's inputs (or a runner before the check): the same. */
+Test(probe, an_unverified_baseline_clears_nothing)
+{
+    for (int b = 0; b < 2; b++) {
+        struct scene s;
+        struct ka_probe_evidence pr = probe_of(KA_PROBE_DECIDED, 0.0);
+        pr.baseline = b ? KA_PROBE_BASELINE_UNVERIFIED : KA_PROBE_BASELINE_UNCHECKED;
+        pr.baseline_why = "leaf out: the tolerance cannot be calibrated";
+        struct ka_analysis *a = probed_gemm_after(&s, &pr, KA_PASS);
+        cr_expect_eq(IMPL(a), KA_FAIL, "%s", ka_verdict_name(IMPL(a)));
+        const struct ka_finding *x = finding(a, "forbidden-vendor-call");
+        cr_assert(x);
+        cr_expect(strstr(x->text, "baseline was not checked against the reference"), "%s", x->text);
+        cr_expect(!has_finding(a, "forbidden-work-unused"));
+        done(&s, a);
+    }
+}
+
 Test(probe, below_the_framework_launch_provenance_still_convicts)
 {
     struct scene s;
@@ -2074,7 +2147,9 @@ Test(probe, a_class_the_probe_did_not_perturb_keeps_launch_provenance)
     pr.classes = 1u << KA_CLASS_REDUCTION; /* the dispatcher saw no gemm operator */
     struct ka_analysis *a = probed_gemm(&s, "/opt/torch/lib/libtorch_cuda.so", &pr);
     cr_expect_eq(IMPL(a), KA_FAIL);
-    cr_expect_str_eq(field(finding(a, "forbidden-vendor-call"), "channel")->s, "launch-provenance");
+    const struct ka_finding *v = finding(a, "forbidden-vendor-call");
+    cr_assert(v);
+    cr_expect_str_eq(field(v, "channel")->s, "launch-provenance");
     done(&s, a);
 }
 
