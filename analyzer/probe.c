@@ -44,13 +44,16 @@ unsigned ka_probe_classes(const struct ka_contract *c)
 struct targets_build {
     unsigned classes;
     cJSON *names, *prefixes;
+    cJSON *known_names, *known_prefixes;    /* the other classes' operators: not targeted */
 };
 
 static void add_target(void *arg, int cls, const char *name, int prefix)
 {
     struct targets_build *b = arg;
-    if (!(b->classes & (1u << cls)))
+    if (!(b->classes & (1u << cls))) {
+        cJSON_AddItemToArray(prefix ? b->known_prefixes : b->known_names, cJSON_CreateString(name));
         return;
+    }
     if (prefix) {
         cJSON *pair = cJSON_CreateArray();
         cJSON_AddItemToArray(pair, cJSON_CreateString(name));
@@ -69,6 +72,15 @@ char *ka_probe_targets_json(const struct ka_contract *c)
     cJSON *root = cJSON_CreateObject();
     b.names = cJSON_AddObjectToObject(root, "names");
     b.prefixes = cJSON_AddArrayToObject(root, "prefixes");
+    /* An ATen operator in no family (embedding_bag doing a GEMM's work) is targeted
+       too, as class other: the families name work, they do not bound it.  The
+       runner leaves out what is no work of its own (docs/audit.md, "Causal probe"):
+       the other classes' operators (glue among them, listed here), views and
+       in-place results, operators without a tensor input. */
+    cJSON_AddStringToObject(root, "unclassified", ka_class_name(KA_CLASS_OTHER));
+    cJSON *known = cJSON_AddObjectToObject(root, "untargeted");
+    b.known_names = cJSON_AddArrayToObject(known, "names");
+    b.known_prefixes = cJSON_AddArrayToObject(known, "prefixes");
     ka_operator_family_each(add_target, &b);
     char *text = cJSON_PrintUnformatted(root);
     cJSON_Delete(root);

@@ -297,6 +297,8 @@ class Party:
             event = kaudit_probe.run_probe(Shim, q["spec"], call, write, state_of)
         except kaudit_probe.ProbeUnresolved as exc:
             event = {"status": "unresolved", "check": exc.check, "error": str(exc)}
+            if exc.traceback:
+                event["traceback"] = exc.traceback
         except BaseException as exc:
             if isinstance(exc, KeyboardInterrupt):
                 raise

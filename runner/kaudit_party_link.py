@@ -31,7 +31,9 @@ class PartyGone(Exception):
 
 
 class PartyLink:
-    def __init__(self, plan, log, guard):
+    def __init__(self, plan, log, guard, wait=True):
+        """Starts the candidate's process; with wait, until it is ready (else
+        wait_ready() later: its Python and PyTorch import meanwhile)."""
         spec = plan["party"]
         self.log = log
         self.guard = guard
@@ -55,6 +57,11 @@ class PartyLink:
         self.rfd = ans_r
         self.buf = b""
         self.log.event("party", status="started", pid=self.proc.pid, argv_roots=len(argv))
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self):
+        """Its confinement report (logged), then its "ready"; PartyGone when it ends first."""
         first = self._line()
         if first is None or first.get("op") != "confinement":
             raise PartyGone(self._why("before it reported its confinement"))

@@ -392,7 +392,10 @@ class Runner:
         and state, and asked to import, build and align the candidate."""
         plan = self.plan
         try:
-            self.party = PartyLink(plan, self.log, self.guard)
+            if self.party is None:
+                self.party = PartyLink(plan, self.log, self.guard)
+            else:
+                self.party.wait_ready()
         except (PartyGone, OSError) as exc:
             self.log.event("stage", stage="import_candidate", status="error",
                            error="the candidate's process could not be started: %s" % exc)
@@ -404,6 +407,19 @@ class Runner:
                         write_roots=plan["party"]["python_write_roots"], stage_name="import_candidate")
         if not got.get("ok"):
             raise StageFailed(got.get("stage_failed") or "import_candidate")
+
+    def start_party(self):
+        """The candidate's process started while the reference works, so that its
+        interpreter and PyTorch import (seconds, on the CPU) overlap the
+        reference's slots; it imports nothing of the candidate until asked.
+        KAUDIT_PARTY_START=late starts it when the candidate is built (the
+        order before, for measuring the difference)."""
+        if os.environ.get("KAUDIT_PARTY_START") == "late":
+            return
+        try:
+            self.party = PartyLink(self.plan, self.log, self.guard, wait=False)
+        except (PartyGone, OSError):
+            self.party = None   # build_candidate tries again and says why
 
     def _ask(self, op, stage_name=None, **fields):
         """A request to the candidate's process; when the process is gone, a stage
@@ -604,6 +620,7 @@ def run(plan, log, guard):
     r.build_reference()
     if plan.get("describe_only"):
         return
+    r.start_party()
     with ieee_fp32() as precision:
         log.event("precision", reference_tf32=False, restored_cudnn_tf32=precision.saved[0],
                   restored_matmul_tf32=precision.saved[1])

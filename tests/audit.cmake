@@ -53,7 +53,7 @@ set_tests_properties(audit_timing_turns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3
 # label "attack".  Those whose defence has not landed are registered
 # DISABLED, so that ctest lists them as not run instead of hiding them: each
 # is enabled in the commit that defends it.
-set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool)
+set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool probe_unclassified_op)
 set(_kaudit_attacks_open)
 foreach(_kaudit_attack ${_kaudit_attacks_defended} ${_kaudit_attacks_open})
   add_test(NAME audit_attack_${_kaudit_attack} COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_attacks.sh

@@ -24,6 +24,8 @@
 #                     candidate's reach (intact; on the CPU then UNSUPPORTED)
 #   probe_pop_mode, probe_thread, probe_pool (torch.matmul, hidden from the probe)
 #                     the implementation axis FAIL, or the probe unresolved
+#   probe_unclassified_op (the GEMM by F.embedding_bag, in no work family)
+#                     the implementation axis FAIL
 #   probe_detect_zeros (torch.matmul; zeros while the probe watches)
 #                     the implementation axis FAIL with probe-baseline-mismatch
 # Exit 0 when the defence holds, 1 when the attack worked.
@@ -52,7 +54,7 @@ trap 'exit 130' INT TERM HUP
 case "$ATTACK" in
 core_pattern) cand=escape_core_pattern ;;
 proc_sys) cand=proc_sys_write ;;
-signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|probe_pool|probe_detect_zeros|precomputed) cand=$ATTACK ;;
+signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|probe_pool|probe_unclassified_op|probe_detect_zeros|precomputed) cand=$ATTACK ;;
 drop_inputs) cand=drop_inputs_event ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
@@ -158,6 +160,10 @@ probe_pop_mode|probe_thread|probe_pool)
     if [ "$impl" != FAIL ] && [ "$state" != unresolved ]; then
         broken "torch.matmul delegated and hidden from the causal probe: implementation '$impl', probe '$state' (want FAIL, or the probe unresolved)"
     fi
+    ;;
+probe_unclassified_op)
+    impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
+    [ "$impl" = FAIL ] || broken "the GEMM done by F.embedding_bag, an operator in no work family: implementation '$impl', probe '$(jget "$R" 'r["probe"]["state"]')' (want FAIL: forbidden-work-used)"
     ;;
 probe_detect_zeros)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')

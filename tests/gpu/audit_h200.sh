@@ -9,7 +9,9 @@
 #      candidate that hands the work back to the reference's PyTorch code
 #      (no build), --jobs AUDIT_JOBS (2): the per-candidate audit time (p50, p95);
 #   4. real candidates (Triton, load_inline, KernelBench's adversarial test
-#      kernels) on their KernelBench tasks, with cold then warm build caches.
+#      kernels) on their KernelBench tasks, with cold then warm build caches;
+#   parts "attacks" (tests/audit/attacks on CUDA) and "controls_ab" (the
+#   controls' wall time, the candidate's process started early and late).
 # kaudit is the full build carried in .gpu-carry/kaudit (tests/gpu/carry_kaudit.sh):
 # the GPU machine lacks cJSON's headers.  Results: $OUT/audit-*.tsv, the
 # records, and audit-log.txt.
@@ -38,19 +40,26 @@ a = r["axes"]
 f = [x for x in r["semantic"]["findings"] if x["kind"] == "convicts"] or \
     [x for x in r["semantic"]["findings"] if x["kind"] == "unresolved"]
 first = (f[0]["code"] + "@" + str(f[0].get("slot_name"))) if f else "-"
+pr = r.get("probe") or {}
+probe = "%s/%s" % (pr.get("state", "-"), (pr.get("baseline") or {}).get("state", "-"))
 print(a["semantic"]["verdict"], a["implementation"]["verdict"], a["measurement"]["verdict"],
-      r["certificate"], r["outcome"], first, "%.1f" % r["wall_s"], sep="\t")
+      r["certificate"], r["outcome"], first, "%.1f" % r["wall_s"], probe,
+      (a["implementation"].get("root_cause") or "-")[:140].replace("\t", " "), sep="\t")
 EOF
 }
 
 if [[ " $PARTS " == *" controls "* ]]; then
     table=$OUTDIR/audit-controls.tsv
-    printf 'name\texpected\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    printf 'name\texpected\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\tprobe\timplementation_cause\n' >"$table"
     tail -n +2 "$ROOT/tests/audit/controls.tsv" | while IFS=$'\t' read -r name task cand expected what; do
         "$K" audit --reference "$ROOT/tests/audit/tasks/$task.py" --candidate "$ROOT/tests/audit/candidates/$cand.py" \
             --contract "$ROOT/tests/audit/contracts/$task.json" --device cuda --weak ACCEPT --quiet \
             -d "$W/ctl-$name" --json "$W/records/ctl-$name.json" >>"$log" 2>&1
         rc=$?
+        # the runner's log: where the audit's time went (its events' times)
+        mkdir -p "$OUTDIR/events"
+        cp "$W/ctl-$name/runner/events.jsonl" "$OUTDIR/events/ctl-$name.jsonl" 2>/dev/null
+        cp "$W/records/ctl-$name.json" "$OUTDIR/events/ctl-$name.record.json" 2>/dev/null
         if [ -f "$W/records/ctl-$name.json" ]; then
             printf '%s\t%s\t%s\n' "$name" "$expected" "$(verdicts "$W/records/ctl-$name.json")" >>"$table"
         else
@@ -64,7 +73,7 @@ fi
 
 if [[ " $PARTS " == *" honest "* ]]; then
     table=$OUTDIR/audit-honest.tsv
-    printf 'run\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    printf 'run\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\tprobe\timplementation_cause\n' >"$table"
     # the candidate imports kernels.py from the folder above its own: --allow-read
     # a fresh extension cache for the cold run, the same one for the warm run
     export TORCH_EXTENSIONS_DIR=$W/torch-extensions   # the contract's candidate.objects pattern
@@ -85,11 +94,34 @@ if [[ " $PARTS " == *" honest "* ]]; then
     unset TORCH_EXTENSIONS_DIR
 fi
 
+# the controls' wall time with the candidate's process started early (while
+# the reference works: the default) and late (KAUDIT_PARTY_START=late: when the
+# candidate is built), interleaved control by control, the order alternating
+if [[ " $PARTS " == *" controls_ab "* ]]; then
+    table=$OUTDIR/audit-controls-ab.tsv
+    printf 'name\tvariant\tcertificate\toutcome\twall_s\n' >"$table"
+    i=0
+    tail -n +2 "$ROOT/tests/audit/controls.tsv" | while IFS=$'\t' read -r name task cand expected what; do
+        i=$((i + 1))
+        order="early late"; [ $((i % 2)) -eq 0 ] && order="late early"
+        for v in $order; do
+            start=; [ "$v" = late ] && start=late
+            KAUDIT_PARTY_START=$start "$K" audit --reference "$ROOT/tests/audit/tasks/$task.py" \
+                --candidate "$ROOT/tests/audit/candidates/$cand.py" --contract "$ROOT/tests/audit/contracts/$task.json" \
+                --device cuda --weak ACCEPT --quiet -d "$W/ab-$name-$v" --json "$W/records/ab-$name-$v.json" >>"$log" 2>&1
+            $KAUDIT_PYTHON -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], sys.argv[3], r["certificate"], r["outcome"], "%.2f" % r["wall_s"], sep="\t")' \
+                "$W/records/ab-$name-$v.json" "$name" "$v" >>"$table" 2>/dev/null || printf '%s\t%s\tno record\n' "$name" "$v" >>"$table"
+            rm -rf "$W/ab-$name-$v"
+        done
+    done
+    cat "$table" | tee -a "$log"
+fi
+
 # the attack candidates of tests/audit/attacks on CUDA (tests/audit_attacks.sh
 # runs them on the CPU in CI): each must end FAIL or INCONCLUSIVE, never PASS
 if [[ " $PARTS " == *" attacks "* ]]; then
     table=$OUTDIR/audit-attacks.tsv
-    printf 'attack\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\n' >"$table"
+    printf 'attack\texit\tsemantic\timplementation\tmeasurement\tcertificate\toutcome\tfirst_finding\twall_s\tprobe\timplementation_cause\n' >"$table"
     for a in "$ROOT"/tests/audit/attacks/*.py; do
         name=$(basename "$a" .py)
         contract="--contract $ROOT/tests/audit/contracts/matmul.json"
@@ -98,6 +130,8 @@ if [[ " $PARTS " == *" attacks "* ]]; then
         "$K" audit --reference "$ROOT/tests/audit/tasks/matmul.py" --candidate "$a" $contract --device cuda \
             --weak ACCEPT --quiet -d "$W/att-$name" --json "$W/records/att-$name.json" >>"$log" 2>&1
         rc=$?
+        mkdir -p "$OUTDIR/events"
+        cp "$W/records/att-$name.json" "$OUTDIR/events/att-$name.record.json" 2>/dev/null
         printf '%s\t%s\t%s\n' "$name" "$rc" "$(verdicts "$W/records/att-$name.json" 2>/dev/null)" >>"$table"
     done
     cat "$table" | tee -a "$log"
