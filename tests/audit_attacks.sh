@@ -28,16 +28,21 @@
 # The adaptations of gpu-mode/pygpubench's exploits (pg_*.py; the table in
 # docs/threat-model.md, "pygpubench's exploits"):
 #   pg_gc_nan, pg_gc_copy, pg_combined, pg_heap_sig_scan, pg_stack_sig_scan,
-#   pg_thread_fd, pg_fd_overwrite, pg_event_array, pg_function_detour,
-#   pg_got_patch, pg_gpu_scan_zeros, pg_error_counter (outputs zeros, or
-#   only what they stole)     the semantic axis FAIL or INCONCLUSIVE, with a cause
+#   pg_thread_fd, pg_fd_overwrite, pg_gpu_scan_zeros (outputs zeros, or only
+#   what they stole)          the semantic axis FAIL or INCONCLUSIVE, with a cause
 #   pg_pipe_interpose, pg_file_struct, pg_seccomp_trap (torch.matmul, the
 #   probe's report rewritten)  the implementation axis FAIL, or the probe unresolved
 #   pg_proc_mem_bypass        work/attack-proc-mem.marker: foreign_readable=0
 #   pg_ptrace                 work/attack-ptrace.marker: foreign_attached=0
 #   pg_replace_torch          every "planted" path of work/attack-replace-torch.marker
 #                             beneath the audit's work/ tmp/ cache/ home/ party/
-#   pg_warmup (GPU only)      the certificate not PASS
+#   GPU only (DEVICE cuda; on the CPU they are skipped, 77):
+#   pg_gpu_scan_zeros         as above
+#   pg_event_array, pg_function_detour, pg_got_patch, pg_error_counter,
+#   pg_warmup (correct outputs, the timing faked)
+#                             the measurement axis FAIL or INCONCLUSIVE with a
+#                             cause (or the semantic axis, where the trick cost
+#                             the outputs their correctness)
 # Exit 0 when the defence holds, 1 when the attack worked.
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_attacks.sh
@@ -71,6 +76,12 @@ pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
 pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
+esac
+
+case "$ATTACK:$DEVICE" in
+pg_event_array:cpu|pg_function_detour:cpu|pg_got_patch:cpu|pg_gpu_scan_zeros:cpu|pg_error_counter:cpu|pg_warmup:cpu)
+    echo "SKIP: $ATTACK attacks CUDA (events, streams, the driver): GPU only, run it with DEVICE cuda"
+    exit 77 ;;
 esac
 
 D=$T/audit
@@ -183,9 +194,16 @@ probe_hidden() {
 }
 
 case "$ATTACK" in
-pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
-pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter)
+pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|pg_gpu_scan_zeros)
     semantic_not_pass ;;
+pg_event_array|pg_function_detour|pg_got_patch|pg_error_counter|pg_warmup)
+    sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
+    meas=$(jget "$R" 'r["axes"]["measurement"]["verdict"]')
+    echo "  measurement:    $meas: $(jget "$R" 'r["axes"]["measurement"]["root_cause"]')"
+    case "$meas:$sem" in
+    FAIL:*|INCONCLUSIVE:*|*:FAIL|*:INCONCLUSIVE) ;;
+    *) broken "measurement axis '$meas' (semantic '$sem') for a candidate whose timing is faked (want FAIL or INCONCLUSIVE)" ;;
+    esac ;;
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap) probe_hidden ;;
 pg_proc_mem_bypass)
     n=$(sed -n 's/^foreign_readable=\([0-9]*\) .*/\1/p' "$D/work/attack-proc-mem.marker" 2>/dev/null)
@@ -207,7 +225,6 @@ pg_replace_torch)
         esac
     done >"$T/planted"
     [ -s "$T/planted" ] && broken "the candidate's process could create a module where others import from: $(tr '\n' ' ' <"$T/planted")" ;;
-pg_warmup) ;;
 probe_pop_mode|probe_thread)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
     state=$(jget "$R" 'r["probe"]["state"]')
