@@ -443,8 +443,12 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
     if (no_targets) {
-        if (!have_baseline)
-            baseline_verdict(p, KA_PROBE_BASELINE_UNCHECKED, "the probe's log has no baseline replay");
+        if (!have_baseline) {
+            /* "no targets" is the candidate's process's word: without the replay that
+               shows it, nothing backs it (a forged answer) */
+            unresolved(p, "the probe says it found no targets, but its log has no baseline replay");
+            return 0;
+        }
         p->ev.state = KA_PROBE_NO_TARGETS;
         return 0;
     }

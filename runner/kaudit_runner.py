@@ -481,7 +481,11 @@ class Runner:
             if not took.get("ok"):
                 entry["status"], entry["error"] = "candidate-raised", "writing its outputs: " + str(took.get("error"))
                 return entry
-            self.party.take(took["file"], os.path.join(self.tensors, name))
+            try:
+                self.party.take(str(took.get("file", "")), os.path.join(self.tensors, name))
+            except OSError as exc:  # missing, a link, not a regular file: nothing of its own to judge
+                entry["status"], entry["error"] = "candidate-raised", "taking its outputs: %s" % exc
+                return entry
             entry["cand"] = "tensors/" + name
         except PartyGone as exc:  # it exited, was killed or broke the channel: no result to judge
             entry["status"], entry["error"] = "candidate-process-ended", str(exc)

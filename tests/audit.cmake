@@ -55,6 +55,15 @@ set_tests_properties(audit_timing_turns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3
 # is enabled in the commit that defends it.
 set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool probe_unclassified_op)
 set(_kaudit_attacks_open)
+# gpu-mode/pygpubench's exploits adapted to KernelBench format (pg_*.py;
+# docs/threat-model.md, "pygpubench's exploits"): those that apply on the CPU.
+# The GPU-only ones (pg_event_array, pg_function_detour, pg_got_patch,
+# pg_gpu_scan_zeros, pg_error_counter, pg_warmup) run on the H200
+# (tests/gpu/audit_h200.sh, part "attacks", or tests/audit_attacks.sh with
+# DEVICE cuda), not here.
+list(APPEND _kaudit_attacks_defended pg_gc_nan pg_gc_copy pg_combined pg_fd_overwrite pg_thread_fd
+  pg_heap_sig_scan pg_stack_sig_scan pg_proc_mem_bypass pg_ptrace pg_replace_torch)
+list(APPEND _kaudit_attacks_open pg_pipe_interpose pg_file_struct pg_seccomp_trap)
 foreach(_kaudit_attack ${_kaudit_attacks_defended} ${_kaudit_attacks_open})
   add_test(NAME audit_attack_${_kaudit_attack} COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_attacks.sh
     $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR} ${_kaudit_attack})

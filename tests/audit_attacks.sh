@@ -1,6 +1,7 @@
 #!/bin/sh
-# tests/audit_attacks.sh KAUDIT PYTHON SRCDIR ATTACK - one hostile candidate of
-# tests/audit/attacks through `kaudit audit --device cpu` on task matmul with
+# tests/audit_attacks.sh KAUDIT PYTHON SRCDIR ATTACK [DEVICE] - one hostile
+# candidate of tests/audit/attacks through `kaudit audit --device DEVICE`
+# (cpu unless given: CI; cuda for the GPU-only ones) on task matmul with
 # its pinned contract (gemm forbidden), and the property a correct defence
 # gives.  These tests are the attacker's half of the security rule ("first
 # the attack, shown working against today's tree, then the defence"): on a
@@ -28,12 +29,31 @@
 #                     the implementation axis FAIL
 #   probe_detect_zeros (torch.matmul; zeros while the probe watches)
 #                     the implementation axis FAIL with probe-baseline-mismatch
+# The adaptations of gpu-mode/pygpubench's exploits (pg_*.py; the table in
+# docs/threat-model.md, "pygpubench's exploits"):
+#   pg_gc_nan, pg_gc_copy, pg_combined, pg_heap_sig_scan, pg_stack_sig_scan,
+#   pg_thread_fd, pg_fd_overwrite, pg_gpu_scan_zeros (outputs zeros, or only
+#   what they stole)          the semantic axis FAIL or INCONCLUSIVE, with a cause
+#   pg_pipe_interpose, pg_file_struct, pg_seccomp_trap (torch.matmul, the
+#   probe's report rewritten)  the implementation axis FAIL, or the probe unresolved
+#   pg_proc_mem_bypass        work/attack-proc-mem.marker: foreign_readable=0
+#   pg_ptrace                 work/attack-ptrace.marker: foreign_attached=0
+#   pg_replace_torch          every "planted" path of work/attack-replace-torch.marker
+#                             beneath the audit's work/ tmp/ cache/ home/ party/
+#   GPU only (DEVICE cuda; on the CPU they are skipped, 77):
+#   pg_gpu_scan_zeros         as above
+#   pg_event_array, pg_function_detour, pg_got_patch, pg_error_counter,
+#   pg_warmup (correct outputs, the timing faked)
+#                             the measurement axis FAIL or INCONCLUSIVE with a
+#                             cause (or the semantic axis, where the trick cost
+#                             the outputs their correctness)
 # Exit 0 when the defence holds, 1 when the attack worked.
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_attacks.sh
 ATTACK=$4
 . "$(dirname "$0")/audit_env.sh"
-[ -n "$ATTACK" ] || { echo "usage: $NAME KAUDIT PYTHON SRCDIR ATTACK" >&2; exit 2; }
+DEVICE=${5:-cpu}
+[ -n "$ATTACK" ] || { echo "usage: $NAME KAUDIT PYTHON SRCDIR ATTACK [DEVICE]" >&2; exit 2; }
 A=$SRC/tests/audit
 CP=/proc/sys/kernel/core_pattern
 saved_cp=$(cat "$CP" 2>/dev/null)
@@ -56,7 +76,16 @@ core_pattern) cand=escape_core_pattern ;;
 proc_sys) cand=proc_sys_write ;;
 signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|probe_pool|probe_unclassified_op|probe_detect_zeros|precomputed) cand=$ATTACK ;;
 drop_inputs) cand=drop_inputs_event ;;
+pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
+pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
+pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
+esac
+
+case "$ATTACK:$DEVICE" in
+pg_event_array:cpu|pg_function_detour:cpu|pg_got_patch:cpu|pg_gpu_scan_zeros:cpu|pg_error_counter:cpu|pg_warmup:cpu)
+    echo "SKIP: $ATTACK attacks CUDA (events, streams, the driver): GPU only, run it with DEVICE cuda"
+    exit 77 ;;
 esac
 
 D=$T/audit
@@ -68,12 +97,12 @@ contract="--contract $A/contracts/matmul.json --manifest $A/contracts/manifest.j
 [ "$ATTACK" = drop_inputs ] && contract="--probe off"
 # shellcheck disable=SC2086
 timeout 300 "$K" audit --reference "$A/tasks/matmul.py" --candidate "$A/attacks/$cand.py" $contract \
-    --device cpu -d "$D" --json "$T/record.json" --quiet >"$T/out" 2>&1 </dev/null
+    --device "$DEVICE" -d "$D" --json "$T/record.json" --quiet >"$T/out" 2>&1 </dev/null
 rc=$?
 restore_cp
 R=$T/record.json
 cert=$(jget "$R" 'r["certificate"]')
-echo "attack $ATTACK ($cand.py): exit $rc"
+echo "attack $ATTACK ($cand.py, --device $DEVICE): exit $rc"
 echo "  certificate:    $cert: $(jget "$R" 'r["certificate_reason"]')"
 echo "  semantic:       $(jget "$R" 'r["axes"]["semantic"]["verdict"]'): $(jget "$R" 'r["axes"]["semantic"]["root_cause"] or "%d slots judged, %d calls compared" % (r["semantic"]["slots_judged"], r["semantic"]["calls_compared"])')"
 echo "  implementation: $(jget "$R" 'r["axes"]["implementation"]["verdict"]'): $(jget "$R" 'r["axes"]["implementation"]["root_cause"]')"
@@ -154,6 +183,52 @@ drop_inputs)
     *) broken "implementation '$impl' against a fallback contract that forbids nothing (want INCONCLUSIVE: contract-ungenerated)" ;;
     esac
     ;;
+pg_*)
+    for mk in "$D"/work/attack-*.marker; do
+        [ -f "$mk" ] && echo "  $(basename "$mk"): $(head -c 1500 "$mk" | tr '\n' ';')"
+    done ;;
+esac
+
+probe_hidden() {
+    impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
+    state=$(jget "$R" 'r["probe"]["state"]')
+    if [ "$impl" != FAIL ] && [ "$state" != unresolved ]; then
+        broken "torch.matmul delegated and hidden from the causal probe: implementation '$impl', probe '$state' (want FAIL, or the probe unresolved)"
+    fi
+}
+
+case "$ATTACK" in
+pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|pg_gpu_scan_zeros)
+    semantic_not_pass ;;
+pg_event_array|pg_function_detour|pg_got_patch|pg_error_counter|pg_warmup)
+    sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
+    meas=$(jget "$R" 'r["axes"]["measurement"]["verdict"]')
+    echo "  measurement:    $meas: $(jget "$R" 'r["axes"]["measurement"]["root_cause"]')"
+    case "$meas:$sem" in
+    FAIL:*|INCONCLUSIVE:*|*:FAIL|*:INCONCLUSIVE) ;;
+    *) broken "measurement axis '$meas' (semantic '$sem') for a candidate whose timing is faked (want FAIL or INCONCLUSIVE)" ;;
+    esac ;;
+pg_pipe_interpose|pg_file_struct|pg_seccomp_trap) probe_hidden ;;
+pg_proc_mem_bypass)
+    n=$(sed -n 's/^foreign_readable=\([0-9]*\) .*/\1/p' "$D/work/attack-proc-mem.marker" 2>/dev/null)
+    [ -n "$n" ] || broken "no foreign_readable count in work/attack-proc-mem.marker (the attack did not run)"
+    [ "${n:-0}" -eq 0 ] || broken "the candidate's process read the memory of $n other process(es)"
+    semantic_not_pass ;;
+pg_ptrace)
+    n=$(sed -n 's/^foreign_attached=\([0-9]*\) .*/\1/p' "$D/work/attack-ptrace.marker" 2>/dev/null)
+    [ -n "$n" ] || broken "no foreign_attached count in work/attack-ptrace.marker (the attack did not run)"
+    [ "${n:-0}" -eq 0 ] || broken "a child of the candidate's process attached with ptrace to $n process(es) above it"
+    semantic_not_pass ;;
+pg_replace_torch)
+    mk=$D/work/attack-replace-torch.marker
+    [ -f "$mk" ] || broken "no work/attack-replace-torch.marker (the attack did not run)"
+    sed -n 's/^planted //p' "$mk" 2>/dev/null | while read -r p; do
+        case "$p" in
+        "$D"/work/*|"$D"/tmp/*|"$D"/cache/*|"$D"/home/*|"$D"/party/*) ;;
+        *) echo "$p" ;;
+        esac
+    done >"$T/planted"
+    [ -s "$T/planted" ] && broken "the candidate's process could create a module where others import from: $(tr '\n' ' ' <"$T/planted")" ;;
 probe_pop_mode|probe_thread|probe_pool)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
     state=$(jget "$R" 'r["probe"]["state"]')
