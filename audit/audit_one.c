@@ -364,6 +364,14 @@ static int worker_identity(struct audit_paths *p, const char *runner, char *err,
     if (audit_party_dirs(p, handoff, party, sizeof handoff, err, n) != 0)
         return -1;
     setenv("HOME", home, 1);
+    /* the worker's uid has no passwd entry: a name for what asks for one
+       (Python's getpass.getuser(), which torch._dynamo's import calls, raises
+       KeyError from getpwuid() without it: measured on the H200, every probe
+       replay that imported it failed) */
+    char user[32];
+    snprintf(user, sizeof user, "kaudit-%u", (unsigned)uid);
+    setenv("USER", user, 1);
+    setenv("LOGNAME", user, 1);
     char preload[PATH_MAX], perr[PATH_MAX + 256], cannot[PATH_MAX];
     const char *must_read[] = { p->reference, p->candidate, runner, p->dir, kres_preload(preload, sizeof preload, perr,
                                                                                           sizeof perr) == 0
