@@ -55,6 +55,9 @@ char *kat_xstrdup(const char *s);
  */
 int kat_grow(void *items, size_t *cap, size_t need, size_t size);
 
+/* The last component of a path (after its last '/'); "" for NULL. */
+const char *kat_base_name(const char *path);
+
 /* n bytes as 2n lowercase hex digits and a NUL into out (2n+1 bytes). */
 void kat_hex(const void *bytes, size_t n, char *out);
 
