@@ -302,6 +302,17 @@ static void compare_exact(struct ctx *c, const struct kat_sem_slot *slot, int ca
         f->leaf = sem_strdup(c, r->path);
 }
 
+/* The leaf judged without a comparison of its values: its outcome and rule,
+ * and the finding f (when there is one) names it. */
+static void leaf_judged(struct ctx *c, struct kat_sem_leaf *l, struct kat_sem_finding *f, const char *path,
+                        const char *outcome, const char *rule)
+{
+    if (f)
+        f->leaf = sem_strdup(c, path);
+    l->outcome = outcome;
+    l->rule = rule;
+}
+
 /* Leaf li of the reference (r) and the candidate (k); R64 the fp64
  * reference's file, or NULL.  -1 when out of memory. */
 static int compare_leaf(struct ctx *c, const struct kat_sem_slot *slot, struct kat_sem_call *call, const char *at,
@@ -313,18 +324,13 @@ static int compare_leaf(struct ctx *c, const struct kat_sem_slot *slot, struct k
         return -1;
     struct kat_sem_finding *f = leaf_structure_differs(c, slot, call->call, at, li, r, k);
     if (f) {
-        f->leaf = sem_strdup(c, r->path);
-        l->outcome = "fail";
-        l->rule = "exact";
+        leaf_judged(c, l, f, r->path, "fail", "exact");
         return 0;
     }
     if (!same_sample(r, k)) {
         f = sem_add(c, KAT_SEM_UNRESOLVED, "sample-mismatch", slot, call->call,
                 "%s, leaf %s: the candidate's and the reference's samples hold different elements", at, r->path);
-        if (f)
-            f->leaf = sem_strdup(c, r->path);
-        l->outcome = "unresolved";
-        l->rule = "none";
+        leaf_judged(c, l, f, r->path, "unresolved", "none");
         return 0;
     }
     int floating = (r->kind == KAT_LEAF_TENSOR || r->kind == KAT_LEAF_FLOAT || r->kind == KAT_LEAF_SAMPLED) &&
@@ -335,14 +341,10 @@ static int compare_leaf(struct ctx *c, const struct kat_sem_slot *slot, struct k
     }
     const struct kat_tensor_leaf *r64 = R64 ? kat_tensor_file_find(R64, r->path) : NULL;
     if (!r64 || !same_shape(r, r64) || !same_sample(r, r64)) {
-        if (R64) {
+        if (R64)
             f = sem_add(c, KAT_SEM_UNRESOLVED, "fp64-structure", slot, call->call,
                     "%s, leaf %s: the fp64 reference has no matching leaf", at, r->path);
-            if (f)
-                f->leaf = sem_strdup(c, r->path);
-        }
-        l->outcome = "unresolved";
-        l->rule = "none";
+        leaf_judged(c, l, f, r->path, "unresolved", "none");
         return 0;
     }
     compare_floating(c, slot, call->call, l, r, r64, k, strncmp(r->path, "out", 3) == 0);

@@ -40,6 +40,16 @@ static void put_id(const struct proc *p, uint32_t id)
         human_text(stdout, S(p, id), SL(p, id));
 }
 
+/* before, the string and after, only when the record has the string. */
+static void put_optional_id(const struct proc *p, const char *before, uint32_t id, const char *after)
+{
+    if (id == 0)
+        return;
+    fputs(before, stdout);
+    put_id(p, id);
+    fputs(after, stdout);
+}
+
 static int needs_quotes(const char *s, size_t n)
 {
     if (n == 0)
@@ -139,11 +149,7 @@ static void text_start(const struct proc *p)
     putchar('\n');
     if (p->start.reinjected)
         puts("  reinjected: the preload had been dropped from the environment and was restored");
-    if (p->start.fork_parent_trace) {
-        fputs("  forked from: ", stdout);
-        put_id(p, p->start.fork_parent_trace);
-        putchar('\n');
-    }
+    put_optional_id(p, "  forked from: ", p->start.fork_parent_trace, "\n");
 }
 
 static void text_end(const struct dump *d, const struct proc *p)
@@ -282,11 +288,7 @@ static void text_library(const struct proc *p, const void *body)
     const struct kat_library_rec *l = body;
     fputs("    ", stdout);
     put_id(p, l->path_string);
-    if (l->soname_string) {
-        fputs(" [", stdout);
-        put_id(p, l->soname_string);
-        putchar(']');
-    }
+    put_optional_id(p, " [", l->soname_string, "]");
     printf(" %" PRIu64 " bytes, ", l->file_size);
     human_digest(l->digest_lo, l->digest_hi);
     if (l->duplicate)
@@ -373,11 +375,7 @@ static void text_nvtx(const struct proc *p, const void *body)
     printf("    %-5s thread %" PRIu32 " id %" PRIu64 " ", kat_nvtx_kind_name(n->kind),
            n->thread_id, n->range_id);
     put_id(p, n->message_string);
-    if (n->domain_string) {
-        fputs(" (domain ", stdout);
-        put_id(p, n->domain_string);
-        putchar(')');
-    }
+    put_optional_id(p, " (domain ", n->domain_string, ")");
     putchar('\n');
 }
 
@@ -402,10 +400,7 @@ static void text_child(const struct proc *p, const void *body)
 {
     const struct kat_fork_rec *f = body;
     printf("    %s %" PRIu32, kat_fork_kind_name(f->kind), f->child_pid);
-    if (f->path_string) {
-        fputs(" ", stdout);
-        put_id(p, f->path_string);
-    }
+    put_optional_id(p, " ", f->path_string, "");
     putchar('\n');
 }
 
@@ -459,10 +454,7 @@ static void text_health(const struct proc *p, const void *body)
     else
         printf("    code_%-15" PRIu32, hr->code);
     printf(" %" PRId64, hr->value);
-    if (hr->detail_string) {
-        fputs("  ", stdout);
-        put_id(p, hr->detail_string);
-    }
+    put_optional_id(p, "  ", hr->detail_string, "");
     putchar('\n');
 }
 
