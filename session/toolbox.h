@@ -1,8 +1,9 @@
 /*
  * toolbox.h - the small helpers every part of kaudit shares, so that each is
  * written once: messages in kaudit's one format, errors into a caller's
- * buffer, allocation that cannot fail, array growth, hex digests and
- * environment flags.  libc only: the core build (the GPU machine) has it.
+ * buffer, allocation that cannot fail, array growth, a path's base name,
+ * hex digests and environment flags.  libc only: the core build (the GPU
+ * machine) has it.
  *
  * Messages go to stderr as "kaudit: LEVEL: TEXT\n" (LEVEL error, warning or
  * note), git-style; the CLI's cli_error/cli_warn/cli_note are these.
