@@ -21,66 +21,6 @@
 #include "session.h"
 #include "toolbox.h"
 
-/* ---- names ------------------------------------------------------------ */
-
-const char *ka_verdict_name(enum ka_verdict v)
-{
-    static const char *const names[] = { "PASS", "FAIL", "INCONCLUSIVE", "UNSUPPORTED" };
-    return (unsigned)v < 4 ? names[v] : "?";
-}
-
-const char *ka_certificate_name(enum ka_verdict v)
-{
-    return v == KA_INCONCLUSIVE ? "INCONCL" : ka_verdict_name(v);
-}
-
-const char *ka_axis_name(enum ka_axis a)
-{
-    static const char *const names[] = { "semantic", "implementation", "measurement" };
-    return (unsigned)a < KA_AXIS_COUNT ? names[a] : "?";
-}
-
-const char *ka_party_name(enum ka_party p)
-{
-    static const char *const names[] = { "unknown", "candidate", "reference", "harness" };
-    return (unsigned)p < KA_PARTY_COUNT ? names[p] : "?";
-}
-
-const char *ka_origin_name(enum ka_origin o)
-{
-    static const char *const names[] = { "vendor", "framework", "candidate", "unattributed" };
-    return (unsigned)o < KA_ORIGIN_COUNT ? names[o] : "?";
-}
-
-const char *ka_finding_kind_name(enum ka_finding_kind k)
-{
-    switch (k) {
-    case KA_FINDING_CONVICTS: return "convicts";
-    case KA_FINDING_UNRESOLVED: return "unresolved";
-    case KA_FINDING_SIGNAL: return "signal";
-    case KA_FINDING_SUPPORT: return "support";
-    }
-    return "?";
-}
-
-/* ---- small helpers the stages share ---------------------------------------- */
-
-int ka_grow(void **arr, size_t *cap, size_t elem)
-{
-    return kat_grow(arr, cap, *cap + 1, elem);
-}
-
-const char *ka_base_name(const char *path)
-{
-    const char *s = path ? strrchr(path, '/') : NULL;
-    return s ? s + 1 : (path ? path : "");
-}
-
-int ka_icontains(const char *hay, const char *needle)
-{
-    return strcasestr(hay, needle) != NULL;
-}
-
 static void session_facts_free(struct ka_session_facts *s)
 {
     for (size_t i = 0; i < s->n_procs; i++) {

@@ -25,19 +25,16 @@
 
 #include "analysis.h"
 #include "evidence.h"
+#include "toolbox.h"
 #include "trace_reader.h"
 
 struct kinv_inventory;
 
-/* ---- small containers (analysis.c) ------------------------------------- */
+/* ---- arrays ------------------------------------------------------------- */
 
-#define GROW(arr, n, cap)                                                                    \
-    ((n) < (cap) ? 0                                                                         \
-                 : ka_grow((void **)&(arr), &(cap), sizeof *(arr)))
-
-int ka_grow(void **arr, size_t *cap, size_t elem);
-const char *ka_base_name(const char *path);
-int ka_icontains(const char *hay, const char *needle);
+/* Room for one more item in arr (n items, cap of room): 0, or -1 when out of
+ * memory with arr unchanged (toolbox.h, kat_grow). */
+#define GROW(arr, n, cap) ((n) < (cap) ? 0 : kat_grow(&(arr), &(cap), (n) + 1, sizeof *(arr)))
 
 /*
  * A host-clock time compared with a GPU time is widened by this much (CUPTI

@@ -235,7 +235,7 @@ static void on_library(struct index_pass *x, const struct kat_library_rec *l)
     const struct kat_trace *t = x->t;
     if (!GROW(p->libs, p->n_libs, p->cap_libs)) {
         const char *so = kat_trace_string(t, l->soname_string);
-        p->libs[p->n_libs].soname = strdup(so[0] ? so : ka_base_name(kat_trace_string(t, l->path_string)));
+        p->libs[p->n_libs].soname = strdup(so[0] ? so : kat_base_name(kat_trace_string(t, l->path_string)));
         p->libs[p->n_libs].lo = l->digest_lo;
         p->libs[p->n_libs++].hi = l->digest_hi;
     }

@@ -48,13 +48,13 @@ int ka_is_candidate_object(const struct ka_contract *c, const char *path)
 
 static int is_vendor_object(const char *path)
 {
-    const char *b = ka_base_name(path);
+    const char *b = kat_base_name(path);
     return !strncmp(b, "libcublas", 9) || !strncmp(b, "libcudnn", 8);
 }
 
 int ka_is_framework_object(const char *path)
 {
-    const char *b = ka_base_name(path);
+    const char *b = kat_base_name(path);
     return !strncmp(b, "libtorch", 8) || !strncmp(b, "libc10", 6) || !strncmp(b, "libcaffe2", 9) ||
            !strncmp(b, "_C.", 3) || strstr(path, "/torch/lib/") != NULL;
 }
@@ -63,14 +63,14 @@ int ka_is_framework_object(const char *path)
    on the H200 (its module's loader is libtorch_cuda.so or libnvrtc).  Not candidate code by default. */
 static int is_runtime_compiler_object(const char *path)
 {
-    const char *b = ka_base_name(path);
+    const char *b = kat_base_name(path);
     return !strncmp(b, "libnvrtc", 8) || !strncmp(b, "libnvJitLink", 12) || !strncmp(b, "libnvjitlink", 12);
 }
 
 /* The interpreter and its foreign-function layer: the caller is Python code (ctypes). */
 static int is_python_object(const char *path)
 {
-    const char *b = ka_base_name(path);
+    const char *b = kat_base_name(path);
     return !strncmp(b, "libffi", 6) || !strncmp(b, "_ctypes", 7) || !strncmp(b, "libpython", 9) ||
            !strncmp(b, "python", 6);
 }
@@ -97,7 +97,7 @@ static const char *const build_tools[] = {
 
 int ka_is_build_tool(const char *argv0, const char *exe)
 {
-    const char *names[2] = { ka_base_name(argv0), ka_base_name(exe) };
+    const char *names[2] = { kat_base_name(argv0), kat_base_name(exe) };
     for (int k = 0; k < 2; k++) {
         if (!names[k][0])
             continue;
@@ -363,7 +363,7 @@ static const uint8_t *library_digest(const struct ka_proc *p, const char *prefix
  */
 static const uint8_t *loader_library_digest(const struct ka_proc *p, const char *loader, uint8_t d[16])
 {
-    const char *b = ka_base_name(loader);
+    const char *b = kat_base_name(loader);
     const char *so = strstr(b, ".so");
     size_t stem = so ? (size_t)(so - b) + 3 : strlen(b);
     const char *found = NULL;
@@ -510,7 +510,7 @@ void ka_kernel_origin(const struct kinv_inventory *inv, const struct ka_proc *p,
 void ka_python_provenance_finding(struct ka_findings *f, struct ka_session_facts *s, struct ka_proc *p,
                                   const char *argv0, const char *exe)
 {
-    const char *b1 = ka_base_name(argv0), *b2 = ka_base_name(exe);
+    const char *b1 = kat_base_name(argv0), *b2 = kat_base_name(exe);
     int python = !strncmp(b1, "python", 6) || !strncmp(b2, "python", 6) || p->python_status;
     if (!python)
         return;

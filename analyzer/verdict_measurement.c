@@ -308,7 +308,7 @@ void ka_timing_integrity(struct ka_findings *f, struct ka_timing_facts *tf, cons
         const struct ka_symbol *s = &p->symbols[i];
         if (s->phase != KAT_SYMBOL_DEFINED_BY_OBJECT || !s->object)
             continue;
-        const char *b = ka_base_name(s->object);
+        const char *b = kat_base_name(s->object);
         if (!strncmp(b, "libcudart.so", 12) || !strncmp(b, "libcuda.so", 10) || !strncmp(b, "libkaudit", 9))
             continue;
         tf->tamper = 1;

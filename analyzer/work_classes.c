@@ -27,10 +27,16 @@ struct word_class {
     int cls;                    /* enum ka_class */
 };
 
+/* needle anywhere in hay, in any case (the tables' words). */
+static int contains_any_case(const char *hay, const char *needle)
+{
+    return strcasestr(hay, needle) != NULL;
+}
+
 static int first_class(const struct word_class *rows, size_t n, const char *name, int none)
 {
     for (size_t i = 0; i < n; i++)
-        if (ka_icontains(name, rows[i].word))
+        if (contains_any_case(name, rows[i].word))
             return rows[i].cls;
     return none;
 }
@@ -447,7 +453,7 @@ static const char *const low_precision_words[] = {
 int ka_is_low_precision_name(const char *name)
 {
     for (size_t i = 0; i < sizeof low_precision_words / sizeof low_precision_words[0]; i++)
-        if (ka_icontains(name, low_precision_words[i]))
+        if (contains_any_case(name, low_precision_words[i]))
             return 1;
     return 0;
 }

@@ -187,12 +187,6 @@ static uint64_t CUPTIAPI realtime_clock(void)
     return kat_now_ns();
 }
 
-int env_is(const char *name, const char *value)
-{
-    const char *v = getenv(name);
-    return v && strcmp(v, value) == 0;
-}
-
 static void record_versions(uint32_t cupti_version)
 {
     struct kat_versions_rec out = {
@@ -350,8 +344,8 @@ static int start_cupti(void)
         return -1;
     }
 
-    thread_id_type_system = !env_is("KAUDIT_CUPTI_THREAD_ID", "default");
-    kernel_at_context = env_is("KAUDIT_CUPTI_KERNEL_AT", "context");
+    thread_id_type_system = !kat_env_equals("KAUDIT_CUPTI_THREAD_ID", "default");
+    kernel_at_context = kat_env_equals("KAUDIT_CUPTI_KERNEL_AT", "context");
     if (real_cuptiSetThreadIdType && thread_id_type_system)
         real_cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     long chunk_kb = env_number("KAUDIT_CUPTI_CHUNK_KB", 0, 1024);

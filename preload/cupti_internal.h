@@ -65,7 +65,6 @@ extern CUpti_SubscriberHandle subscriber;
 extern int api_by_callback;             /* API records made by callback (see api_callback) */
 extern int kernel_at_context;           /* KAUDIT_CUPTI_KERNEL_AT (apply_tuning) */
 const char *result_text(CUptiResult rc);
-int env_is(const char *name, const char *value);
 
 /* ---- cupti_activity.c: activity buffers and their records ---- */
 

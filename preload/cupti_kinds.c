@@ -74,7 +74,7 @@ static const struct activity_kind_name {
  * timestamps of event records, at the launch-path cost above). */
 static int exact_event_times(void)
 {
-    return env_is("KAUDIT_EXACT_EVENT_TIMES", "1");
+    return kat_env_equals("KAUDIT_EXACT_EVENT_TIMES", "1");
 }
 
 /* Is kind K wanted?  ONLY (KAUDIT_CUPTI_KINDS or a benchmark control's list)

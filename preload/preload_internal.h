@@ -107,10 +107,13 @@ void kat_health(uint32_t code, const char *detail, int64_t value);
 int kat_find_object(const void *address, uintptr_t *start, const char **path);
 /* Interned path of the object that contains `address` ("?" if none). */
 uint32_t kat_object_string(const void *address);
-/* Copy at most n-1 bytes into dst; always terminates. */
-/* Whether the variable `name` is set to exactly `value`, read once and kept in
- * *cache (initialized to -1): the knobs read on hot paths. */
+/* Whether the variable `name` is set to exactly `value`, read now: the knobs
+ * read once, at setup. */
+int kat_env_equals(const char *name, const char *value);
+/* The same, read once and kept in *cache (initialized to -1): the knobs read
+ * on hot paths. */
 int kat_env_is(int *cache, const char *name, const char *value);
+/* Copy at most n-1 bytes into dst; always terminates. */
 void kat_strlcpy(char *dst, const char *src, size_t n);
 /* XXH3-128 over bytes, through libxxhash loaded at run time; 0 if unavailable. */
 int kat_digest(const void *data, size_t size, uint64_t *lo, uint64_t *hi);

@@ -52,12 +52,17 @@ uint32_t kat_tid(void)
     return cached_tid;
 }
 
+int kat_env_equals(const char *name, const char *value)
+{
+    const char *env = getenv(name);
+    return env && strcmp(env, value) == 0;
+}
+
 int kat_env_is(int *cache, const char *name, const char *value)
 {
     int v = __atomic_load_n(cache, __ATOMIC_RELAXED); /* a builtin: the header is C++'s too */
     if (v < 0) {
-        const char *env = getenv(name);
-        v = env && strcmp(env, value) == 0;
+        v = kat_env_equals(name, value);
         __atomic_store_n(cache, v, __ATOMIC_RELAXED);
     }
     return v;

@@ -194,47 +194,47 @@ out:
     free(vk);
 }
 
-/* One call: the reference file (ref), the fp64 reference (ref64), the candidate's. */
-void sem_compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct kat_sem_call *call, const cJSON *e)
-{
-    char at[96];
-    sem_where(at, sizeof at, slot, call->call);
-    const char *status = kat_event_str(e, "status");
-    snprintf(call->status, sizeof call->status, "%s", status ? status : "missing");
-    const char *inst = kat_event_str(e, "instance");
-    snprintf(call->instance, sizeof call->instance, "%s", inst ? inst : "A");
-    if (status && strcmp(status, "resource-exhausted") == 0) {
-        sem_add(c, KAT_SEM_UNRESOLVED, "resource-exhausted", slot, call->call,
-            "%s: the candidate's call ran out of memory (resource exhaustion leaves no comparable execution): %s",
-            at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
-        return;
-    }
+/* The statuses that end a call's judgement before any output is read: the
+ * code of the finding is the status itself. */
+static const struct {
+    const char *status;
+    enum kat_sem_kind kind;
+    const char *what;
+} unjudged_statuses[] = {
+    { "resource-exhausted", KAT_SEM_UNRESOLVED,
+      "the candidate's call ran out of memory (resource exhaustion leaves no comparable execution)" },
     /* neither is a result: the call cannot be judged, whatever it would have given */
-    if (status && strcmp(status, "candidate-process-ended") == 0) {
-        sem_add(c, KAT_SEM_UNRESOLVED, "candidate-process-ended", slot, call->call,
-            "%s: the candidate's process ended during the call (it exited, was killed or broke its channel): %s",
-            at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
-        return;
+    { "candidate-process-ended", KAT_SEM_UNRESOLVED,
+      "the candidate's process ended during the call (it exited, was killed or broke its channel)" },
+    { "confinement-refused", KAT_SEM_UNRESOLVED,
+      "the candidate's call did something its confinement refuses (a signal, ptrace, a write outside its "
+      "directories)" },
+    { "candidate-raised", KAT_SEM_CONVICTS, "the candidate raised on an input the reference accepts" },
+};
+
+/* 1 when the call's status says there is nothing to compare (its finding is
+ * added), 0 when its outputs are to be compared. */
+static int call_status_ends_it(struct ctx *c, const struct kat_sem_slot *slot, const struct kat_sem_call *call,
+                               const cJSON *e, const char *at)
+{
+    const char *status = kat_event_str(e, "status");
+    if (!status)
+        return 0;
+    for (size_t i = 0; i < sizeof unjudged_statuses / sizeof unjudged_statuses[0]; i++) {
+        if (strcmp(status, unjudged_statuses[i].status) != 0)
+            continue;
+        const char *error = kat_event_str(e, "error");
+        sem_add(c, unjudged_statuses[i].kind, unjudged_statuses[i].status, slot, call->call, "%s: %s: %s", at,
+                unjudged_statuses[i].what, error ? error : "(no message)");
+        return 1;
     }
-    if (status && strcmp(status, "confinement-refused") == 0) {
-        sem_add(c, KAT_SEM_UNRESOLVED, "confinement-refused", slot, call->call,
-            "%s: the candidate's call did something its confinement refuses (a signal, ptrace, a write outside "
-            "its directories): %s", at, kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
-        return;
-    }
-    if (status && strcmp(status, "candidate-raised") == 0) {
-        sem_add(c, KAT_SEM_CONVICTS, "candidate-raised", slot, call->call,
-            "%s: the candidate raised on an input the reference accepts: %s", at,
-            kat_event_str(e, "error") ? kat_event_str(e, "error") : "(no message)");
-        return;
-    }
-    const char *fr = kat_event_str(e, "ref"), *f64 = kat_event_str(e, "ref64"), *fk = kat_event_str(e, "cand");
-    if (!fr || !fk) {
-        sem_add(c, KAT_SEM_UNRESOLVED, "call-incomplete", slot, call->call, "%s: the runner recorded no %s output", at,
-            fr ? "candidate" : "reference");
-        return;
-    }
-    /* mutation of inputs the reference leaves alone */
+    return 0;
+}
+
+/* The inputs the candidate changed that the reference leaves alone. */
+static void note_mutated_inputs(struct ctx *c, const struct kat_sem_slot *slot, const struct kat_sem_call *call,
+                                const cJSON *e, const char *at)
+{
     const cJSON *rm = cJSON_GetObjectItemCaseSensitive(e, "reference_mutates");
     const cJSON *cm = cJSON_GetObjectItemCaseSensitive(e, "candidate_mutates");
     const cJSON *i;
@@ -247,103 +247,156 @@ void sem_compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct kat
             sem_add(c, KAT_SEM_CONVICTS, "input-mutated", slot, call->call,
                 "%s: the candidate changed input %d, which the reference leaves unchanged", at, (int)i->valuedouble);
     }
-    if (!f64) {
-        sem_add(c, KAT_SEM_UNRESOLVED, "fp64-unsupported", slot, call->call,
-            "%s: the fp64 reference did not run, so no tolerance can be calibrated: %s", at,
-            kat_event_str(e, "fp64_error") ? kat_event_str(e, "fp64_error") : "(no message)");
+}
+
+/* Leaf li's path, kind, dtype or shape differs between reference r and
+ * candidate k: the finding, else NULL. */
+static struct kat_sem_finding *leaf_structure_differs(struct ctx *c, const struct kat_sem_slot *slot, int call,
+                                                      const char *at, size_t li, const struct kat_tensor_leaf *r,
+                                                      const struct kat_tensor_leaf *k)
+{
+    if (strcmp(r->path, k->path) != 0)
+        return sem_add(c, KAT_SEM_CONVICTS, "structure-mismatch", slot, call,
+                    "%s: leaf %zu is %s in the reference, %s in the candidate", at, li, r->path, k->path);
+    if (r->kind != k->kind)
+        return sem_add(c, KAT_SEM_CONVICTS, "structure-mismatch", slot, call,
+                    "%s, leaf %s: a %s in the reference, a %s in the candidate", at, r->path,
+                    kat_leaf_kind_name(r->kind), kat_leaf_kind_name(k->kind));
+    if (r->dtype != k->dtype)
+        return sem_add(c, KAT_SEM_CONVICTS, "dtype-mismatch", slot, call,
+                    "%s, leaf %s: dtype %s in the reference, %s in the candidate", at, r->path,
+                    kat_dtype_name(r->dtype), kat_dtype_name(k->dtype));
+    if (!same_shape(r, k)) {
+        char rs[64], ks[64];
+        shape_text(rs, sizeof rs, r);
+        shape_text(ks, sizeof ks, k);
+        return sem_add(c, KAT_SEM_CONVICTS, "shape-mismatch", slot, call,
+                    "%s, leaf %s: shape %s in the reference, %s in the candidate", at, r->path, rs, ks);
     }
-    struct kat_tensor_file *R = NULL, *R64 = NULL, *K = NULL;
-    if (open_file(c, fr, &R, slot, call->call, "reference") != 0 ||
-        open_file(c, fk, &K, slot, call->call, "candidate") != 0 ||
-        (f64 && open_file(c, f64, &R64, slot, call->call, "fp64 reference") != 0))
-        goto out;
+    return NULL;
+}
+
+/* Integers, booleans, None and opaque values: compared exactly, the first
+ * differing element named. */
+static void compare_exact(struct ctx *c, const struct kat_sem_slot *slot, int call, const char *at,
+                          struct kat_sem_leaf *l, const struct kat_tensor_leaf *r, const struct kat_tensor_leaf *k)
+{
+    l->rule = "exact";
+    c->s->leaves_compared++;
+    if (r->nbytes == k->nbytes && (!r->nbytes || memcmp(r->data, k->data, r->nbytes) == 0)) {
+        l->outcome = "exact";
+        return;
+    }
+    uint64_t first = 0;
+    size_t item = r->numel ? r->nbytes / r->numel : 1;
+    const unsigned char *a = r->data, *b = k->data;
+    while (first * item < r->nbytes && memcmp(a + first * item, b + first * item, item) == 0)
+        first++;
+    char idx[96];
+    index_text(idx, sizeof idx, r, sample_flat(r, first));
+    l->outcome = "fail";
+    struct kat_sem_finding *f = sem_add(c, KAT_SEM_CONVICTS, "value-mismatch", slot, call,
+            "%s, leaf %s (%s, compared exactly): differs first at %s", at, r->path, kat_dtype_name(r->dtype),
+            idx);
+    if (f)
+        f->leaf = sem_strdup(c, r->path);
+}
+
+/* The leaf judged without a comparison of its values: its outcome and rule,
+ * and the finding f (when there is one) names it. */
+static void leaf_judged(struct ctx *c, struct kat_sem_leaf *l, struct kat_sem_finding *f, const char *path,
+                        const char *outcome, const char *rule)
+{
+    if (f)
+        f->leaf = sem_strdup(c, path);
+    l->outcome = outcome;
+    l->rule = rule;
+}
+
+/* Leaf li of the reference (r) and the candidate (k); R64 the fp64
+ * reference's file, or NULL.  -1 when out of memory. */
+static int compare_leaf(struct ctx *c, const struct kat_sem_slot *slot, struct kat_sem_call *call, const char *at,
+                        const struct kat_tensor_file *R64, size_t li, const struct kat_tensor_leaf *r,
+                        const struct kat_tensor_leaf *k)
+{
+    struct kat_sem_leaf *l = new_leaf(c, call, r);
+    if (!l)
+        return -1;
+    struct kat_sem_finding *f = leaf_structure_differs(c, slot, call->call, at, li, r, k);
+    if (f) {
+        leaf_judged(c, l, f, r->path, "fail", "exact");
+        return 0;
+    }
+    if (!same_sample(r, k)) {
+        f = sem_add(c, KAT_SEM_UNRESOLVED, "sample-mismatch", slot, call->call,
+                "%s, leaf %s: the candidate's and the reference's samples hold different elements", at, r->path);
+        leaf_judged(c, l, f, r->path, "unresolved", "none");
+        return 0;
+    }
+    int floating = (r->kind == KAT_LEAF_TENSOR || r->kind == KAT_LEAF_FLOAT || r->kind == KAT_LEAF_SAMPLED) &&
+                   kat_dtype_is_floating(r->dtype);
+    if (!floating) {
+        compare_exact(c, slot, call->call, at, l, r, k);
+        return 0;
+    }
+    const struct kat_tensor_leaf *r64 = R64 ? kat_tensor_file_find(R64, r->path) : NULL;
+    if (!r64 || !same_shape(r, r64) || !same_sample(r, r64)) {
+        if (R64)
+            f = sem_add(c, KAT_SEM_UNRESOLVED, "fp64-structure", slot, call->call,
+                    "%s, leaf %s: the fp64 reference has no matching leaf", at, r->path);
+        leaf_judged(c, l, f, r->path, "unresolved", "none");
+        return 0;
+    }
+    compare_floating(c, slot, call->call, l, r, r64, k, strncmp(r->path, "out", 3) == 0);
+    return 0;
+}
+
+/* The outputs of one call, leaf by leaf, once the files are open. */
+static void compare_outputs(struct ctx *c, const struct kat_sem_slot *slot, struct kat_sem_call *call, const char *at,
+                            const struct kat_tensor_file *R, const struct kat_tensor_file *R64,
+                            const struct kat_tensor_file *K)
+{
     c->s->calls_compared++;
     /* structure: the same leaves in the same order */
     if (R->n_leaves != K->n_leaves) {
         sem_add(c, KAT_SEM_CONVICTS, "structure-mismatch", slot, call->call,
             "%s: the candidate returned %zu leaves, the reference %zu", at, (size_t)K->n_leaves,
             (size_t)R->n_leaves);
-        goto out;
+        return;
     }
-    for (size_t li = 0; li < R->n_leaves; li++) {
-        const struct kat_tensor_leaf *r = &R->leaves[li], *k = &K->leaves[li];
-        struct kat_sem_leaf *l = new_leaf(c, call, r);
-        if (!l)
-            goto out;
-        struct kat_sem_finding *f = NULL;
-        if (strcmp(r->path, k->path) != 0) {
-            f = sem_add(c, KAT_SEM_CONVICTS, "structure-mismatch", slot, call->call,
-                    "%s: leaf %zu is %s in the reference, %s in the candidate", at, li, r->path, k->path);
-        } else if (r->kind != k->kind) {
-            f = sem_add(c, KAT_SEM_CONVICTS, "structure-mismatch", slot, call->call,
-                    "%s, leaf %s: a %s in the reference, a %s in the candidate", at, r->path,
-                    kat_leaf_kind_name(r->kind), kat_leaf_kind_name(k->kind));
-        } else if (r->dtype != k->dtype) {
-            f = sem_add(c, KAT_SEM_CONVICTS, "dtype-mismatch", slot, call->call,
-                    "%s, leaf %s: dtype %s in the reference, %s in the candidate", at, r->path,
-                    kat_dtype_name(r->dtype), kat_dtype_name(k->dtype));
-        } else if (!same_shape(r, k)) {
-            char rs[64], ks[64];
-            shape_text(rs, sizeof rs, r);
-            shape_text(ks, sizeof ks, k);
-            f = sem_add(c, KAT_SEM_CONVICTS, "shape-mismatch", slot, call->call,
-                    "%s, leaf %s: shape %s in the reference, %s in the candidate", at, r->path, rs, ks);
-        }
-        if (f) {
-            f->leaf = sem_strdup(c, r->path);
-            l->outcome = "fail";
-            l->rule = "exact";
-            continue;
-        }
-        if (!same_sample(r, k)) {
-            f = sem_add(c, KAT_SEM_UNRESOLVED, "sample-mismatch", slot, call->call,
-                    "%s, leaf %s: the candidate's and the reference's samples hold different elements", at, r->path);
-            if (f)
-                f->leaf = sem_strdup(c, r->path);
-            l->outcome = "unresolved";
-            l->rule = "none";
-            continue;
-        }
-        int floating = (r->kind == KAT_LEAF_TENSOR || r->kind == KAT_LEAF_FLOAT || r->kind == KAT_LEAF_SAMPLED) &&
-                       kat_dtype_is_floating(r->dtype);
-        if (floating) {
-            const struct kat_tensor_leaf *r64 = R64 ? kat_tensor_file_find(R64, r->path) : NULL;
-            if (!r64 || !same_shape(r, r64) || !same_sample(r, r64)) {
-                if (R64) {
-                    f = sem_add(c, KAT_SEM_UNRESOLVED, "fp64-structure", slot, call->call,
-                            "%s, leaf %s: the fp64 reference has no matching leaf", at, r->path);
-                    if (f)
-                        f->leaf = sem_strdup(c, r->path);
-                }
-                l->outcome = "unresolved";
-                l->rule = "none";
-                continue;
-            }
-            compare_floating(c, slot, call->call, l, r, r64, k, strncmp(r->path, "out", 3) == 0);
-            continue;
-        }
-        /* integers, booleans, None and opaque values: exact */
-        l->rule = "exact";
-        c->s->leaves_compared++;
-        if (r->nbytes != k->nbytes || (r->nbytes && memcmp(r->data, k->data, r->nbytes) != 0)) {
-            uint64_t first = 0;
-            size_t item = r->numel ? r->nbytes / r->numel : 1;
-            const unsigned char *a = r->data, *b = k->data;
-            while (first * item < r->nbytes && memcmp(a + first * item, b + first * item, item) == 0)
-                first++;
-            char idx[96];
-            index_text(idx, sizeof idx, r, sample_flat(r, first));
-            l->outcome = "fail";
-            f = sem_add(c, KAT_SEM_CONVICTS, "value-mismatch", slot, call->call,
-                    "%s, leaf %s (%s, compared exactly): differs first at %s", at, r->path, kat_dtype_name(r->dtype),
-                    idx);
-            if (f)
-                f->leaf = sem_strdup(c, r->path);
-        } else {
-            l->outcome = "exact";
-        }
+    for (size_t li = 0; li < R->n_leaves; li++)
+        if (compare_leaf(c, slot, call, at, R64, li, &R->leaves[li], &K->leaves[li]) != 0)
+            return;
+}
+
+/* One call: the reference file (ref), the fp64 reference (ref64), the candidate's. */
+void sem_compare_call(struct ctx *c, const struct kat_sem_slot *slot, struct kat_sem_call *call, const cJSON *e)
+{
+    char at[96];
+    sem_where(at, sizeof at, slot, call->call);
+    const char *status = kat_event_str(e, "status");
+    snprintf(call->status, sizeof call->status, "%s", status ? status : "missing");
+    const char *inst = kat_event_str(e, "instance");
+    snprintf(call->instance, sizeof call->instance, "%s", inst ? inst : "A");
+    if (call_status_ends_it(c, slot, call, e, at))
+        return;
+    const char *fr = kat_event_str(e, "ref"), *f64 = kat_event_str(e, "ref64"), *fk = kat_event_str(e, "cand");
+    if (!fr || !fk) {
+        sem_add(c, KAT_SEM_UNRESOLVED, "call-incomplete", slot, call->call, "%s: the runner recorded no %s output", at,
+            fr ? "candidate" : "reference");
+        return;
     }
-out:
+    note_mutated_inputs(c, slot, call, e, at);
+    if (!f64) {
+        sem_add(c, KAT_SEM_UNRESOLVED, "fp64-unsupported", slot, call->call,
+            "%s: the fp64 reference did not run, so no tolerance can be calibrated: %s", at,
+            kat_event_str(e, "fp64_error") ? kat_event_str(e, "fp64_error") : "(no message)");
+    }
+    struct kat_tensor_file *R = NULL, *R64 = NULL, *K = NULL;
+    if (open_file(c, fr, &R, slot, call->call, "reference") == 0 &&
+        open_file(c, fk, &K, slot, call->call, "candidate") == 0 &&
+        (!f64 || open_file(c, f64, &R64, slot, call->call, "fp64 reference") == 0))
+        compare_outputs(c, slot, call, at, R, R64, K);
     kat_tensor_file_close(R);
     kat_tensor_file_close(R64);
     kat_tensor_file_close(K);

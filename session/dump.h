@@ -1,9 +1,9 @@
 /*
  * dump.h - `kaudit dump`'s reading of a session (dump_session.c: the
- * session-wide joins, one pass per trace, the driver) and its three
- * renderings (dump_text.c, dump_json.c, dump_kernels.c); the command's
- * options are tools/cmd_dump.c.  The kernel-to-vendor-call join is
- * session/trace_index.h.
+ * session-wide joins, one pass per trace, the driver), its three
+ * renderings (dump_text.c, dump_json.c, dump_kernels.c) and what they
+ * share (dump_shared.c); the command's options are tools/cmd_dump.c.  The
+ * kernel-to-vendor-call join is session/trace_index.h.
  */
 #ifndef KAUDIT_DUMP_H
 #define KAUDIT_DUMP_H
@@ -42,7 +42,6 @@ const struct child_exit *dump_parent_saw(const struct dump *d, size_t index, uin
                                          uint64_t start_ns);
 /* The trace that continues this pid after an exec, or NULL. */
 const char *dump_next_image(const struct dump *d, size_t index, uint32_t pid);
-void dump_describe_wait_status(char *buf, size_t n, int status);
 
 /* ---- one process ---- */
 
@@ -108,10 +107,13 @@ static inline size_t next_arg(const char *s, size_t n, size_t at, size_t *len)
     return at + *len + 1;
 }
 
-/* The per-name kernel counts of m, most frequent first (free() the result). */
+/* The per-name kernel counts of m, most frequent first (free() the result;
+ * dump_shared.c, like the two below). */
 struct name_count *dump_sorted_names(const struct kat_u64map *m);
 /* Sorts p->apis, most called first. */
 void dump_sort_apis(struct proc *p);
+/* "exited 3", "killed by signal 9 (core dumped)", "wait status 0x..." */
+void dump_describe_wait_status(char *buf, size_t n, int status);
 
 /* ---- the renderings ---- */
 

@@ -102,6 +102,12 @@ int kat_grow(void *items, size_t *cap, size_t need, size_t size)
     return 0;
 }
 
+const char *kat_base_name(const char *path)
+{
+    const char *s = path ? strrchr(path, '/') : NULL;
+    return s ? s + 1 : (path ? path : "");
+}
+
 void kat_hex(const void *bytes, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";

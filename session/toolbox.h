@@ -1,8 +1,9 @@
 /*
  * toolbox.h - the small helpers every part of kaudit shares, so that each is
  * written once: messages in kaudit's one format, errors into a caller's
- * buffer, allocation that cannot fail, array growth, hex digests and
- * environment flags.  libc only: the core build (the GPU machine) has it.
+ * buffer, allocation that cannot fail, array growth, a path's base name,
+ * hex digests and environment flags.  libc only: the core build (the GPU
+ * machine) has it.
  *
  * Messages go to stderr as "kaudit: LEVEL: TEXT\n" (LEVEL error, warning or
  * note), git-style; the CLI's cli_error/cli_warn/cli_note are these.
@@ -54,6 +55,9 @@ char *kat_xstrdup(const char *s);
  * *items and *cap unchanged.
  */
 int kat_grow(void *items, size_t *cap, size_t need, size_t size);
+
+/* The last component of a path (after its last '/'); "" for NULL. */
+const char *kat_base_name(const char *path);
 
 /* n bytes as 2n lowercase hex digits and a NUL into out (2n+1 bytes). */
 void kat_hex(const void *bytes, size_t n, char *out);

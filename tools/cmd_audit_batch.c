@@ -528,6 +528,17 @@ static const char *env_get(const char *name)
     return getenv(name);
 }
 
+static void pair_free(struct pair *p)
+{
+    free(p->id);
+    free(p->reference);
+    free(p->candidate);
+    free(p->contract);
+    free(p->weak);
+    free(p->corpus);
+    free(p->task);
+}
+
 /* The pairs of the shard (--shard, or the Slurm array task's), in place:
  * the others are freed.  The whole file was checked first, so every shard
  * refuses a bad batch file alike. */
@@ -535,168 +546,215 @@ static void keep_shard(const struct audit_shard *sh, struct pair *pairs, size_t 
 {
     size_t kept = 0;
     for (size_t k = 0; k < *n; k++) {
-        if (audit_shard_has(sh, k)) {
+        if (audit_shard_has(sh, k))
             pairs[kept++] = pairs[k];
-            continue;
-        }
-        free(pairs[k].id);
-        free(pairs[k].reference);
-        free(pairs[k].candidate);
-        free(pairs[k].contract);
-        free(pairs[k].weak);
-        free(pairs[k].corpus);
+        else
+            pair_free(&pairs[k]);
     }
     *n = kept;
+}
+
+/* The ledger, opened for appending and locked: one batch per ledger at a
+ * time, since two shards given one -o would cut each other's lines as torn
+ * (read_ledger).  Its descriptor, or -1 (said). */
+static int open_ledger(const char *ledger)
+{
+    int fd = open(ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return cli_error("cannot write the ledger '%s': %s", ledger, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return fd;
+    int e = errno;
+    close(fd);
+    if (e == EWOULDBLOCK)
+        return cli_error("the ledger '%s' is being written by another batch (each shard needs a ledger of its "
+                         "own; merge them with kaudit ledger merge)",
+                         ledger);
+    return cli_error("cannot lock the ledger '%s': %s", ledger, strerror(e));
+}
+
+/* One batch under way: its pairs, its workers and the ledger they feed. */
+struct batch {
+    const struct audit_args *a;
+    struct pair *pairs;
+    size_t n;
+    char **gpus;                /* --gpus, one per worker slot in turn; NULL: none */
+    size_t n_gpus;
+    int ledger_fd;
+    char records[PATH_MAX];     /* LEDGER.d: a directory per pair */
+    struct running *run;        /* a->jobs slots; pid 0: free */
+    double *started;            /* per pair: when its worker started */
+    size_t next;                /* the next pair in file order not yet started */
+    int active;                 /* workers running */
+    size_t done;                /* pairs in the ledger */
+};
+
+/* The pair to start next, or b->n for none now: the pairs in file order,
+ * then, once every other worker has ended, the retries one at a time. */
+static size_t next_pair(struct batch *b)
+{
+    while (b->next < b->n) {
+        if (!b->pairs[b->next].done)
+            return b->next++;
+        b->next++;
+    }
+    if (b->active == 0)
+        for (size_t i = 0; i < b->n; i++)
+            if (b->pairs[i].retry == RETRY_PENDING)
+                return i;
+    return b->n;
+}
+
+/* Starts pair `pick` in a free worker slot: KAUDIT_EXIT_OK, or -1 (said). */
+static int start_worker(struct batch *b, size_t pick)
+{
+    struct pair *p = &b->pairs[pick];
+    if (p->retry == RETRY_PENDING)
+        p->retry = RETRY_RUNNING;
+    char dir[PATH_MAX + 256];
+    pair_dir(dir, sizeof dir, b->records, p);
+    int slot = 0;
+    while (slot < b->a->jobs && b->run[slot].pid)
+        slot++;
+    /* slot j runs on GPU j mod n: at most ceil(jobs / n) workers share one */
+    p->gpu = b->n_gpus ? b->gpus[(size_t)slot % b->n_gpus] : NULL;
+    pid_t pid = start_pair(b->a, p, dir);
+    if (pid < 0)
+        return cli_error("cannot start the audit of '%s': %s", p->id, strerror(errno));
+    b->run[slot].pid = pid;
+    b->run[slot].pair = pick;
+    b->started[pick] = now_s();
+    b->active++;
+    return KAUDIT_EXIT_OK;
+}
+
+/* Starts pairs until every slot is busy or none is left to start now. */
+static int fill_slots(struct batch *b)
+{
+    while (b->active < b->a->jobs) {
+        size_t pick = next_pair(b);
+        if (pick == b->n)
+            break;
+        int rc = start_worker(b, pick);
+        if (rc != KAUDIT_EXIT_OK)
+            return rc;
+    }
+    return KAUDIT_EXIT_OK;
+}
+
+/* Runs the pairs the ledger does not hold, a->jobs at a time, until all have
+ * ended or one cannot be started. */
+static int run_pairs(struct batch *b, int tty, size_t skipped, double t0)
+{
+    int rc = KAUDIT_EXIT_OK;
+    for (;;) {
+        rc = fill_slots(b);
+        if (rc != KAUDIT_EXIT_OK || !b->active)
+            break;
+        if (tty)
+            progress(b->done, b->n, skipped, t0);
+        int ledger_failed = 0;
+        int got = reap_one(b->run, b->a->jobs, b->pairs, b->started, b->records, b->ledger_fd, &ledger_failed);
+        if (got < 0)
+            break;
+        if (got) {
+            b->active--;
+            if (got == 1)
+                b->done++;
+            if (ledger_failed)
+                rc = KAUDIT_EXIT_ERROR;
+        }
+    }
+    if (tty) {
+        progress(b->done, b->n, skipped, t0);
+        fputc('\n', stderr);
+    }
+    return rc;
+}
+
+/* What is left running after an error: waited for, its line is written. */
+static void wait_for_the_rest(struct batch *b)
+{
+    while (b->active > 0) {
+        int ledger_failed = 0;
+        int got = reap_one(b->run, b->a->jobs, b->pairs, b->started, b->records, b->ledger_fd, &ledger_failed);
+        if (got < 0)
+            break;
+        b->active -= got > 0;
+    }
+}
+
+/* The pairs of this shard, its GPUs and its jobs: 0, or -1 (said). */
+static int batch_pairs(struct batch *b, struct audit_args *args)
+{
+    char err[512];
+    struct audit_shard shard;
+    if (args->shard ? audit_shard_parse(args->shard, &shard, err, sizeof err) != 0
+                    : audit_shard_from_slurm(env_get, &shard, err, sizeof err) != 0)
+        return cli_error("%s", err);
+    if (args->gpus && audit_gpus_parse(args->gpus, env_get, "/dev", &b->gpus, &b->n_gpus, err, sizeof err) != 0)
+        return cli_error("%s", err);
+    if (args->gpus && !b->n_gpus && !args->quiet)
+        cli_warn("--gpus %s: no GPU found; the workers' environment is left as it is", args->gpus);
+    if (b->n_gpus && !args->jobs_given)
+        args->jobs = b->n_gpus > 256 ? 256 : (int)b->n_gpus; /* one worker per GPU */
+    if (read_pairs(args->batch, &b->pairs, &b->n) != 0)
+        return -1;
+    size_t in_file = b->n;
+    keep_shard(&shard, b->pairs, &b->n);
+    if (shard.count && !args->quiet)
+        fprintf(stderr, "kaudit: %s: %zu of the %zu pairs of %s\n", shard.source, b->n, in_file, args->batch);
+    return 0;
+}
+
+/* The ledger locked, the pairs it holds marked done, LEDGER.d made: 0, or -1 (said). */
+static int batch_ledger(struct batch *b)
+{
+    b->ledger_fd = open_ledger(b->a->ledger);
+    if (b->ledger_fd < 0)
+        return -1;
+    if (read_ledger(b->a->ledger, b->pairs, b->n, &b->done) != 0)
+        return -1;
+    snprintf(b->records, sizeof b->records, "%s.d", b->a->ledger);
+    if (mkdir(b->records, 0755) != 0 && errno != EEXIST)
+        return cli_error("cannot create '%s': %s", b->records, strerror(errno));
+    return 0;
+}
+
+static void batch_free(struct batch *b)
+{
+    if (b->ledger_fd >= 0)
+        close(b->ledger_fd);
+    audit_gpus_free(b->gpus, b->n_gpus);
+    for (size_t i = 0; i < b->n; i++)
+        pair_free(&b->pairs[i]);
+    free(b->pairs);
+    free(b->run);
+    free(b->started);
 }
 
 int audit_batch(const struct audit_args *given)
 {
     struct audit_args args = *given;
     const struct audit_args *a = &args;
-    struct pair *pairs = NULL;
-    size_t n = 0;
-    char err[512];
-    struct audit_shard shard;
-    if (a->shard ? audit_shard_parse(a->shard, &shard, err, sizeof err) != 0
-                 : audit_shard_from_slurm(env_get, &shard, err, sizeof err) != 0)
-        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
-    char **gpus = NULL;
-    size_t n_gpus = 0;
-    if (a->gpus && audit_gpus_parse(a->gpus, env_get, "/dev", &gpus, &n_gpus, err, sizeof err) != 0)
-        return cli_error("%s", err), KAUDIT_EXIT_ERROR;
-    if (a->gpus && !n_gpus && !a->quiet)
-        cli_warn("--gpus %s: no GPU found; the workers' environment is left as it is", a->gpus);
-    if (n_gpus && !a->jobs_given)
-        args.jobs = n_gpus > 256 ? 256 : (int)n_gpus; /* one worker per GPU */
-    if (read_pairs(a->batch, &pairs, &n) != 0) {
-        audit_gpus_free(gpus, n_gpus);
+    struct batch b = { .a = a, .ledger_fd = -1 };
+    if (batch_pairs(&b, &args) != 0 || batch_ledger(&b) != 0) {
+        batch_free(&b);
         return KAUDIT_EXIT_ERROR;
-    }
-    size_t in_file = n;
-    keep_shard(&shard, pairs, &n);
-    if (shard.count && !a->quiet)
-        fprintf(stderr, "kaudit: %s: %zu of the %zu pairs of %s\n", shard.source, n, in_file, a->batch);
-    /* One batch per ledger at a time: two shards given one -o would cut
-     * each other's lines as torn (read_ledger) */
-    int fd = open(a->ledger, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        audit_gpus_free(gpus, n_gpus);
-        return cli_error("cannot write the ledger '%s': %s", a->ledger, strerror(errno)), KAUDIT_EXIT_ERROR;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        close(fd);
-        audit_gpus_free(gpus, n_gpus);
-        if (e == EWOULDBLOCK)
-            return cli_error("the ledger '%s' is being written by another batch (each shard needs a ledger of its "
-                             "own; merge them with kaudit ledger merge)",
-                             a->ledger),
-                   KAUDIT_EXIT_ERROR;
-        return cli_error("cannot lock the ledger '%s': %s", a->ledger, strerror(e)), KAUDIT_EXIT_ERROR;
-    }
-    size_t done = 0;
-    if (read_ledger(a->ledger, pairs, n, &done) != 0) {
-        close(fd);
-        audit_gpus_free(gpus, n_gpus);
-        return KAUDIT_EXIT_ERROR;
-    }
-    char records[PATH_MAX];
-    snprintf(records, sizeof records, "%s.d", a->ledger);
-    if (mkdir(records, 0755) != 0 && errno != EEXIST) {
-        close(fd);
-        audit_gpus_free(gpus, n_gpus);
-        return cli_error("cannot create '%s': %s", records, strerror(errno)), KAUDIT_EXIT_ERROR;
     }
     int tty = isatty(2) && !a->quiet;
-    size_t skipped = done;
+    size_t skipped = b.done;
     double t0 = now_s();
     if (!a->quiet && skipped)
-        fprintf(stderr, "kaudit: %zu of %zu pairs are in the ledger already; running the rest\n", skipped, n);
-    struct running *run = kat_xcalloc((size_t)a->jobs, sizeof *run);
-    double *started = kat_xcalloc(n ? n : 1, sizeof *started);
-    size_t next = 0;
-    int active = 0, rc = KAUDIT_EXIT_OK;
-    for (;;) {
-        while (active < a->jobs) {
-            size_t pick = n;
-            if (next < n) {
-                if (pairs[next].done) {
-                    next++;
-                    continue;
-                }
-                pick = next++;
-            } else if (active == 0) {
-                /* the retries, one at a time, once the rest has ended */
-                for (size_t i = 0; i < n; i++)
-                    if (pairs[i].retry == RETRY_PENDING) {
-                        pick = i;
-                        break;
-                    }
-            }
-            if (pick == n)
-                break;
-            if (pairs[pick].retry == RETRY_PENDING)
-                pairs[pick].retry = RETRY_RUNNING;
-            char dir[PATH_MAX + 256];
-            pair_dir(dir, sizeof dir, records, &pairs[pick]);
-            int slot = 0;
-            while (slot < a->jobs && run[slot].pid)
-                slot++;
-            /* slot j runs on GPU j mod n: at most ceil(jobs / n) workers share one */
-            pairs[pick].gpu = n_gpus ? gpus[(size_t)slot % n_gpus] : NULL;
-            pid_t pid = start_pair(a, &pairs[pick], dir);
-            if (pid < 0) {
-                rc = cli_error("cannot start the audit of '%s': %s", pairs[pick].id, strerror(errno));
-                break;
-            }
-            run[slot].pid = pid;
-            run[slot].pair = pick;
-            started[pick] = now_s();
-            active++;
-        }
-        if (rc != KAUDIT_EXIT_OK || !active)
-            break;
-        if (tty)
-            progress(done, n, skipped, t0);
-        int ledger_failed = 0;
-        int got = reap_one(run, a->jobs, pairs, started, records, fd, &ledger_failed);
-        if (got < 0)
-            break;
-        if (got) {
-            active--;
-            if (got == 1)
-                done++;
-            if (ledger_failed)
-                rc = KAUDIT_EXIT_ERROR;
-        }
-    }
-    if (tty) {
-        progress(done, n, skipped, t0);
-        fputc('\n', stderr);
-    }
-    /* what is left running after an error: wait for it, its line is written */
-    while (active > 0) {
-        int ledger_failed = 0;
-        int got = reap_one(run, a->jobs, pairs, started, records, fd, &ledger_failed);
-        if (got < 0)
-            break;
-        active -= got > 0;
-    }
-    close(fd);
+        fprintf(stderr, "kaudit: %zu of %zu pairs are in the ledger already; running the rest\n", skipped, b.n);
+    b.run = kat_xcalloc((size_t)a->jobs, sizeof *b.run);
+    b.started = kat_xcalloc(b.n ? b.n : 1, sizeof *b.started);
+    int rc = run_pairs(&b, tty, skipped, t0);
+    wait_for_the_rest(&b);
+    close(b.ledger_fd);
+    b.ledger_fd = -1;
     if (!a->quiet)
-        fprintf(stderr, "kaudit: %zu of %zu pairs in the ledger %s\n", done, n, a->ledger);
-    audit_gpus_free(gpus, n_gpus);
-    for (size_t i = 0; i < n; i++) {
-        free(pairs[i].id);
-        free(pairs[i].reference);
-        free(pairs[i].candidate);
-        free(pairs[i].contract);
-        free(pairs[i].weak);
-        free(pairs[i].corpus);
-        free(pairs[i].task);
-    }
-    free(pairs);
-    free(run);
-    free(started);
+        fprintf(stderr, "kaudit: %zu of %zu pairs in the ledger %s\n", b.done, b.n, a->ledger);
+    batch_free(&b);
     return rc;
 }
