@@ -7,12 +7,17 @@
  * within a few milliseconds.  The parent then stays COUNT x 20 ms so that
  * kaudit run's census has time to look, and exits 0.
  *
- * prog_short_untraced [PROGRAM [COUNT]]   (default /bin/true, 10)
+ * With --traced-fork the child is made by libc's fork instead, so that the
+ * preload's fork handler gives it a trace of its own before it execs the
+ * program untraced: the trace must not count for the program.
+ *
+ * prog_short_untraced [--traced-fork] [PROGRAM [COUNT]]   (default /bin/true, 10)
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,10 +35,13 @@ static long raw_fork(void)
 
 int main(int argc, char **argv)
 {
+    int traced_fork = argc > 1 && !strcmp(argv[1], "--traced-fork");
+    argv += traced_fork;
+    argc -= traced_fork;
     const char *program = argc > 1 ? argv[1] : "/bin/true";
     int count = argc > 2 ? atoi(argv[2]) : 10;
     signal(SIGCHLD, SIG_IGN);
-    long pid = raw_fork();
+    long pid = traced_fork ? (long)fork() : raw_fork();
     if (pid == 0) {
         char *child_argv[] = { (char *)program, NULL };
         char *empty_env[] = { NULL };
