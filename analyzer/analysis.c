@@ -256,6 +256,19 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
                        "a raw clone and execve with an empty environment does): %s",
                        untraced);
     }
+    /* how kaudit run saw the run's processes: anything but the kernel's
+     * events leaves a short untraced process possible.  Sessions recorded
+     * before the key existed (census only, not said) keep their old reading:
+     * no finding (docs/session-format.md). */
+    const char *accounting = kat_session_info(s, "process_accounting");
+    if (accounting && strcmp(accounting, "proc-connector") != 0) {
+        run.facts.processes_unaccounted = 1;
+        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "process-accounting-incomplete",
+                       NULL, 0,
+                       "kaudit run could not see every process of the run (process_accounting: %s): a process "
+                       "shorter than its 50 ms census may have run without a trace unseen",
+                       accounting);
+    }
     /* Sessions recorded before kaudit protected them have no such key. */
     const char *protection = kat_session_info(s, "session_protection");
     if (protection && strncmp(protection, "read-only", 9) != 0)

@@ -122,6 +122,11 @@ struct ka_child_start {                 /* a fork or posix_spawn a trace recorde
 };
 
 /* The root cause of an axis whose session is incomplete (facts.session_incomplete). */
+/* The cause for the axes when kaudit run saw the run's processes only through
+ * its census (facts.processes_unaccounted) */
+#define KA_PROCESSES_UNACCOUNTED_CAUSE                                                                           \
+    "kaudit run saw the run's processes only through its 50 ms census (info process_accounting): a process "    \
+    "shorter than a scan may have run without a trace unseen"
 #define KA_SESSION_INCOMPLETE_CAUSE                                                                              \
     "the session is incomplete: the recording did not end, or a trace was refused (see the findings)"
 /* ... and of one whose traces were changed after the run (facts.traces_changed),
@@ -141,6 +146,7 @@ struct ka_session_facts {
     struct ka_child_start *child_starts; /* from every trace */
     size_t n_child_starts, cap_child_starts;
     unsigned missing_traces;            /* processes the traces name that have no trace (accounting.c) */
+    int processes_unaccounted;          /* kaudit run could not see every process (info process_accounting) */
     uint64_t candidate_modules;         /* modules loaded by candidate objects */
     /* what limits the evidence */
     int health_problem, truncated, read_error;

@@ -461,6 +461,8 @@ static const char *inconclusive_cause(const struct ka_work_tally *w, const struc
     else if (s->missing_traces)
         cause = "a process the traces name (a fork, a spawn or a reaped child) has no trace: its launches are not "
                 "known (the session is incomplete)";
+    else if (s->processes_unaccounted)
+        cause = KA_PROCESSES_UNACCOUNTED_CAUSE;
     else if (s->traces_changed)
         cause = KA_TRACES_CHANGED_CAUSE;
     else if (s->health_problem)

@@ -465,6 +465,10 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
                                 "is incomplete)");
         return;
     }
+    if (s->processes_unaccounted) {
+        ax->root_cause = strdup(KA_PROCESSES_UNACCOUNTED_CAUSE);
+        return;
+    }
     if (s->traces_changed) {
         ax->root_cause = strdup(KA_TRACES_CHANGED_CAUSE);
         return;

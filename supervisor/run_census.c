@@ -67,14 +67,13 @@ int proc_stat_read(pid_t pid, struct proc_stat *r)
     return 0;
 }
 
-/* Whether the program of pid has no PT_INTERP (a static executable). */
-static int static_executable(pid_t pid)
+int proc_program_static(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return -1;
     Elf64_Ehdr eh;
     int result = 0;
     if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
@@ -94,6 +93,11 @@ static int static_executable(pid_t pid)
     }
     close(fd);
     return result;
+}
+
+int proc_static_executable(pid_t pid)
+{
+    return proc_program_static(pid) == 1;
 }
 
 static int by_pid(const void *a, const void *b)
@@ -160,7 +164,7 @@ void run_census_scan(struct run_census *c)
              * two): the program it runs now is the one to name */
             if (strcmp(seen->comm, rows[i].comm) != 0) {
                 memcpy(seen->comm, rows[i].comm, sizeof seen->comm);
-                seen->is_static = static_executable(rows[i].pid);
+                seen->is_static = proc_static_executable(rows[i].pid);
             }
             continue;
         }
@@ -178,7 +182,7 @@ void run_census_scan(struct run_census *c)
         p->pid = rows[i].pid;
         p->start = rows[i].start;
         memcpy(p->comm, rows[i].comm, sizeof p->comm);
-        p->is_static = static_executable(rows[i].pid);
+        p->is_static = proc_static_executable(rows[i].pid);
     }
     free(in);
     free(rows);

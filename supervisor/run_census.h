@@ -44,6 +44,11 @@ struct proc_stat {
     char comm[20];
 };
 int proc_stat_read(pid_t pid, struct proc_stat *out);
+/* Whether the program pid runs has no PT_INTERP (a static executable): 1,
+ * else 0 (also when /proc/PID/exe cannot be read: a zombie, or gone). */
+int proc_static_executable(pid_t pid);
+/* The same, -1 when /proc/PID/exe cannot be read. */
+int proc_program_static(pid_t pid);
 
 void run_census_init(struct run_census *c, pid_t root);
 /* Adds the processes of root's tree (root itself not) that are alive now,

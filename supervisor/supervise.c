@@ -34,6 +34,7 @@
 #include "confine.h"
 #include "run_census.h"
 #include "privilege.h"
+#include "proc_events.h"
 #include "run_protect.h"
 #include "supervise.h"
 #include "toolbox.h"
@@ -279,35 +280,118 @@ static int reap_orphans(pid_t command, int *status)
     return ended;
 }
 
-/* The processes the census saw against the traces: info untraced_processes
- * (dynamic programs without a trace: they ran without the preload) and
- * static_processes (which cannot have one). */
-static void account_processes(struct kat_session_info *info, const struct run_census *c,
-                              const struct trace_spool *spool, const char *session)
+/* A list of processes for info: `PID COMM, ...`, as long as it fits. */
+struct process_list {
+    char text[1024];
+    size_t len, count;
+};
+
+static void list_add(struct process_list *l, pid_t pid, const char *comm)
 {
-    char untraced[1024] = "", statics[1024] = "";
-    size_t nu = 0, ns = 0, lu = 0, ls = 0;
+    if (l->len < sizeof l->text - 64)
+        l->len += (size_t)snprintf(l->text + l->len, sizeof l->text - l->len, "%s%d %s", l->len ? ", " : "",
+                                   (int)pid, comm);
+    l->count++;
+}
+
+/* Whether every program p ran after an exec handed over a trace: one opened
+ * (by its header) after its first exec for each exec, and one after its
+ * last.  A traced parent's fork child that then execs an untraced program
+ * has a trace of its own, from before: it does not count for the program. */
+static int exec_images_traced(const struct trace_spool *spool, const struct proc_instance *p)
+{
+    return trace_spool_images_since(spool, p->pid, p->start, p->first_exec_ns) >= p->execs &&
+           trace_spool_images_since(spool, p->pid, p->start, p->last_exec_ns) >= 1;
+}
+
+/* The processes that exec'd a program, from the kernel's events (every one,
+ * however short): those whose programs left no trace. */
+static void account_execs(const struct proc_events *events, const struct trace_spool *spool,
+                          struct process_list *untraced, struct process_list *statics, const char *session)
+{
+    for (size_t i = 0; i < events->n; i++) {
+        const struct proc_instance *p = &events->procs[i];
+        if (!p->execs || exec_images_traced(spool, p))
+            continue;
+        if (p->is_static == 1) {
+            list_add(statics, p->pid, p->comm);
+            continue;
+        }
+        if (p->is_static >= 0) {
+            list_add(untraced, p->pid, p->comm);
+            continue;
+        }
+        /* gone before /proc could be read: the kernel's exec event names no
+         * program, so the name is the one it had before its exec */
+        char name[96];
+        snprintf(name, sizeof name, "(exec'd from %s, ended before kaudit run read its program)", p->comm);
+        kat_session_log(session, "note",
+                        "process %d (%s) ended before kaudit run could read the program it exec'd: counted as "
+                        "dynamically linked",
+                        (int)p->pid, p->comm);
+        list_add(untraced, p->pid, name);
+    }
+}
+
+/* The processes the census saw (and the kernel's events, when kaudit run
+ * had them) against the traces: info untraced_processes (dynamic programs
+ * without a trace: they ran without the preload) and static_processes
+ * (which cannot have one).  A process that exec'd is judged by its events;
+ * the census decides for the others (a fork child that did not exec). */
+static void account_processes(struct kat_session_info *info, const struct run_census *c,
+                              const struct proc_events *events, const struct trace_spool *spool,
+                              const char *session)
+{
+    struct process_list untraced = { .len = 0 }, statics = { .len = 0 };
+    if (events)
+        account_execs(events, spool, &untraced, &statics, session);
     for (size_t i = 0; i < c->n; i++) {
         const struct census_process *p = &c->seen[i];
-        if (trace_spool_has_process(spool, p->pid, p->start))
+        const struct proc_instance *known = events ? proc_events_find(events, p->pid, p->start) : NULL;
+        if ((known && known->execs) || trace_spool_has_process(spool, p->pid, p->start))
             continue;
-        char *buf = p->is_static ? statics : untraced;
-        size_t *len = p->is_static ? &ls : &lu;
-        if (*len < sizeof untraced - 64)
-            *len += (size_t)snprintf(buf + *len, sizeof untraced - *len, "%s%d %s", *len ? ", " : "", (int)p->pid,
-                                     p->comm);
-        if (p->is_static)
-            ns++;
-        else
-            nu++;
+        list_add(p->is_static ? &statics : &untraced, p->pid, p->comm);
     }
-    if (nu) {
-        kat_session_info_set(info, "untraced_processes", "%zu: %s", nu, untraced);
+    if (untraced.count) {
+        kat_session_info_set(info, "untraced_processes", "%zu: %s", untraced.count, untraced.text);
         kat_session_log(session, "warning", "%zu process(es) of the run had no trace (they ran without the preload): %s",
-                        nu, untraced);
+                        untraced.count, untraced.text);
     }
-    if (ns)
-        kat_session_info_set(info, "static_processes", "%zu: %s", ns, statics);
+    if (statics.count)
+        kat_session_info_set(info, "static_processes", "%zu: %s", statics.count, statics.text);
+}
+
+/* info process_accounting: how the run's processes were seen.  Said before
+ * the command runs and again at the end (docs/session-format.md). */
+static void say_accounting(struct kat_session_info *info, const struct proc_events *events, const char *session)
+{
+    if (events->fd >= 0 || !strcmp(events->why, "stopped"))
+        kat_session_info_set(info, "process_accounting", "proc-connector");
+    else {
+        kat_session_info_set(info, "process_accounting", "census: %s", events->why);
+        kat_session_log(session, "warning",
+                        "only the 50 ms census sees the run's processes (%s): a shorter process may run without "
+                        "a trace unseen",
+                        events->why);
+    }
+}
+
+/* At the end: the kernel's events were whole, or the census alone counts. */
+static void say_accounting_end(struct kat_session_info *info, struct proc_events *events, pid_t command,
+                               const char *session)
+{
+    if (proc_events_complete(events, command))
+        return;
+    if (!strcmp(events->why, "stopped")) {
+        if (events->overflows)
+            snprintf(events->why, sizeof events->why, "the proc connector's events overflowed %lu time(s)",
+                     events->overflows);
+        else if (events->too_many)
+            snprintf(events->why, sizeof events->why, "more processes than the proc connector's list holds");
+        else
+            snprintf(events->why, sizeof events->why, "the proc connector sent no event for the command");
+    }
+    say_accounting(info, events, session);
 }
 
 static volatile sig_atomic_t child_pid_for_signals;
@@ -474,6 +558,11 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
         trace_spool_close(&spool);
         return 1;
     }
+    /* every fork and exec of the run from the kernel, however short
+     * (proc_events.h); listening before the fork, so the first are queued */
+    struct proc_events events;
+    proc_events_open(&events);
+    say_accounting(&info, &events, session);
     fflush(NULL);
     kat_session_info_started(&info);
     /* a process that leaves the command's tree (a double fork) becomes our
@@ -483,6 +572,7 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     if (child < 0) {
         kat_say("error", "cannot fork: %s", strerror(errno));
         kat_session_info_not_started(&info, strerror(errno));
+        proc_events_free(&events);
         confine_release(&conf);
         trace_spool_close(&spool);
         return 1;
@@ -530,6 +620,9 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     close(report[1]);
     close(protect[1]);
     confine_release(&conf);
+    /* the thread after the fork: the child is forked from one thread only */
+    if (events.fd >= 0 && proc_events_start(&events) != 0)
+        kat_session_log(session, "warning", "%s: the events are read at the end", events.why);
     /* every traced process hands us two descriptors' worth (its trace and
      * the copy): our own limit up to the hard one, the command's untouched */
     struct rlimit files;
@@ -592,6 +685,7 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
             trace_spool_drain(&spool, 1);
             trace_spool_close(&spool);
             run_census_free(&census);
+            proc_events_free(&events);
             return 1;
         }
         trace_spool_drain(&spool, 0);
@@ -611,8 +705,11 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
         kat_session_info_set(&info, "rejected_traces", "%u", spool.rejected_traces);
     if (spool.copy_failures)
         kat_session_info_set(&info, "copy_failures", "%u", spool.copy_failures);
-    account_processes(&info, &census, &spool, session);
+    proc_events_stop(&events);
+    say_accounting_end(&info, &events, child, session);
+    account_processes(&info, &census, proc_events_complete(&events, child) ? &events : NULL, &spool, session);
     run_census_free(&census);
+    proc_events_free(&events);
     trace_spool_close(&spool);
 
     if (got == (ssize_t)sizeof(exec_error) && exec_error) {

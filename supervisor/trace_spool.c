@@ -35,6 +35,8 @@ struct spool_file {
     uint64_t offset;             /* bytes copied so far (whole records) */
     uint64_t released;           /* bytes given back to the kernel (copied, page-aligned) */
     int damaged;                 /* stopped at bytes that are no record: copied raw once */
+    uint32_t origin;             /* its header's, once checked (enum kat_process_origin; 0: not yet) */
+    uint64_t opened_ns;          /* its header's start_monotonic_ns: when the trace was opened */
 };
 
 int trace_spool_open(struct trace_spool *s, const char *session, char *err, size_t n)
@@ -460,6 +462,10 @@ static void drain_file(struct trace_spool *s, struct spool_file *f, int final)
                         strerror(errno));
         f->damaged = 1;
     } else {
+        if (first) { /* what the header says of the process, for the accounting of its programs */
+            f->origin = header.origin;
+            f->opened_ns = header.start_monotonic_ns;
+        }
         f->offset += whole;
         /* what is copied need not stay in memory (the writer only appends) */
         uint64_t release_to = releasable(f->offset, f->released);
@@ -506,6 +512,18 @@ int trace_spool_has_process(const struct trace_spool *s, long pid, unsigned long
         if (s->files[i].pid == pid && (!s->files[i].start || !start || s->files[i].start == start))
             return 1;
     return 0;
+}
+
+unsigned trace_spool_images_since(const struct trace_spool *s, long pid, unsigned long long start, uint64_t since_ns)
+{
+    unsigned n = 0;
+    for (size_t i = 0; i < s->n_files; i++) {
+        const struct spool_file *f = &s->files[i];
+        int same_start = !f->start || f->start == start || f->start + 1 == start || start + 1 == f->start;
+        if (f->pid == pid && same_start && f->origin == KAT_ORIGIN_EXEC && f->opened_ns >= since_ns)
+            n++;
+    }
+    return n;
 }
 
 void trace_spool_close(struct trace_spool *s)

@@ -71,6 +71,14 @@ void trace_spool_drain(struct trace_spool *s, int final);
  * process that had the same pid does not count. */
 int trace_spool_has_process(const struct trace_spool *s, long pid, unsigned long long start);
 
+/* How many traces the process pid that started at start (clock ticks,
+ * within one) handed over that a new program image opened (their header's
+ * origin: exec) at or after since_ns (CLOCK_MONOTONIC): whether each exec
+ * of the process was followed by a trace (supervise.c).  Only traces whose
+ * header was checked (a first whole record) count.  The header is the
+ * process's own word: docs/threat-model.md says what that leaves open. */
+unsigned trace_spool_images_since(const struct trace_spool *s, long pid, unsigned long long start, uint64_t since_ns);
+
 /* Closes the traces and removes the spool directory. */
 void trace_spool_close(struct trace_spool *s);
 
