@@ -36,22 +36,39 @@ static void unresolved(struct audit_probe *p, const char *fmt, ...)
 }
 
 
-/* A replay's output file, opened (relative to the runner's directory, which it may not leave). */
-static struct kat_tensor_file *open_output(struct audit_probe *p, const char *dir, const cJSON *replay)
+/* A file the runner wrote, named in its log (relative to the runner's directory,
+ * which it may not leave); who is "the baseline replay", "the reference", ... */
+static struct kat_tensor_file *open_runner_file(struct audit_probe *p, const char *dir, const char *file,
+                                                const char *who)
 {
-    const char *file = kat_event_str(replay, "file"), *name = kat_event_str(replay, "name");
     if (!file || strstr(file, "..") || file[0] == '/') {
-        unresolved(p, "the %s replay names no output file of the runner's", name ? name : "?");
+        unresolved(p, "%s names no output file of the runner's", who);
         return NULL;
     }
     char path[4096], err[512];
     snprintf(path, sizeof path, "%s/%s", dir, file);
     struct kat_tensor_file *f;
     if (kat_tensor_file_open(path, &f, err, sizeof err) != 0) {
-        unresolved(p, "the %s replay's output does not read: %s", name ? name : "?", err);
+        unresolved(p, "%s's output does not read: %s", who, err);
         return NULL;
     }
     return f;
+}
+
+/* A replay's output file, opened. */
+static struct kat_tensor_file *open_output(struct audit_probe *p, const char *dir, const cJSON *replay)
+{
+    const char *name = kat_event_str(replay, "name");
+    char who[160];
+    snprintf(who, sizeof who, "the %s replay", name ? name : "?");
+    return open_runner_file(p, dir, kat_event_str(replay, "file"), who);
+}
+
+/* Two leaves of the same path, kind, dtype and shape. */
+static int same_layout(const struct kat_tensor_leaf *a, const struct kat_tensor_leaf *b)
+{
+    return !strcmp(a->path, b->path) && a->kind == b->kind && a->dtype == b->dtype && a->ndim == b->ndim &&
+           a->numel == b->numel && !memcmp(a->shape, b->shape, a->ndim * sizeof a->shape[0]);
 }
 
 /*
@@ -69,8 +86,7 @@ static double output_change(struct audit_probe *p, const char *name, const struc
     double worst = 0;
     for (uint32_t i = 0; i < base->n_leaves; i++) {
         const struct kat_tensor_leaf *b = &base->leaves[i], *o = &out->leaves[i];
-        if (strcmp(b->path, o->path) || b->kind != o->kind || b->dtype != o->dtype || b->ndim != o->ndim ||
-            b->numel != o->numel || memcmp(b->shape, o->shape, b->ndim * sizeof b->shape[0])) {
+        if (!same_layout(b, o)) {
             unresolved(p, "the %s replay's output leaf %s differs from the baseline's in structure, shape or dtype",
                        name, b->path);
             return -1;
@@ -249,11 +265,10 @@ out:
     return ok;
 }
 
+/* The same layout and, for sampled leaves, the same elements sampled. */
 static int same_structure(const struct kat_tensor_leaf *a, const struct kat_tensor_leaf *b)
 {
-    return !strcmp(a->path, b->path) && a->kind == b->kind && a->dtype == b->dtype && a->ndim == b->ndim &&
-           a->numel == b->numel && !memcmp(a->shape, b->shape, a->ndim * sizeof a->shape[0]) &&
-           a->sampled == b->sampled &&
+    return same_layout(a, b) && a->sampled == b->sampled &&
            (!a->sampled || !memcmp(a->sample_index, b->sample_index, 8 * a->sampled));
 }
 
@@ -278,23 +293,11 @@ static void check_baseline(struct audit_probe *p, const char *dir, const cJSON *
                          error ? error : "the runner logged no reference output file on the probe's inputs");
         return;
     }
-    cJSON *as_replay[2] = { cJSON_CreateObject(), cJSON_CreateObject() };
-    struct kat_tensor_file *r = NULL, *r64 = NULL;
-    if (as_replay[0] && as_replay[1]) {
-        cJSON_AddStringToObject(as_replay[0], "name", "reference");
-        cJSON_AddStringToObject(as_replay[0], "file", kat_event_str(ref, "ref"));
-        cJSON_AddStringToObject(as_replay[1], "name", "fp64 reference");
-        cJSON_AddStringToObject(as_replay[1], "file", kat_event_str(ref, "ref64"));
-        r = open_output(p, dir, as_replay[0]);
-        r64 = r ? open_output(p, dir, as_replay[1]) : NULL;
-    }
-    cJSON_Delete(as_replay[0]);
-    cJSON_Delete(as_replay[1]);
-    if (!r || !r64) {
-        if (p->ev.state != KA_PROBE_UNRESOLVED)
-            baseline_verdict(p, KA_PROBE_BASELINE_UNVERIFIED, "out of memory reading the reference's outputs");
-        goto out;
-    }
+    struct kat_tensor_file *r = open_runner_file(p, dir, kat_event_str(ref, "ref"), "the reference");
+    struct kat_tensor_file *r64 = r ? open_runner_file(p, dir, kat_event_str(ref, "ref64"), "the fp64 reference")
+                                    : NULL;
+    if (!r || !r64)
+        goto out;   /* the probe is unresolved, saying which file */
     if (r->n_leaves != base->n_leaves || r64->n_leaves != r->n_leaves) {
         baseline_verdict(p, KA_PROBE_BASELINE_MISMATCH, "the baseline's output has %u leaves, the reference's %u",
                          base->n_leaves, r->n_leaves);

@@ -93,20 +93,18 @@ def unclassified_class(targets, func, name, args, kwargs, out):
     inputs = [a for a in list(args) + list((kwargs or {}).values()) for a in tensor_leaves(a)]
     if not inputs:
         return None
-    held = set()
-    for a in inputs:
-        try:
-            held.add(a.untyped_storage().data_ptr() if hasattr(a, "untyped_storage") else a.storage().data_ptr())
-        except (RuntimeError, NotImplementedError):
+    try:
+        held = {storage_address(a) for a in inputs}
+        if any(storage_address(t) in held for t in tensor_leaves(out)):
             return None
-    for t in tensor_leaves(out):
-        try:
-            ptr = t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr()
-        except (RuntimeError, NotImplementedError):
-            return None
-        if ptr in held:
-            return None
+    except (RuntimeError, NotImplementedError):
+        return None
     return cls
+
+
+def storage_address(t):
+    """Where t's storage starts (PyTorch 2's untyped_storage, 1.x's storage)."""
+    return t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr()
 
 
 def sizes_of(args):
