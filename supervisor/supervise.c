@@ -414,84 +414,288 @@ static void forward_if_sent(int sig, siginfo_t *si, void *ctx)
 
 
 
-int supervise(const struct supervise_options *o, char *claimed, size_t claimed_size)
+/* The libraries the command runs with (supervisor/resources.h). */
+struct run_libraries {
+    char preload[PATH_MAX];
+    char cupti_path[PATH_MAX];
+    const char *cupti;          /* NULL: none */
+    char audit_path[PATH_MAX];
+    int audit_found;            /* find_audit's answer */
+    const char *audit;          /* NULL: none */
+    char python_dir[PATH_MAX + 32];
+    const char *python;         /* kaudit's sitecustomize folder; NULL: none */
+};
+
+static int find_libraries(const struct supervise_options *o, struct run_libraries *lib)
+{
+    if (find_preload(lib->preload, sizeof lib->preload) != 0)
+        return -1;
+    lib->cupti = NULL;
+    if (o->cupti && o->cupti[0]) {
+        if (!realpath(o->cupti, lib->cupti_path) || !file_readable(lib->cupti_path)) {
+            kat_say("error", "cannot read the CUPTI library '%s'", o->cupti);
+            return -1;
+        }
+        lib->cupti = lib->cupti_path;
+    }
+    lib->audit_found = find_audit(lib->preload, lib->audit_path);
+    lib->audit = lib->audit_found == 0 ? lib->audit_path : NULL;
+    /* kaudit's sitecustomize, beside the preload library (preload/python/) */
+    lib->python = NULL;
+    if (!o->no_python && kres_python_dir(lib->preload, lib->python_dir, sizeof lib->python_dir) == 0)
+        lib->python = lib->python_dir;
+    return 0;
+}
+
+/* A missing audit module: said in kaudit.log either way; on stderr only
+ * when not asked for. */
+static void say_audit_library(const struct run_libraries *lib, const char *session)
+{
+    if (lib->audit_found == 0)
+        return;
+    char message[PATH_MAX + 256];
+    if (lib->audit_found < 0)
+        snprintf(message, sizeof(message), "cannot read the audit library '%s': ", lib->audit_path);
+    else
+        snprintf(message, sizeof(message), "no audit library (%s=none): ", KAT_ENV_AUDIT);
+    strcat(message, "vendor functions found with dlsym() run outside any vendor window");
+    if (lib->audit_found < 0)
+        kat_say("warning", "%s", message);
+    kat_session_log(session, "warning", "%s", message);
+}
+
+/* The session directory (absolute path in session): -d, kaudit.session for
+ * --overwrite alone (as before), else one numbered here (claimed). */
+static int claim_session(const struct supervise_options *o, char *claimed, size_t claimed_size, char *session)
 {
     const char *dir = o->dir;
-    const char *cupti = o->cupti;
-    int overwrite = o->overwrite, verbose = o->verbose;
-    const char *const *write_roots = o->write_roots;
-    const unsigned char *create_only = o->create_only;
-    size_t n_write_roots = o->n_write_roots;
-    const char *python_watch = o->python_watch;
-    int no_python = o->no_python;
-    char **command = o->command;
-    claimed[0] = '\0';
-
-    char preload[PATH_MAX];
-    if (find_preload(preload, sizeof(preload)) != 0)
-        return 1;
-    char cupti_abs[PATH_MAX];
-    if (cupti && cupti[0]) {
-        if (!realpath(cupti, cupti_abs) || !file_readable(cupti_abs)) {
-            kat_say("error", "cannot read the CUPTI library '%s'", cupti);
-            return 1;
-        }
-        cupti = cupti_abs;
-    } else {
-        cupti = NULL;
-    }
-
-    char audit_path[PATH_MAX];
-    int audit_found = find_audit(preload, audit_path);
-    const char *audit = audit_found == 0 ? audit_path : NULL;
-
-    if (!dir && overwrite) {
-        dir = KAUDIT_SESSION_DEFAULT; /* --overwrite alone: replace kaudit.session, as before */
+    if (!dir && o->overwrite) {
+        dir = KAUDIT_SESSION_DEFAULT;
     } else if (!dir) {
         if (kaudit_new_session_dir(claimed, claimed_size) != 0) {
-            kat_say("error", "cannot create a session directory here ('%s'): %s", claimed,
-                strerror(errno));
+            kat_say("error", "cannot create a session directory here ('%s'): %s", claimed, strerror(errno));
             claimed[0] = '\0';
-            return 1;
+            return -1;
         }
         dir = claimed;
     }
-    char session[PATH_MAX];
     int foreign = 0;
-    if (make_session_dir(dir, overwrite, session, &foreign) != 0)
-        return 1;
+    if (make_session_dir(dir, o->overwrite, session, &foreign) != 0)
+        return -1;
 #ifdef KAUDIT_HAVE_SEAL
     account_open(session);
 #endif
     if (foreign)
         kat_session_log(session, "warning", "'%s' was not empty and held no session; recorded into it anyway",
                         dir);
-    if (audit_found != 0) {
-        /* Said in kaudit.log either way; on stderr only when not asked for. */
-        char message[PATH_MAX + 256];
-        if (audit_found < 0)
-            snprintf(message, sizeof(message), "cannot read the audit library '%s': ", audit_path);
-        else
-            snprintf(message, sizeof(message), "no audit library (%s=none): ", KAT_ENV_AUDIT);
-        strcat(message, "vendor functions found with dlsym() run outside any vendor window");
-        if (audit_found < 0)
-            kat_say("warning", "%s", message);
-        kat_session_log(session, "warning", "%s", message);
+    return 0;
+}
+
+/* --write-root: the ruleset is built here, where a failure can be said, and
+ * applied in the child after its mount namespace (Landlock forbids mounting
+ * once applied). */
+static void prepare_confinement(const struct supervise_options *o, struct confine *conf,
+                                struct kat_session_info *info)
+{
+    conf->ruleset_fd = -1;
+    if (!o->n_write_roots)
+        return;
+    confine_prepare(conf, o->write_roots, o->n_write_roots, o->create_only);
+    if (conf->ruleset_fd >= 0)
+        kat_session_info_set(info, "write_confinement", "landlock ABI %d", conf->abi);
+    else
+        kat_session_info_set(info, "write_confinement", "none: %s", conf->why);
+}
+
+/* What the child tells the parent before its exec: the session's protection,
+ * a newline, its privileges (run_protect.h, privilege.h). */
+enum { CHILD_REPORT_SIZE = 600, CHILD_PROTECTION_MAX = 256 };
+
+/* The child: the session made read-only to it, privileges dropped and writes
+ * confined as asked, then the command.  It never runs with a privilege or
+ * without a confinement that was asked for and could not be had (exit 126);
+ * a failed exec's errno goes through exec_report. */
+static _Noreturn void run_child(const struct supervise_options *o, const char *session, const char *spool_dir,
+                                struct confine *conf, const char *located, char **env, int exec_report,
+                                int protect_report)
+{
+    char report[CHILD_REPORT_SIZE];
+    run_protect_session(session, spool_dir, report, CHILD_PROTECTION_MAX);
+    size_t plen = strlen(report);
+    report[plen++] = '\n';
+    report[plen] = '\0';
+    int refused = 0;
+    if (o->worker_uid > 0) {
+        char what[96];
+        if (privilege_drop((uid_t)o->worker_uid, what, sizeof what) != 0) {
+            snprintf(report + plen, sizeof report - plen, "kept: %s failed (%s)", what, strerror(errno));
+            refused = 1;
+        }
     }
+    if (!refused)
+        privilege_describe(report + plen, sizeof report - plen);
+    if (!refused && confine_apply(conf) != 0) {
+        snprintf(report, sizeof report, "none: cannot apply the write confinement (%s)\n", strerror(errno));
+        refused = 1;
+    }
+    if (kat_write_all(protect_report, report, strlen(report)) != 0) {
+        /* the parent then records the protection as unknown */
+    }
+    if (refused)
+        _exit(126);
+    close(protect_report);
+    execve(located, o->command, env);
+    int err = errno;
+    if (write(exec_report, &err, sizeof(err)) < 0) {
+        /* the parent will see an empty pipe and wait for our exit */
+    }
+    _exit(127);
+}
+
+/* The child's report, into info: session_protection and worker_privileges. */
+static void record_child_report(int fd, struct kat_session_info *info, const char *session)
+{
+    char report[CHILD_REPORT_SIZE];
+    size_t plen = 0;
+    for (;;) {
+        ssize_t r = read(fd, report + plen, sizeof report - 1 - plen);
+        if (r > 0 && (plen += (size_t)r) < sizeof report - 1)
+            continue;
+        if (r < 0 && errno == EINTR)
+            continue;
+        break;
+    }
+    close(fd);
+    report[plen] = '\0';
+    char *privileges = strchr(report, '\n');
+    if (privileges)
+        *privileges++ = '\0';
+    kat_session_info_set(info, "worker_privileges", "%s",
+                         privileges && privileges[0] ? privileges : "unknown: the child said nothing");
+    kat_session_info_set(info, "session_protection", "%s", plen ? report : "none: unknown (the child said nothing)");
+    if (strncmp(report, "read-only", 9) != 0)
+        kat_session_log(session, "warning", "the session directory is writable by the command (reduced assurance): %s",
+                        plen ? report : "unknown");
+}
+
+/* The errno of a failed exec (0: it exec'd); the pipe closes on success. */
+static int read_exec_error(int fd)
+{
+    int exec_error = 0;
+    ssize_t got;
+    do {
+        got = read(fd, &exec_error, sizeof(exec_error));
+    } while (got < 0 && errno == EINTR);
+    close(fd);
+    return got == (ssize_t)sizeof(exec_error) ? exec_error : 0;
+}
+
+/* Like a shell: terminal signals reach CMD directly (same process group);
+ * we outlive them to record the end.  Others we pass on (a SIGINT or
+ * SIGQUIT too, when a process sent it to kaudit). */
+static void forward_signals_to(pid_t child)
+{
+    child_pid_for_signals = child;
+    struct sigaction sent = { .sa_sigaction = forward_if_sent, .sa_flags = SA_SIGINFO | SA_RESTART };
+    sigemptyset(&sent.sa_mask);
+    sigaction(SIGINT, &sent, NULL);
+    sigaction(SIGQUIT, &sent, NULL);
+    signal(SIGTERM, forward_signal);
+    signal(SIGHUP, forward_signal);
+}
+
+/* Every traced process hands us two descriptors' worth (its trace and the
+ * copy): our own limit up to the hard one, the command's untouched. */
+static void raise_file_limit(void)
+{
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
+}
+
+/* Until the command ends: what its processes committed is copied out of
+ * their reach every few milliseconds, and every 50 ms the processes of the
+ * run are seen from outside.  0 with the command's status, -1 when it cannot
+ * be waited for (said). */
+static int watch_command(pid_t child, const char *name, struct trace_spool *spool, struct run_census *census,
+                         int *status)
+{
+    run_census_scan(census);
+    for (unsigned pass = 1;; pass++) {
+        pid_t w = waitpid(child, status, WNOHANG);
+        if (w == child)
+            break;
+        if (w < 0 && errno != EINTR) {
+            kat_say("error", "cannot wait for '%s': %s", name, strerror(errno));
+            return -1;
+        }
+        trace_spool_drain(spool, 0);
+        if (pass % 5 == 0) {
+            run_census_scan(census);
+            if (reap_orphans(child, status))
+                break;
+        }
+        trace_spool_serve(spool, 10); /* the traces handed over meanwhile, at once */
+    }
+    /* the last of it; what the command's leftovers write after this is not part of the session */
+    run_census_scan(census);
+    reap_orphans(child, status);
+    trace_spool_drain(spool, 1);
+    return 0;
+}
+
+/* What the spool refused or could not copy, and how the processes were
+ * accounted for, into info. */
+static void record_run_end(struct kat_session_info *info, const struct trace_spool *spool,
+                           const struct run_census *census, struct proc_events *events, pid_t child,
+                           const char *session)
+{
+    if (spool->foreign_traces)
+        kat_session_info_set(info, "foreign_traces", "%u", spool->foreign_traces);
+    if (spool->rejected_traces)
+        kat_session_info_set(info, "rejected_traces", "%u", spool->rejected_traces);
+    if (spool->copy_failures)
+        kat_session_info_set(info, "copy_failures", "%u", spool->copy_failures);
+    proc_events_stop(events);
+    say_accounting_end(info, events, child, session);
+    account_processes(info, census, proc_events_complete(events, child) ? events : NULL, spool, session);
+}
+
+/* The command's exit status, 128+N when signal N killed it (said). */
+static int command_exit_code(int status, const char *name)
+{
+    if (!WIFSIGNALED(status))
+        return WEXITSTATUS(status);
+    int sig = WTERMSIG(status);
+    kat_say("note", "'%s' was killed by signal %d (%s)%s", name, sig, strsignal(sig),
+            WCOREDUMP(status) ? ", core dumped" : "");
+    return 128 + sig;
+}
+
+/* The command could not be started: said, and recorded as not started. */
+static int not_started(struct kat_session_info *info, const char *why, int rc)
+{
+    kat_session_info_not_started(info, why);
+    return rc;
+}
+
+int supervise(const struct supervise_options *o, char *claimed, size_t claimed_size)
+{
+    char **command = o->command;
+    claimed[0] = '\0';
+    struct run_libraries lib;
+    char session[PATH_MAX];
+    if (find_libraries(o, &lib) != 0 || claim_session(o, claimed, claimed_size, session) != 0)
+        return 1;
+    say_audit_library(&lib, session);
 
     struct kat_session_info info;
-    kat_session_info_init(&info, session, command, preload, cupti);
-    kat_session_info_set(&info, "audit_lib", "%s", audit ? audit : "(none)");
-    /* kaudit's sitecustomize, beside the preload library (preload/python/). */
-    char python_dir[PATH_MAX + 32];
-    const char *python = NULL;
-    if (!no_python) {
-        if (kres_python_dir(preload, python_dir, sizeof(python_dir)) == 0)
-            python = python_dir;
-    }
+    kat_session_info_init(&info, session, command, lib.preload, lib.cupti);
+    kat_session_info_set(&info, "audit_lib", "%s", lib.audit ? lib.audit : "(none)");
     kat_session_info_set(&info, "python_provenance", "%s",
-                         python ? python_dir : no_python ? "(off: --no-python)" : "(off: kaudit-python not found)");
-
+                         lib.python ? lib.python : o->no_python ? "(off: --no-python)" : "(off: kaudit-python not found)");
     if (kat_session_info_write(&info) != 0) {
         kat_say("error", "cannot write '%s/%s': %s", session, KAT_SESSION_INFO_FILE, strerror(errno));
         return 1;
@@ -500,34 +704,21 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     char located[PATH_MAX];
     int locate_error = locate_command(command[0], located, sizeof(located));
     if (locate_error) {
-        kat_say("error", "cannot run '%s': %s", command[0],
-            locate_error == ENOENT ? "command not found" : strerror(locate_error));
-        kat_session_info_not_started(&info, locate_error == ENOENT ? "command not found"
-                                                                   : strerror(locate_error));
-        return locate_error == ENOENT ? 127 : 126;
+        const char *why = locate_error == ENOENT ? "command not found" : strerror(locate_error);
+        kat_say("error", "cannot run '%s': %s", command[0], why);
+        return not_started(&info, why, locate_error == ENOENT ? 127 : 126);
     }
 
-    /* Each traced process hands its trace to us over the spool's socket;
-     * we copy what is complete into the session as the run goes
-     * (trace_spool.h). */
+    /* Each traced process hands its trace to us over the spool's socket; we
+     * copy what is complete into the session as the run goes (trace_spool.h). */
     struct trace_spool spool;
     char spool_err[PATH_MAX + 128];
     if (trace_spool_open(&spool, session, spool_err, sizeof spool_err) != 0) {
         kat_say("error", "%s", spool_err);
-        kat_session_info_not_started(&info, spool_err);
-        return 1;
+        return not_started(&info, spool_err, 1);
     }
-    /* --write-root: the ruleset is built here, where a failure can be said,
-     * and applied in the child after its mount namespace (Landlock forbids
-     * mounting once applied) */
-    struct confine conf = { .ruleset_fd = -1 };
-    if (n_write_roots) {
-        confine_prepare(&conf, write_roots, n_write_roots, create_only);
-        if (conf.ruleset_fd >= 0)
-            kat_session_info_set(&info, "write_confinement", "landlock ABI %d", conf.abi);
-        else
-            kat_session_info_set(&info, "write_confinement", "none: %s", conf.why);
-    }
+    struct confine conf;
+    prepare_confinement(o, &conf, &info);
 #ifdef KAUDIT_HAVE_SEAL
     spool.observer = account_spool;
     /* said before the command runs: a session that says this and has no
@@ -541,22 +732,16 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
         if (chmod(spool.dir, 0711) != 0 || chmod(spool.socket_path, 0666) != 0)
             kat_session_log(session, "warning", "cannot open the spool to the worker's uid: %s", strerror(errno));
     }
-    char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, preload, cupti, audit, python,
-                                   python_watch);
-    if (!env) {
-        kat_say("error", "out of memory");
-        kat_session_info_not_started(&info, "out of memory");
-        trace_spool_close(&spool);
-        return 1;
-    }
-
-    /* The child reports a failed exec through this pipe (closed on success). */
+    char **env = child_environment(spool.dir, spool.token_hex, spool.socket_path, lib.preload, lib.cupti, lib.audit,
+                                   lib.python, o->python_watch);
     int report[2], protect[2];
-    if (pipe2(report, O_CLOEXEC) != 0 || pipe2(protect, O_CLOEXEC) != 0) {
-        kat_say("error", "cannot create a pipe: %s", strerror(errno));
-        kat_session_info_not_started(&info, strerror(errno));
+    const char *setup_error = !env ? "out of memory" : NULL;
+    if (!setup_error && (pipe2(report, O_CLOEXEC) != 0 || pipe2(protect, O_CLOEXEC) != 0))
+        setup_error = strerror(errno);
+    if (setup_error) {
+        kat_say("error", "%s%s", env ? "cannot create a pipe: " : "", setup_error);
         trace_spool_close(&spool);
-        return 1;
+        return not_started(&info, setup_error, 1);
     }
     /* every fork and exec of the run from the kernel, however short
      * (proc_events.h); listening before the fork, so the first are queued */
@@ -571,51 +756,15 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     pid_t child = fork();
     if (child < 0) {
         kat_say("error", "cannot fork: %s", strerror(errno));
-        kat_session_info_not_started(&info, strerror(errno));
         proc_events_free(&events);
         confine_release(&conf);
         trace_spool_close(&spool);
-        return 1;
+        return not_started(&info, strerror(errno), 1);
     }
     if (child == 0) {
         close(report[0]);
         close(protect[0]);
-        /* the child's report: the session's protection, a newline, its privileges */
-        char protection[600];
-        run_protect_session(session, spool.dir, protection, 256);
-        size_t plen0 = strlen(protection);
-        protection[plen0++] = '\n';
-        protection[plen0] = '\0';
-        /* no privilege asked for and not dropped: never run privileged instead */
-        int refused = 0;
-        if (o->worker_uid > 0) {
-            char what[96];
-            if (privilege_drop((uid_t)o->worker_uid, what, sizeof what) != 0) {
-                snprintf(protection + plen0, sizeof protection - plen0, "kept: %s failed (%s)", what,
-                         strerror(errno));
-                refused = 1;
-            }
-        }
-        if (!refused)
-            privilege_describe(protection + plen0, sizeof protection - plen0);
-        /* confinement asked for and not applied: never run unconfined instead */
-        if (!refused && confine_apply(&conf) != 0) {
-            snprintf(protection, sizeof protection, "none: cannot apply the write confinement (%s)\n",
-                     strerror(errno));
-            refused = 1;
-        }
-        if (kat_write_all(protect[1], protection, strlen(protection)) != 0) {
-            /* the parent then records the protection as unknown */
-        }
-        if (refused)
-            _exit(126);
-        close(protect[1]);
-        execve(located, command, env);
-        int err = errno;
-        if (write(report[1], &err, sizeof(err)) < 0) {
-            /* the parent will see an empty pipe and wait for our exit */
-        }
-        _exit(127);
+        run_child(o, session, spool.dir, &conf, located, env, report[1], protect[1]);
     }
     close(report[1]);
     close(protect[1]);
@@ -623,114 +772,32 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     /* the thread after the fork: the child is forked from one thread only */
     if (events.fd >= 0 && proc_events_start(&events) != 0)
         kat_session_log(session, "warning", "%s: the events are read at the end", events.why);
-    /* every traced process hands us two descriptors' worth (its trace and
-     * the copy): our own limit up to the hard one, the command's untouched */
-    struct rlimit files;
-    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
-        files.rlim_cur = files.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &files);
-    }
-    char protection[600];
-    size_t plen = 0;
-    for (;;) {
-        ssize_t r = read(protect[0], protection + plen, sizeof protection - 1 - plen);
-        if (r > 0 && (plen += (size_t)r) < sizeof protection - 1)
-            continue;
-        if (r < 0 && errno == EINTR)
-            continue;
-        break;
-    }
-    close(protect[0]);
-    protection[plen] = '\0';
-    char *privileges = strchr(protection, '\n');
-    if (privileges)
-        *privileges++ = '\0';
-    kat_session_info_set(&info, "worker_privileges", "%s",
-                         privileges && privileges[0] ? privileges : "unknown: the child said nothing");
-    kat_session_info_set(&info, "session_protection", "%s", plen ? protection : "none: unknown (the child said nothing)");
-    if (strncmp(protection, "read-only", 9) != 0)
-        kat_session_log(session, "warning", "the session directory is writable by the command (reduced assurance): %s",
-                        plen ? protection : "unknown");
-    int exec_error = 0;
-    ssize_t got;
-    do {
-        got = read(report[0], &exec_error, sizeof(exec_error));
-    } while (got < 0 && errno == EINTR);
-    close(report[0]);
+    raise_file_limit();
+    record_child_report(protect[0], &info, session);
+    int exec_error = read_exec_error(report[0]);
+    forward_signals_to(child);
 
-    /* Like a shell: terminal signals reach CMD directly (same process group);
-     * we outlive them to record the end.  Others we pass on (a SIGINT or
-     * SIGQUIT too, when a process sent it to kaudit). */
-    child_pid_for_signals = child;
-    struct sigaction sent = { .sa_sigaction = forward_if_sent, .sa_flags = SA_SIGINFO | SA_RESTART };
-    sigemptyset(&sent.sa_mask);
-    sigaction(SIGINT, &sent, NULL);
-    sigaction(SIGQUIT, &sent, NULL);
-    signal(SIGTERM, forward_signal);
-    signal(SIGHUP, forward_signal);
-
-    /* Until the command ends: what its processes committed is copied out of
-     * their reach every few milliseconds. */
     int status = 0;
     struct run_census census;
     run_census_init(&census, getpid());
-    run_census_scan(&census);
-    int ended = 0;
-    for (unsigned pass = 1; !ended; pass++) {
-        pid_t w = waitpid(child, &status, WNOHANG);
-        if (w == child)
-            break;
-        if (w < 0 && errno != EINTR) {
-            kat_say("error", "cannot wait for '%s': %s", command[0], strerror(errno));
-            trace_spool_drain(&spool, 1);
-            trace_spool_close(&spool);
-            run_census_free(&census);
-            proc_events_free(&events);
-            return 1;
-        }
-        trace_spool_drain(&spool, 0);
-        if (pass % 5 == 0) { /* every 50 ms: the processes of the run, seen from outside */
-            run_census_scan(&census);
-            ended = reap_orphans(child, &status);
-        }
-        trace_spool_serve(&spool, 10); /* the traces handed over meanwhile, at once */
-    }
-    /* the last of it; what the command's leftovers write after this is not part of the session */
-    run_census_scan(&census);
-    reap_orphans(child, &status);
-    trace_spool_drain(&spool, 1);
-    if (spool.foreign_traces)
-        kat_session_info_set(&info, "foreign_traces", "%u", spool.foreign_traces);
-    if (spool.rejected_traces)
-        kat_session_info_set(&info, "rejected_traces", "%u", spool.rejected_traces);
-    if (spool.copy_failures)
-        kat_session_info_set(&info, "copy_failures", "%u", spool.copy_failures);
-    proc_events_stop(&events);
-    say_accounting_end(&info, &events, child, session);
-    account_processes(&info, &census, proc_events_complete(&events, child) ? &events : NULL, &spool, session);
+    int watched = watch_command(child, command[0], &spool, &census, &status);
+    if (watched == 0)
+        record_run_end(&info, &spool, &census, &events, child, session);
+    else
+        trace_spool_drain(&spool, 1);
     run_census_free(&census);
     proc_events_free(&events);
     trace_spool_close(&spool);
-
-    if (got == (ssize_t)sizeof(exec_error) && exec_error) {
+    if (watched != 0)
+        return 1;
+    if (exec_error) {
         kat_say("error", "cannot run '%s': %s", command[0], strerror(exec_error));
-        kat_session_info_not_started(&info, strerror(exec_error));
-        return exec_error == ENOENT ? 127 : 126;
+        return not_started(&info, strerror(exec_error), exec_error == ENOENT ? 127 : 126);
     }
-
-    int rc;
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        kat_say("note", "'%s' was killed by signal %d (%s)%s", command[0], sig, strsignal(sig),
-            WCOREDUMP(status) ? ", core dumped" : "");
-        rc = 128 + sig;
-    } else {
-        rc = WEXITSTATUS(status);
-    }
+    int rc = command_exit_code(status, command[0]);
     kat_session_info_finished(&info, status);
-    if (kat_session_info_summarize(&info, verbose ? stderr : NULL) != 0)
+    if (kat_session_info_summarize(&info, o->verbose ? stderr : NULL) != 0)
         kat_say("warning", "the session in '%s' has unreadable traces (see kaudit.log)", session);
-    seal_session(session, &info, verbose);
+    seal_session(session, &info, o->verbose);
     return rc;
 }
-
