@@ -149,14 +149,38 @@ KAT_EXPORT void kaudit_audit_object_closed(void)
     atomic_fetch_add_explicit(&unloads_counted, 1, memory_order_acq_rel);
 }
 
+/* The loader's own count of unloads (dlpi_subs), for a process without the
+ * audit module: read at the first object, under the loader's lock. */
+static int read_loader_unloads(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)arg = info->dlpi_subs;
+    return 1;
+}
+
+/* How many objects have been unloaded so far: the audit module's count when
+ * it keeps one, else the loader's. */
+static unsigned long unloads_so_far(void)
+{
+    if (atomic_load_explicit(&unloads_watched, memory_order_acquire))
+        return atomic_load_explicit(&unloads_counted, memory_order_acquire);
+    unsigned long long subs = 0;
+    dl_iterate_phdr(read_loader_unloads, &subs);
+    return (unsigned long)subs;
+}
+
 /* The last few answers are kept per thread.  By the object's start and name
- * pointer (an object unloaded and another loaded at the same place has a new
- * name): what a lookup found.  By the calling address, when unloads are
- * watched: no lookup at all while none has happened since. */
+ * pointer, while no object has been unloaded since: what a lookup found.
+ * (After an unload, an object loaded at the same start can have its name
+ * where the unloaded one's was: the loader's allocator hands the freed block
+ * back, so neither start nor pointer tells them apart.)  By the calling
+ * address, when unloads are watched: no lookup at all while none has
+ * happened since. */
 #define OBJECT_CACHE_SLOTS 4
 struct object_cache_slot {
     uintptr_t start;
     const char *path;
+    unsigned long unloads;      /* unloads_so_far() before the lookup */
     uint32_t string_id;
 };
 static KAT_TLS struct object_cache_slot object_cache[OBJECT_CACHE_SLOTS];
@@ -170,8 +194,9 @@ struct address_cache_slot {
 static KAT_TLS struct address_cache_slot address_cache[OBJECT_CACHE_SLOTS];
 static KAT_TLS unsigned address_cache_next;
 
-/* *found: the address is in a loaded object (not "?"). */
-static uint32_t object_string_looked_up(const void *address, int *found)
+/* *found: the address is in a loaded object (not "?").  unloads: how many
+ * had been unloaded before the lookup. */
+static uint32_t object_string_looked_up(const void *address, unsigned long unloads, int *found)
 {
     uintptr_t start;
     const char *path;
@@ -181,7 +206,7 @@ static uint32_t object_string_looked_up(const void *address, int *found)
     *found = 1;
     for (unsigned i = 0; i < OBJECT_CACHE_SLOTS; i++) {
         if (object_cache[i].start == start && object_cache[i].path == path
-            && object_cache[i].string_id)
+            && object_cache[i].unloads == unloads && object_cache[i].string_id)
             return object_cache[i].string_id;
     }
     const char *name = path;
@@ -196,6 +221,7 @@ static uint32_t object_string_looked_up(const void *address, int *found)
     struct object_cache_slot *slot = &object_cache[object_cache_next++ % OBJECT_CACHE_SLOTS];
     slot->start = start;
     slot->path = path;
+    slot->unloads = unloads;
     slot->string_id = id;
     return id;
 }
@@ -203,16 +229,16 @@ static uint32_t object_string_looked_up(const void *address, int *found)
 uint32_t kat_object_string(const void *address)
 {
     int found;
-    if (!address || !atomic_load_explicit(&unloads_watched, memory_order_acquire))
-        return object_string_looked_up(address, &found);
     /* read before the lookup: an unload during it makes the answer stale */
-    unsigned long unloads = atomic_load_explicit(&unloads_counted, memory_order_acquire);
+    unsigned long unloads = unloads_so_far();
+    if (!address || !atomic_load_explicit(&unloads_watched, memory_order_acquire))
+        return object_string_looked_up(address, unloads, &found);
     for (unsigned i = 0; i < OBJECT_CACHE_SLOTS; i++) {
         const struct address_cache_slot *slot = &address_cache[i];
         if (slot->address == address && slot->unloads == unloads && slot->string_id)
             return slot->string_id;
     }
-    uint32_t id = object_string_looked_up(address, &found);
+    uint32_t id = object_string_looked_up(address, unloads, &found);
     if (!found)
         return id;   /* no object there (code made at run time): asked again next time */
     struct address_cache_slot *slot = &address_cache[address_cache_next++ % OBJECT_CACHE_SLOTS];

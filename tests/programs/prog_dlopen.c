@@ -7,14 +7,18 @@
  * With a second object (a copy of libext.so under another name), the first is
  * unloaded after its run and the second loaded and run: where the loader puts
  * it at the first one's base, its call to cuBLAS comes from the very address
- * the first one's did, and the program says whether it did.
+ * the first one's did, and the program says whether it did, and whether the
+ * loader's record of the second one's name (link_map l_name) took the memory
+ * the first one's had: a name of the same length gets the freed block back.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 
-/* Load PATH, run its ext_run; its base in *base.  -1 when it cannot. */
-static int load_and_run(const char *path, void **handle, void **base)
+/* Load PATH, run its ext_run; its base in *base and the loader's copy of
+ * its name in *name.  -1 when it cannot. */
+static int load_and_run(const char *path, void **handle, void **base, const char **name)
 {
     *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!*handle) {
@@ -28,6 +32,8 @@ static int load_and_run(const char *path, void **handle, void **base)
         return -1;
     }
     *base = info.dli_fbase;
+    struct link_map *map = NULL;
+    *name = dlinfo(*handle, RTLD_DI_LINKMAP, &map) == 0 && map ? map->l_name : NULL;
     int rc = run();
     printf("ext_run returned %d\n", rc);
     fflush(stdout);
@@ -41,16 +47,18 @@ int main(int argc, char **argv)
         return 2;
     }
     void *h, *first_base = NULL, *second_base = NULL;
-    int rc = load_and_run(argv[1], &h, &first_base);
+    const char *first_name = NULL, *second_name = NULL;
+    int rc = load_and_run(argv[1], &h, &first_base, &first_name);
     if (rc != 0 || argc < 3)
         return rc < 0 ? 2 : rc;
     if (dlclose(h) != 0) {
         fprintf(stderr, "dlclose: %s\n", dlerror());
         return 2;
     }
-    rc = load_and_run(argv[2], &h, &second_base);
+    rc = load_and_run(argv[2], &h, &second_base, &second_name);
     if (rc < 0)
         return 2;
     printf("second object at %s base\n", second_base == first_base ? "the first one's" : "another");
+    printf("second name at %s address\n", second_name && second_name == first_name ? "the first one's" : "another");
     return rc;
 }
