@@ -196,6 +196,155 @@ int audit_confinement_complete(const struct audit_confinement *c, const char *se
     return 1;
 }
 
+/* Under kaudit run, it confines its command itself, after making the
+ * session read-only for it (a Landlock domain may not mount); the roots go
+ * on its command line.  Otherwise the ruleset is made here, for the child to
+ * apply; without Landlock the worker is unconfined, and the record says why. */
+static void prepare_worker_confinement(const struct audit_worker *w, struct confine *conf)
+{
+    int delegated = w->roots && w->record;
+    conf->ruleset_fd = -1;
+    if (w->roots && !delegated) {
+        const char *roots[AUDIT_MAX_ROOTS];
+        for (size_t i = 0; i < w->roots->n; i++)
+            roots[i] = w->roots->path[i];
+        confine_prepare(conf, roots, w->roots->n, w->roots->create_only);
+    } else if (!w->roots) {
+        snprintf(conf->why, sizeof conf->why, "not asked for");
+    }
+    if (w->confinement) {
+        w->confinement->confined = delegated ? -1 : conf->ruleset_fd >= 0;
+        w->confinement->abi = conf->abi;
+        snprintf(w->confinement->why, sizeof w->confinement->why, "%s", conf->why);
+    }
+}
+
+/* The worker: `kaudit run` over the runner when it is recorded, else the
+ * runner itself. */
+static void exec_worker(const struct audit_worker *w, char *exe)
+{
+    if (w->record) {
+        char *argv[18 + 2 * AUDIT_MAX_ROOTS];
+        char uid[24];
+        int k = 0;
+        argv[k++] = exe;
+        argv[k++] = "run";
+        argv[k++] = "-d";
+        argv[k++] = (char *)w->session_dir;
+        argv[k++] = "--overwrite";
+        if (w->worker_uid > 0) {
+            snprintf(uid, sizeof uid, "%ld", w->worker_uid);
+            argv[k++] = "--worker-uid";
+            argv[k++] = uid;
+        }
+        for (size_t i = 0; w->roots && i < w->roots->n; i++) {
+            argv[k++] = w->roots->create_only[i] ? "--create-root" : "--write-root";
+            argv[k++] = (char *)w->roots->path[i];
+        }
+        argv[k++] = "--";
+        argv[k++] = (char *)w->python;
+        argv[k++] = (char *)w->runner;
+        argv[k++] = (char *)w->plan;
+        argv[k] = NULL;
+        execv(exe, argv);
+    } else {
+        char *argv[] = { (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };
+        execvp(w->python, argv);
+    }
+}
+
+/* The child: a group of its own, its output into the log, in its work
+ * directory, confined; a confinement that fails is said through report. */
+static _Noreturn void run_worker_child(const struct audit_worker *w, char *exe, int log, struct confine *conf,
+                                       int report, const sigset_t *old_mask)
+{
+    sigprocmask(SIG_SETMASK, old_mask, NULL); /* the mask survives exec */
+    setpgid(0, 0);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+        dup2(devnull, 0);
+    dup2(log, 1);
+    dup2(log, 2);
+    if (chdir(w->work_dir) != 0)
+        _exit(126);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    if (w->tmp_dir)
+        setenv("TMPDIR", w->tmp_dir, 1);
+    /* no __pycache__ written beside the task files */
+    setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
+    if (confine_apply(conf) != 0) {
+        int e = errno;
+        if (write(report, &e, sizeof e) < 0) {
+        }
+        _exit(127);
+    }
+    exec_worker(w, exe);
+    dprintf(2, "kaudit audit: cannot start the worker: %s\n", strerror(errno));
+    _exit(127);
+}
+
+/* Until the worker ends, or its time is up (SIGTERM first: kaudit run passes
+ * it on to the runner and then records how the session ended; SIGKILL for
+ * what stays after 5 s).  A SIGINT, SIGTERM or SIGHUP to us takes the worker's
+ * group with us.  0 with its status, -1 when it cannot be waited for. */
+static int wait_for_worker(pid_t child, double timeout_s, const sigset_t *signals, const sigset_t *old_mask,
+                           struct kat_runner_end *end, int *status, char *err, size_t n)
+{
+    double deadline = now_s() + timeout_s;
+    int stopping = 0;
+    double term_sent = 0;
+    for (;;) {
+        pid_t got = waitpid(child, status, WNOHANG);
+        if (got == child)
+            return 0;
+        if (got < 0 && errno != EINTR) {
+            snprintf(err, n, "cannot wait for the worker: %s", strerror(errno));
+            kill_leftovers(child);
+            sigprocmask(SIG_SETMASK, old_mask, NULL);
+            return -1;
+        }
+        double t = now_s();
+        if (!stopping && t >= deadline) {
+            end->timed_out = 1;
+            stopping = 1;
+            term_sent = t;
+            kill(-child, SIGTERM);
+        } else if (stopping && t - term_sent > 5.0) {
+            kill(-child, SIGKILL);
+        }
+        reap_others(child);
+        /* until a child of ours ends (the worker, or one reparented to us), at most 50 ms */
+        struct timespec slice = { 0, 50 * 1000000L };
+        int sig = sigtimedwait(signals, NULL, &slice);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+            kill_leftovers(child);
+            sigprocmask(SIG_SETMASK, old_mask, NULL);
+            signal(sig, SIG_DFL);
+            raise(sig);
+            _exit(128 + sig);
+        }
+    }
+}
+
+/* How the worker ended, into end. */
+static void record_worker_end(const struct audit_worker *w, int status, struct kat_runner_end *end)
+{
+    if (WIFEXITED(status)) {
+        end->exited = 1;
+        end->status = WEXITSTATUS(status);
+        /* kaudit run reports the runner's death by signal N as 128 + N */
+        if (w->record && end->status > 128 && end->status < 128 + 65) {
+            end->exited = 0;
+            end->signal = end->status - 128;
+        }
+    } else if (WIFSIGNALED(status)) {
+        end->signal = WTERMSIG(status);
+        if (w->record && !end->timed_out)
+            end->recorder_killed = 1;
+    }
+}
+
 int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *err, size_t n)
 {
     memset(end, 0, sizeof *end);
@@ -207,24 +356,8 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         return -1;
     }
     exe[len] = '\0';
-    /* Under kaudit run, it confines its command itself, after making the
-     * session read-only for it (a Landlock domain may not mount); the roots
-     * go on its command line. */
-    int delegated = w->roots && w->record;
-    struct confine conf = { .ruleset_fd = -1 };
-    if (w->roots && !delegated) {
-        const char *roots[AUDIT_MAX_ROOTS];
-        for (size_t i = 0; i < w->roots->n; i++)
-            roots[i] = w->roots->path[i];
-        confine_prepare(&conf, roots, w->roots->n, w->roots->create_only); /* without Landlock: unconfined, and why */
-    } else if (!w->roots) {
-        snprintf(conf.why, sizeof conf.why, "not asked for");
-    }
-    if (w->confinement) {
-        w->confinement->confined = delegated ? -1 : conf.ruleset_fd >= 0;
-        w->confinement->abi = conf.abi;
-        snprintf(w->confinement->why, sizeof w->confinement->why, "%s", conf.why);
-    }
+    struct confine conf;
+    prepare_worker_confinement(w, &conf);
     /* the child says through this pipe when it could not confine itself */
     int report[2];
     if (pipe2(report, O_CLOEXEC) != 0) {
@@ -268,59 +401,8 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         close(report[1]);
         return -1;
     }
-    if (child == 0) {
-        sigprocmask(SIG_SETMASK, &old_mask, NULL); /* the mask survives exec */
-        setpgid(0, 0);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        dup2(log, 1);
-        dup2(log, 2);
-        if (chdir(w->work_dir) != 0)
-            _exit(126);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        if (w->tmp_dir)
-            setenv("TMPDIR", w->tmp_dir, 1);
-        /* no __pycache__ written beside the task files */
-        setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-        if (confine_apply(&conf) != 0) {
-            int e = errno;
-            if (write(report[1], &e, sizeof e) < 0) {
-            }
-            _exit(127);
-        }
-        if (w->record) {
-            char *argv[18 + 2 * AUDIT_MAX_ROOTS];
-            char uid[24];
-            int k = 0;
-            argv[k++] = exe;
-            argv[k++] = "run";
-            argv[k++] = "-d";
-            argv[k++] = (char *)w->session_dir;
-            argv[k++] = "--overwrite";
-            if (w->worker_uid > 0) {
-                snprintf(uid, sizeof uid, "%ld", w->worker_uid);
-                argv[k++] = "--worker-uid";
-                argv[k++] = uid;
-            }
-            for (size_t i = 0; w->roots && i < w->roots->n; i++) {
-                argv[k++] = w->roots->create_only[i] ? "--create-root" : "--write-root";
-                argv[k++] = (char *)w->roots->path[i];
-            }
-            argv[k++] = "--";
-            argv[k++] = (char *)w->python;
-            argv[k++] = (char *)w->runner;
-            argv[k++] = (char *)w->plan;
-            argv[k] = NULL;
-            execv(exe, argv);
-        } else {
-            char *argv[] = { (char *)w->python, (char *)w->runner, (char *)w->plan, NULL };
-            execvp(w->python, argv);
-        }
-        dprintf(2, "kaudit audit: cannot start the worker: %s\n", strerror(errno));
-        _exit(127);
-    }
+    if (child == 0)
+        run_worker_child(w, exe, log, &conf, report[1], &old_mask);
     close(log);
     confine_release(&conf);
     setpgid(child, child); /* both sides, so the group exists before we signal it */
@@ -336,58 +418,12 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         snprintf(err, n, "cannot confine the worker (Landlock): %s", strerror(child_errno));
         return -1;
     }
-
-    double deadline = now_s() + w->timeout_s;
-    int status = 0, stopping = 0;
-    double term_sent = 0;
-    for (;;) {
-        pid_t got = waitpid(child, &status, WNOHANG);
-        if (got == child)
-            break;
-        if (got < 0 && errno != EINTR) {
-            snprintf(err, n, "cannot wait for the worker: %s", strerror(errno));
-            kill_leftovers(child);
-            sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            return -1;
-        }
-        double t = now_s();
-        if (!stopping && t >= deadline) {
-            /* SIGTERM first: kaudit run passes it on to the runner and then
-             * records how the session ended; SIGKILL for what stays. */
-            end->timed_out = 1;
-            stopping = 1;
-            term_sent = t;
-            kill(-child, SIGTERM);
-        } else if (stopping && t - term_sent > 5.0) {
-            kill(-child, SIGKILL);
-        }
-        reap_others(child);
-        /* until a child of ours ends (the worker, or one reparented to us), at most 50 ms */
-        struct timespec slice = { 0, 50 * 1000000L };
-        int sig = sigtimedwait(&chld, NULL, &slice);
-        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-            kill_leftovers(child);
-            sigprocmask(SIG_SETMASK, &old_mask, NULL);
-            signal(sig, SIG_DFL);
-            raise(sig);
-            _exit(128 + sig);
-        }
-    }
+    int status = 0;
+    if (wait_for_worker(child, w->timeout_s, &chld, &old_mask, end, &status, err, n) != 0)
+        return -1;
     /* the worker has ended: what is left of its group goes now, before anything else */
     kill(-child, SIGKILL);
-    if (WIFEXITED(status)) {
-        end->exited = 1;
-        end->status = WEXITSTATUS(status);
-        /* kaudit run reports the runner's death by signal N as 128 + N */
-        if (w->record && end->status > 128 && end->status < 128 + 65) {
-            end->exited = 0;
-            end->signal = end->status - 128;
-        }
-    } else if (WIFSIGNALED(status)) {
-        end->signal = WTERMSIG(status);
-        if (w->record && !end->timed_out)
-            end->recorder_killed = 1;
-    }
+    record_worker_end(w, status, end);
     kill_leftovers(child);
     struct timespec none = { 0, 0 };
     while (sigtimedwait(&chld, NULL, &none) > 0) {

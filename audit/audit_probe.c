@@ -330,6 +330,165 @@ out:
     kat_tensor_file_close(r64);
 }
 
+/* Which replays the probe's log had, and how many library calls had one of
+ * their own (all but that one replaced). */
+struct replay_tally {
+    int baseline, repeat, joint;
+    unsigned localized;
+};
+
+/* A vendor-except replay against the vendor replay: how much replacing that
+ * one call (or family) too moves the output.  -1: undecided (said). */
+static int read_vendor_except(struct audit_probe *p, const cJSON *r, const char *name,
+                              struct kat_tensor_file *vendor_out, struct kat_tensor_file *f,
+                              struct replay_tally *tally)
+{
+    if (!vendor_out) {
+        kat_tensor_file_close(f);
+        unresolved(p, "the %s replay comes before the vendor replay it is compared with", name);
+        return -1;
+    }
+    double marginal = output_change(p, name, vendor_out, f);
+    kat_tensor_file_close(f);
+    if (marginal < 0)
+        return -1;
+    double call = kat_event_num(r, "except_call", -1);
+    int family = family_parse(kat_event_str(r, "except_family"));
+    if (!strncmp(name, "vendor-except-call:", 19) && call >= 0 && call < p->vendor_listed &&
+        p->ev.vendor_call[(unsigned)call].delta < 0) {
+        p->ev.vendor_call[(unsigned)call].delta = marginal;
+        tally->localized++;
+    } else if (!strncmp(name, "vendor-except:", 14) && family) {
+        p->ev.vendor_family_delta[family] = marginal;
+    }
+    return 0;
+}
+
+/* The replays, decided here from their files: the baseline (checked against
+ * the reference), then the repeat, joint, class:C, vendor and vendor-except
+ * replays against it.  Stops at the first that cannot be read (said). */
+static void read_replays(struct read_state *st, const cJSON *e, struct replay_tally *tally)
+{
+    struct audit_probe *p = st->p;
+    const cJSON *replays = cJSON_GetObjectItemCaseSensitive(e, "replays"), *r;
+    struct kat_tensor_file *base = NULL, *vendor_out = NULL;
+    cJSON_ArrayForEach(r, replays)
+    {
+        const char *name = kat_event_str(r, "name");
+        if (!name)
+            continue;
+        p->replays++;
+        if (kat_event_num(r, "perturbed", -1) != kat_event_num(r, "expected", -2)) {
+            unresolved(p, "the %s replay perturbed %.0f of its %.0f targets", name, kat_event_num(r, "perturbed", -1),
+                       kat_event_num(r, "expected", -1));
+            break;
+        }
+        struct kat_tensor_file *f = open_output(p, st->dir, r);
+        if (!f)
+            break;
+        if (!strcmp(name, "baseline")) {
+            if (base) {
+                kat_tensor_file_close(f);
+                unresolved(p, "the probe's log has a second baseline replay");
+                break;
+            }
+            base = f;
+            tally->baseline = 1;
+            check_baseline(p, st->dir, e, base, st->params);
+            continue;
+        }
+        if (!base) {
+            kat_tensor_file_close(f);
+            unresolved(p, "the %s replay comes before any baseline", name);
+            break;
+        }
+        if (!strncmp(name, "vendor-except", 13)) {
+            if (read_vendor_except(p, r, name, vendor_out, f, tally) != 0)
+                break;
+            continue;
+        }
+        double change = output_change(p, name, base, f);
+        /* the vendor replay's output stays open: the replays of all calls but one are compared with it */
+        if (!strcmp(name, "vendor") && !vendor_out)
+            vendor_out = f;
+        else
+            kat_tensor_file_close(f);
+        if (change < 0)
+            break;
+        if (!strcmp(name, "repeat")) {
+            p->ev.noise_floor = change;
+            tally->repeat = 1;
+        } else if (!strcmp(name, "joint")) {
+            p->ev.joint_delta = change;
+            tally->joint = 1;
+        } else if (!strcmp(name, "vendor")) {
+            p->ev.vendor_delta = change;
+            p->ev.vendor = 1;
+        } else if (!strncmp(name, "class:", 6)) {
+            int cls = ka_class_parse(name + 6);
+            if (cls >= 0)
+                p->ev.class_delta[cls] = change;
+        }
+    }
+    kat_tensor_file_close(base);
+    kat_tensor_file_close(vendor_out);
+}
+
+/* The calls one at a time count only when every call had its replay; a
+ * single call, or a single family, alone in the vendor replay is localized
+ * by it. */
+static void localize_vendor_calls(struct audit_probe *p, unsigned localized)
+{
+    if (localized && (localized != p->vendor_listed || p->vendor_listed != p->ev.vendor_calls)) {
+        if (!p->localization_why[0])
+            snprintf(p->localization_why, sizeof p->localization_why,
+                     "%u of the %llu library calls had their replay", localized,
+                     (unsigned long long)p->ev.vendor_calls);
+        localized = 0;
+    }
+    if (!p->ev.vendor)
+        return;
+    if (!localized && p->ev.vendor_calls == 1 && p->vendor_listed == 1) {
+        p->ev.vendor_call[0].delta = p->ev.vendor_delta;
+        localized = 1;
+    }
+    for (int f = 1; f < KA_PROBE_FAMILIES; f++)
+        if (p->ev.vendor_family_calls[f] && p->ev.vendor_family_calls[f] == p->ev.vendor_calls)
+            p->ev.vendor_family_delta[f] = p->ev.vendor_delta;
+    p->ev.n_vendor_localized = localized;
+}
+
+/* Whether the replays read decide the probe: DECIDED, or unresolved (said). */
+static void decide_probe(struct audit_probe *p, const struct replay_tally *tally)
+{
+    if (!tally->baseline) {
+        unresolved(p, "the probe's log lacks its baseline replay");
+        return;
+    }
+    localize_vendor_calls(p, tally->localized);
+    if (!tally->repeat || (!tally->joint && !p->ev.vendor && !p->vendor_why[0]) || (p->ev.classes && !tally->joint)) {
+        unresolved(p, "the probe's log lacks its %s replay", tally->repeat ? "joint" : "repeat");
+        return;
+    }
+    if (p->ev.vendor_calls && !p->ev.vendor && !p->vendor_why[0]) {
+        unresolved(p, "the baseline made %llu library calls and the probe's log has no vendor replay",
+                   (unsigned long long)p->ev.vendor_calls);
+        return;
+    }
+    /* the output must be reproducible well below the threshold, or a change means nothing */
+    if (p->ev.noise_floor > p->ev.threshold / 10) {
+        unresolved(p, "two unperturbed calls differ by %.3g, above a tenth of the threshold %.3g: the candidate's "
+                      "output is not reproducible enough for the counterfactual",
+                   p->ev.noise_floor, p->ev.threshold);
+        return;
+    }
+    if (!p->ev.classes && !p->ev.vendor) {
+        unresolved(p, "vendor-not-perturbed: %s", p->vendor_why[0] ? p->vendor_why : "nothing was perturbed");
+        return;
+    }
+    p->ev.state = KA_PROBE_DECIDED;
+}
+
 static int on_probe(const cJSON *e, unsigned lineno, void *arg)
 {
     struct read_state *st = arg;
@@ -358,95 +517,13 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
     const char *localization_why = kat_event_str(e, "vendor_localization_unresolved");
     if (localization_why)
         snprintf(p->localization_why, sizeof p->localization_why, "%s", localization_why);
-    /* no targets: the baseline and the repeat still ran, and the baseline is still checked */
-    int no_targets = !strcmp(status, "no-targets");
-    /* decided here, from the files: baseline, repeat, joint, class:C ... */
-    const cJSON *replays = cJSON_GetObjectItemCaseSensitive(e, "replays"), *r;
-    struct kat_tensor_file *base = NULL, *vendor_out = NULL;
-    int have_joint = 0, have_repeat = 0, have_baseline = 0;
-    unsigned localized = 0;
-    cJSON_ArrayForEach(r, replays)
-    {
-        const char *name = kat_event_str(r, "name");
-        if (!name)
-            continue;
-        p->replays++;
-        if (kat_event_num(r, "perturbed", -1) != kat_event_num(r, "expected", -2)) {
-            unresolved(p, "the %s replay perturbed %.0f of its %.0f targets", name, kat_event_num(r, "perturbed", -1),
-                       kat_event_num(r, "expected", -1));
-            break;
-        }
-        struct kat_tensor_file *f = open_output(p, st->dir, r);
-        if (!f)
-            break;
-        if (!strcmp(name, "baseline")) {
-            if (base) {
-                kat_tensor_file_close(f);
-                unresolved(p, "the probe's log has a second baseline replay");
-                break;
-            }
-            base = f;
-            have_baseline = 1;
-            check_baseline(p, st->dir, e, base, st->params);
-            continue;
-        }
-        if (!base) {
-            kat_tensor_file_close(f);
-            unresolved(p, "the %s replay comes before any baseline", name);
-            break;
-        }
-        /* every library call but one (or but one family) replaced: against the replay of
-           all, how much replacing that one too moves the output */
-        if (!strncmp(name, "vendor-except", 13)) {
-            if (!vendor_out) {
-                kat_tensor_file_close(f);
-                unresolved(p, "the %s replay comes before the vendor replay it is compared with", name);
-                break;
-            }
-            double marginal = output_change(p, name, vendor_out, f);
-            kat_tensor_file_close(f);
-            if (marginal < 0)
-                break;
-            double call = kat_event_num(r, "except_call", -1);
-            int family = family_parse(kat_event_str(r, "except_family"));
-            if (!strncmp(name, "vendor-except-call:", 19) && call >= 0 && call < p->vendor_listed &&
-                p->ev.vendor_call[(unsigned)call].delta < 0) {
-                p->ev.vendor_call[(unsigned)call].delta = marginal;
-                localized++;
-            } else if (!strncmp(name, "vendor-except:", 14) && family) {
-                p->ev.vendor_family_delta[family] = marginal;
-            }
-            continue;
-        }
-        double change = output_change(p, name, base, f);
-        /* the vendor replay's output stays open: the replays of all calls but one are compared with it */
-        if (!strcmp(name, "vendor") && !vendor_out)
-            vendor_out = f;
-        else
-            kat_tensor_file_close(f);
-        if (change < 0)
-            break;
-        if (!strcmp(name, "repeat")) {
-            p->ev.noise_floor = change;
-            have_repeat = 1;
-        } else if (!strcmp(name, "joint")) {
-            p->ev.joint_delta = change;
-            have_joint = 1;
-        } else if (!strcmp(name, "vendor")) {
-            p->ev.vendor_delta = change;
-            p->ev.vendor = 1;
-        } else if (!strncmp(name, "class:", 6)) {
-            int cls = ka_class_parse(name + 6);
-            if (cls >= 0)
-                p->ev.class_delta[cls] = change;
-        }
-    }
-    kat_tensor_file_close(base);
-    kat_tensor_file_close(vendor_out);
+    struct replay_tally tally = { 0, 0, 0, 0 };
+    read_replays(st, e, &tally);
     if (p->ev.state == KA_PROBE_UNRESOLVED)
         return 0;
-    if (no_targets) {
-        if (!have_baseline) {
+    /* no targets: the baseline and the repeat still ran, and the baseline is still checked */
+    if (!strcmp(status, "no-targets")) {
+        if (!tally.baseline) {
             /* "no targets" is the candidate's process's word: without the replay that
                shows it, nothing backs it (a forged answer) */
             unresolved(p, "the probe says it found no targets, but its log has no baseline replay");
@@ -455,50 +532,7 @@ static int on_probe(const cJSON *e, unsigned lineno, void *arg)
         p->ev.state = KA_PROBE_NO_TARGETS;
         return 0;
     }
-    if (!have_baseline) {
-        unresolved(p, "the probe's log lacks its baseline replay");
-        return 0;
-    }
-    /* the calls one at a time count only when every call had its replay */
-    if (localized && (localized != p->vendor_listed || p->vendor_listed != p->ev.vendor_calls)) {
-        if (!p->localization_why[0])
-            snprintf(p->localization_why, sizeof p->localization_why,
-                     "%u of the %llu library calls had their replay", localized,
-                     (unsigned long long)p->ev.vendor_calls);
-        localized = 0;
-    }
-    if (p->ev.vendor) {
-        /* a single call, or a single family, was alone in the vendor replay */
-        if (!localized && p->ev.vendor_calls == 1 && p->vendor_listed == 1) {
-            p->ev.vendor_call[0].delta = p->ev.vendor_delta;
-            localized = 1;
-        }
-        for (int f = 1; f < KA_PROBE_FAMILIES; f++)
-            if (p->ev.vendor_family_calls[f] && p->ev.vendor_family_calls[f] == p->ev.vendor_calls)
-                p->ev.vendor_family_delta[f] = p->ev.vendor_delta;
-        p->ev.n_vendor_localized = localized;
-    }
-    if (!have_repeat || (!have_joint && !p->ev.vendor && !p->vendor_why[0]) || (p->ev.classes && !have_joint)) {
-        unresolved(p, "the probe's log lacks its %s replay", have_repeat ? "joint" : "repeat");
-        return 0;
-    }
-    if (p->ev.vendor_calls && !p->ev.vendor && !p->vendor_why[0]) {
-        unresolved(p, "the baseline made %llu library calls and the probe's log has no vendor replay",
-                   (unsigned long long)p->ev.vendor_calls);
-        return 0;
-    }
-    /* the output must be reproducible well below the threshold, or a change means nothing */
-    if (p->ev.noise_floor > p->ev.threshold / 10) {
-        unresolved(p, "two unperturbed calls differ by %.3g, above a tenth of the threshold %.3g: the candidate's "
-                      "output is not reproducible enough for the counterfactual",
-                   p->ev.noise_floor, p->ev.threshold);
-        return 0;
-    }
-    if (!p->ev.classes && !p->ev.vendor) {
-        unresolved(p, "vendor-not-perturbed: %s", p->vendor_why[0] ? p->vendor_why : "nothing was perturbed");
-        return 0;
-    }
-    p->ev.state = KA_PROBE_DECIDED;
+    decide_probe(p, &tally);
     return 0;
 }
 
