@@ -176,6 +176,102 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
     ka_proc_free(&p);
 }
 
+/* What kaudit run said in info about the run as a whole: a run that did
+ * not start or was interrupted, traces refused or lost, processes without a
+ * trace or not all seen, a session the command could write. */
+static void session_info_findings(struct ka_run *r, const struct kat_session *s)
+{
+    const char *status = kat_session_info(s, "status");
+    if (status && !strncmp(status, "not started", 11))
+        ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "run-not-started", NULL, 0,
+                       "the recorded run did not start: %s", status);
+    /* kaudit run rewrites status when the command ends; still "running" (or
+     * "preparing") means it was killed or is still at work: the session did
+     * not end, whatever the traces say */
+    if (status && (!strcmp(status, "running") || !strcmp(status, "preparing"))) {
+        r->facts.session_incomplete = 1;
+        ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "recording-interrupted", NULL, 0,
+                       "the session's info still says '%s': kaudit run was killed before the command ended (or is "
+                       "still running); what was recorded after its last copy is not in the session",
+                       status);
+    }
+    /* what kaudit run's copier counted against the session (session-format.md, info) */
+    static const struct {
+        const char *key, *code, *text;
+    } incomplete[] = {
+        { "foreign_traces", "trace-from-another-session",
+          "%s trace(s) handed over did not carry this session's token (copied in from another run): they were not "
+          "copied, and the session is incomplete" },
+        { "rejected_traces", "trace-rejected",
+          "kaudit run refused %s trace(s) handed over by the run's processes (named for another process, or no "
+          "trace; kaudit.log says which): a process tried to speak for another, and the session is incomplete" },
+        /* a full disk: past that point a trace holds what the disk kept, which the seal cannot vouch for */
+        { "copy_failures", "trace-copy-failed",
+          "kaudit run could not copy %s trace(s) into the session completely (kaudit.log says why): the session "
+          "is incomplete" },
+    };
+    for (size_t i = 0; i < sizeof incomplete / sizeof incomplete[0]; i++) {
+        const char *count = kat_session_info(s, incomplete[i].key);
+        if (count && strcmp(count, "0") != 0) {
+            r->facts.session_incomplete = 1;
+            ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, incomplete[i].code, NULL, 0,
+                           incomplete[i].text, count);
+        }
+    }
+    /* processes kaudit run saw that left no trace (ran without the preload) */
+    const char *untraced = kat_session_info(s, "untraced_processes");
+    if (untraced && strcmp(untraced, "0") != 0) {
+        r->facts.missing_traces++;
+        ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "process-without-trace", NULL, 0,
+                       "kaudit run saw processes of the run that have no trace (they ran without the preload, as "
+                       "a raw clone and execve with an empty environment does): %s",
+                       untraced);
+    }
+    /* how kaudit run saw the run's processes: anything but the kernel's
+     * events leaves a short untraced process possible.  Sessions recorded
+     * before the key existed (census only, not said) keep their old reading:
+     * no finding (docs/session-format.md). */
+    const char *accounting = kat_session_info(s, "process_accounting");
+    if (accounting && strcmp(accounting, "proc-connector") != 0) {
+        r->facts.processes_unaccounted = 1;
+        ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "process-accounting-incomplete",
+                       NULL, 0,
+                       "kaudit run could not see every process of the run (process_accounting: %s): a process "
+                       "shorter than its 50 ms census may have run without a trace unseen",
+                       accounting);
+    }
+    /* Sessions recorded before kaudit protected them have no such key. */
+    const char *protection = kat_session_info(s, "session_protection");
+    if (protection && strncmp(protection, "read-only", 9) != 0)
+        ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "session-writable", NULL, 0,
+                       "reduced assurance: the recorded command could write the session directory (%s)",
+                       protection);
+}
+
+/* What the traces' records lack: vendor call windows without their call's
+ * record, kernels without a launch record. */
+static void record_findings(struct ka_run *r)
+{
+    if (r->facts.windows_without_call) {
+        r->facts.traces_changed = 1;
+        struct ka_finding *x = ka_add_finding(
+            &r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "vendor-call-missing",
+            r->facts.missing_call_trace, 0,
+            "%llu kernels ran inside vendor call windows (call %llu first) that have no vendor call record, in traces "
+            "that ended normally: a call's record is written when it returns, so records were removed, and what "
+            "those calls did is not known",
+            (unsigned long long)r->facts.windows_without_call, (unsigned long long)r->facts.missing_call_example);
+        ka_field_u64(x, "kernels", r->facts.windows_without_call);
+        ka_field_u64(x, "call_id", r->facts.missing_call_example);
+    }
+    if (r->facts.kernels_without_api)
+        ka_field_u64(ka_add_finding(&r->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
+                                    "kernels-without-launch-record", NULL, 0,
+                                    "%llu kernels have no launch API record: their thread and phase are unknown",
+                                    (unsigned long long)r->facts.kernels_without_api),
+                     "kernels", r->facts.kernels_without_api);
+}
+
 int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_options *opt, struct ka_analysis **out,
                char *err, size_t n)
 {
@@ -210,71 +306,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     run.opt = opt;
     run.findings.a = a;
 
-    const char *status = kat_session_info(s, "status");
-    if (status && !strncmp(status, "not started", 11))
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "run-not-started", NULL, 0,
-                       "the recorded run did not start: %s", status);
-    /* kaudit run rewrites status when the command ends; still "running" (or
-     * "preparing") means it was killed or is still at work: the session did
-     * not end, whatever the traces say */
-    if (status && (!strcmp(status, "running") || !strcmp(status, "preparing"))) {
-        run.facts.session_incomplete = 1;
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "recording-interrupted", NULL, 0,
-                       "the session's info still says '%s': kaudit run was killed before the command ended (or is "
-                       "still running); what was recorded after its last copy is not in the session",
-                       status);
-    }
-    /* what kaudit run's copier counted against the session (session-format.md, info) */
-    static const struct {
-        const char *key, *code, *text;
-    } incomplete[] = {
-        { "foreign_traces", "trace-from-another-session",
-          "%s trace(s) handed over did not carry this session's token (copied in from another run): they were not "
-          "copied, and the session is incomplete" },
-        { "rejected_traces", "trace-rejected",
-          "kaudit run refused %s trace(s) handed over by the run's processes (named for another process, or no "
-          "trace; kaudit.log says which): a process tried to speak for another, and the session is incomplete" },
-        /* a full disk: past that point a trace holds what the disk kept, which the seal cannot vouch for */
-        { "copy_failures", "trace-copy-failed",
-          "kaudit run could not copy %s trace(s) into the session completely (kaudit.log says why): the session "
-          "is incomplete" },
-    };
-    for (size_t i = 0; i < sizeof incomplete / sizeof incomplete[0]; i++) {
-        const char *count = kat_session_info(s, incomplete[i].key);
-        if (count && strcmp(count, "0") != 0) {
-            run.facts.session_incomplete = 1;
-            ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, incomplete[i].code, NULL, 0,
-                           incomplete[i].text, count);
-        }
-    }
-    /* processes kaudit run saw that left no trace (ran without the preload) */
-    const char *untraced = kat_session_info(s, "untraced_processes");
-    if (untraced && strcmp(untraced, "0") != 0) {
-        run.facts.missing_traces++;
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "process-without-trace", NULL, 0,
-                       "kaudit run saw processes of the run that have no trace (they ran without the preload, as "
-                       "a raw clone and execve with an empty environment does): %s",
-                       untraced);
-    }
-    /* how kaudit run saw the run's processes: anything but the kernel's
-     * events leaves a short untraced process possible.  Sessions recorded
-     * before the key existed (census only, not said) keep their old reading:
-     * no finding (docs/session-format.md). */
-    const char *accounting = kat_session_info(s, "process_accounting");
-    if (accounting && strcmp(accounting, "proc-connector") != 0) {
-        run.facts.processes_unaccounted = 1;
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "process-accounting-incomplete",
-                       NULL, 0,
-                       "kaudit run could not see every process of the run (process_accounting: %s): a process "
-                       "shorter than its 50 ms census may have run without a trace unseen",
-                       accounting);
-    }
-    /* Sessions recorded before kaudit protected them have no such key. */
-    const char *protection = kat_session_info(s, "session_protection");
-    if (protection && strncmp(protection, "read-only", 9) != 0)
-        ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "session-writable", NULL, 0,
-                       "reduced assurance: the recorded command could write the session directory (%s)",
-                       protection);
+    session_info_findings(&run, s);
     size_t count = kat_session_trace_count(s);
     if (!count) {
         run.facts.read_error = 1;
@@ -300,24 +332,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
         goto done;
     }
 
-    if (run.facts.windows_without_call) {
-        run.facts.traces_changed = 1;
-        struct ka_finding *x = ka_add_finding(
-            &run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_UNRESOLVED, "vendor-call-missing",
-            run.facts.missing_call_trace, 0,
-            "%llu kernels ran inside vendor call windows (call %llu first) that have no vendor call record, in traces "
-            "that ended normally: a call's record is written when it returns, so records were removed, and what "
-            "those calls did is not known",
-            (unsigned long long)run.facts.windows_without_call, (unsigned long long)run.facts.missing_call_example);
-        ka_field_u64(x, "kernels", run.facts.windows_without_call);
-        ka_field_u64(x, "call_id", run.facts.missing_call_example);
-    }
-    if (run.facts.kernels_without_api)
-        ka_field_u64(ka_add_finding(&run.findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL,
-                                    "kernels-without-launch-record", NULL, 0,
-                                    "%llu kernels have no launch API record: their thread and phase are unknown",
-                                    (unsigned long long)run.facts.kernels_without_api),
-                     "kernels", run.facts.kernels_without_api);
+    record_findings(&run);
     ka_account_processes(&run.findings, &run.facts);
     ka_build_failures(&run.findings, &run.facts, a);
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, opt->probe, opt->semantic_evidence, a);
