@@ -116,7 +116,16 @@ struct ka_contract {
      * array of arrays, or null for an input that keeps its shape), as
      * compact JSON text; NULL when the contract allows no other shape. */
     char *alternative_shapes;
+    /* stress.layouts: the input layouts the task declares valid, as
+     * KA_LAYOUT_* bits; 0 when the contract names none (then only the
+     * layouts get_inputs() itself makes are the task's: docs/audit.md,
+     * "What gates") */
+    unsigned stress_layouts;
 };
+
+#define KA_LAYOUT_CONTIGUOUS (1u << 0)
+#define KA_LAYOUT_STRIDED (1u << 1)
+#define KA_LAYOUT_TRANSPOSED (1u << 2)
 
 /*
  * Parse and check a contract from memory.  name is used in messages.  0 on

@@ -374,8 +374,47 @@ static void parse_timing(struct ctx *c, const cJSON *v, struct ka_contract *k)
     k->timing_dtype = dup_string(c, get(c, v, "dtype", path, 0), "timing.dtype", 1);
 }
 
-/* "stress": {"alternative_shapes": [[64, 256], null, ...]}: the shapes the
- * contract allows besides get_inputs()'s, one per input. */
+/* "stress": {"layouts": ["contiguous", "strided", "transposed"]}: the input
+ * layouts the task declares valid (a stress slot of an undeclared layout is
+ * reported, never gating). */
+static void parse_layouts(struct ctx *c, const cJSON *v, struct ka_contract *k)
+{
+    if (!v)
+        return;
+    if (!cJSON_IsArray(v)) {
+        fail(c, "stress.layouts", "expected an array of layout names, found %s", type_name(v));
+        return;
+    }
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } layouts[] = { { "contiguous", KA_LAYOUT_CONTIGUOUS },
+                    { "strided", KA_LAYOUT_STRIDED },
+                    { "transposed", KA_LAYOUT_TRANSPOSED } };
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v)
+    {
+        unsigned bit = 0;
+        for (size_t l = 0; cJSON_IsString(e) && l < sizeof layouts / sizeof layouts[0]; l++)
+            if (!strcmp(e->valuestring, layouts[l].name))
+                bit = layouts[l].bit;
+        if (!bit) {
+            fail(c, "stress.layouts", "entry %d: unknown layout (contiguous, strided, transposed)", i);
+            return;
+        }
+        if (k->stress_layouts & bit) {
+            fail(c, "stress.layouts", "entry %d: '%s' given twice", i, e->valuestring);
+            return;
+        }
+        k->stress_layouts |= bit;
+        i++;
+    }
+}
+
+/* "stress": {"alternative_shapes": [[64, 256], null, ...], "layouts": [...]}:
+ * the shapes the contract allows besides get_inputs()'s, one per input, and
+ * the layouts it declares valid. */
 static void parse_stress(struct ctx *c, const cJSON *v, struct ka_contract *k)
 {
     if (!v)
@@ -384,8 +423,9 @@ static void parse_stress(struct ctx *c, const cJSON *v, struct ka_contract *k)
         fail(c, "stress", "expected an object, found %s", type_name(v));
         return;
     }
-    static const char *const keys[] = { "alternative_shapes", NULL };
+    static const char *const keys[] = { "alternative_shapes", "layouts", NULL };
     only_keys(c, v, "stress", keys);
+    parse_layouts(c, get(c, v, "layouts", "stress", 0), k);
     const cJSON *shapes = get(c, v, "alternative_shapes", "stress", 0);
     if (!shapes)
         return;

@@ -26,6 +26,8 @@ struct audit_args {
     int paper_tolerance, keep_tensors, quiet;
     int timing;                 /* --timing: 1 on, 0 off, -1 the default (on for cuda, off for cpu) */
     int probe;                  /* --probe: the causal probe, 1 on (the default), 0 off */
+    const char *require;        /* --require as given: transformations that gate whatever the contract declares */
+    unsigned require_transforms;        /* its KAT_TRANSFORM_* bits */
     int has_claimed;
     double claimed_speedup;     /* --claimed-speedup: the weak validator's figure, for the record */
     double timeout_s;
@@ -55,6 +57,7 @@ struct audit_paths {
     long worker_uid;                        /* the uid the worker ran as when kaudit is root; 0: its own */
     unsigned long long seed;                /* the audit's seed: --seed, or drawn from the kernel */
     const char *seed_source;                /* "given" or "kernel" */
+    unsigned stress_gated;                  /* KAT_TRANSFORM_* bits whose slots gate: the contract's and --require's */
     char party_confinement[768];            /* the candidate's process (audit_party.h) */
     int party_complete;                     /* every mechanism of it in force */
 };

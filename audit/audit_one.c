@@ -151,6 +151,16 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_str(&j, "device", a->device);
     kat_json_u64(&j, "seed", p->seed);
     kat_json_str(&j, "seed_source", p->seed_source ? p->seed_source : "given");
+    /* which input transformations could convict (docs/audit.md, "What gates") */
+    char gated[64];
+    kat_json_open(&j, "stress_policy", '{');
+    kat_json_str(&j, "policy", "contract-supported");
+    kat_json_str(&j, "gating", kat_transforms_name(p->stress_gated, gated, sizeof gated));
+    if (a->require)
+        kat_json_str(&j, "required", a->require);
+    else
+        kat_json_null(&j, "required");
+    kat_json_close(&j, '}');
     kat_json_str(&j, "audit_dir", p->dir);
     kat_json_str(&j, "session", p->session);
     if (p->seal_chain[0])
@@ -541,9 +551,17 @@ static int audit_plan(struct audit_run *r)
     if (!party_json)
         return kat_error("%s", r->err);
     struct ka_contract *contract = r->contract;
+    /* the paper's contract-supported policy: a layout slot gates only where the
+       contract declares that layout valid, or --require asks for it */
+    p->stress_gated = a->require_transforms;
+    if (contract && (contract->stress_layouts & KA_LAYOUT_STRIDED))
+        p->stress_gated |= KAT_TRANSFORM_STRIDED;
+    if (contract && (contract->stress_layouts & KA_LAYOUT_TRANSPOSED))
+        p->stress_gated |= KAT_TRANSFORM_TRANSPOSED;
     r->plan = (struct kat_plan){ .reference = p->reference, .candidate = p->candidate, .device = a->device,
                                  .seed = p->seed, .out_dir = p->runner_dir, .work_dir = p->work,
                                  .alternative_shapes = contract ? contract->alternative_shapes : NULL,
+                                 .gated_transforms = p->stress_gated,
                                  .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
                                  .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
                                  /* what is timed holds the device: the timing checks, and on a GPU the

@@ -140,6 +140,25 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
         cJSON_AddItemToArray(inputs, in);
     }
     cJSON_AddStringToObject(timing, "dtype", dtype ? dtype : "float32");
+    /* the layouts the task's own get_inputs() makes are the task's: a stress
+     * slot of another layout is reported, not gating (docs/audit.md, "What
+     * gates"); inputs events written before layouts were logged say none */
+    cJSON *layouts = cJSON_CreateArray();
+    static const char *const names[] = { "contiguous", "strided", "transposed" };
+    for (size_t l = 0; l < sizeof names / sizeof names[0]; l++) {
+        int seen = 0;
+        cJSON_ArrayForEach(s, specs)
+        {
+            const cJSON *lay = cJSON_GetObjectItemCaseSensitive(s, "layout");
+            seen |= cJSON_IsString(lay) && !strcmp(lay->valuestring, names[l]);
+        }
+        if (seen)
+            cJSON_AddItemToArray(layouts, cJSON_CreateString(names[l]));
+    }
+    if (cJSON_GetArraySize(layouts) > 0)
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(root, "stress"), "layouts", layouts);
+    else
+        cJSON_Delete(layouts);
     cJSON *work = cJSON_AddObjectToObject(root, "reference_work");
     cJSON_AddStringToObject(work, "measure", "reference_phase");
     char *text = cJSON_Print(root);

@@ -109,6 +109,16 @@ def materialize(values, layout, device):
     return values.to(device).contiguous()
 
 
+def layout_of(t):
+    """The layout a task's own input has, in materialize()'s names: what
+    `kaudit contract new` declares valid (docs/audit.md, "What gates")."""
+    if t.is_contiguous() and t.storage_offset() == 0:
+        return "contiguous"
+    if t.dim() >= 2 and t.transpose(-1, -2).is_contiguous():
+        return "transposed"
+    return "strided"
+
+
 class SlotInputs:
     """One value set.  Its values come from a recipe (a seeded draw, or the
     task's get_inputs() under a seed) and are made again when needed, so that

@@ -52,7 +52,7 @@ import torch  # noqa: E402
 
 from kaudit_events import Log, StageFailed, short_error, stage  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
-from kaudit_inputs import SlotInputs, base_specs, clone_tree, native_inputs, slot_inputs  # noqa: E402
+from kaudit_inputs import SlotInputs, base_specs, clone_tree, layout_of, native_inputs, slot_inputs  # noqa: E402
 from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, sampled,  # noqa: E402
                           snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
@@ -157,7 +157,8 @@ class Runner:
         args = stage(self.log, "get_inputs", canonical)
         self.log.event("native_inputs", on=str(self.native_device or "cpu"))
         self.log.event("inputs", specs=[
-            ({"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape)}
+            ({"kind": "tensor", "dtype": str(v.dtype).replace("torch.", ""), "shape": list(v.shape),
+              "layout": layout_of(v)}
              if k == "t" else {"kind": type(v).__name__, "value": repr(v)[:80]})
             for k, v in args])
         # the floating inputs' values are not kept: each slot draws its own
@@ -194,9 +195,16 @@ class Runner:
         # reference's own fp32 error on them is above rho_max).
         reserves = [dict(r, index=len(plan["slots"]) + i, reserve=True)
                     for i, r in enumerate(plan.get("reserves", []))]
-        for slot in list(plan["slots"]) + reserves:
+        # Reported slots (transformations the contract does not declare
+        # valid) run last; kaudit judges them but they never gate, and one
+        # the reference cannot run is skipped, not replaced.
+        first = len(plan["slots"]) + len(reserves)
+        reported = [dict(r, index=first + i, gating=False) for i, r in enumerate(plan.get("reported", []))]
+        for slot in list(plan["slots"]) + reserves + reported:
             self.turn.pause()
-            replaced = None
+            # a native seed the plan put in place of an undeclared transformation
+            replaced = {"name": slot["replaces"], "reason": slot.get("replaced_because")} \
+                if slot.get("replaces") else None
             current = slot
             while True:
                 sets, why = slot_inputs(current, self.base, self.ref_mod, self.seed, alt, self.device,
@@ -205,6 +213,10 @@ class Runner:
                     ok, why = self._reference_for(current, sets)
                     if ok:
                         break
+                if slot.get("gating") is False:
+                    self.log.event("reported_slot_skipped", index=slot["index"], name=slot["name"], reason=why)
+                    current = None
+                    break
                 if not spares:
                     self.log.event("slot_unavailable", index=slot["index"], name=slot["name"], reason=why)
                     current = None
@@ -443,6 +455,8 @@ class Runner:
                       "replaced_because": replaced["reason"] if replaced else None,
                       "layout": sets[0].layout, "calls": calls_out,
                       "reserve": bool(slot.get("reserve"))}
+            if slot.get("gating") is False:
+                record["gating"] = False
             mark = f"kaudit:slot {idx} {slot['name']} candidate"
             if slot["kind"] == "repeated":
                 self._repeated(idx, sets, refs, calls_out, record, mark)

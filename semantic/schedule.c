@@ -58,7 +58,60 @@ const char *kat_slot_kind_name(enum kat_slot_kind k)
     return "?";
 }
 
-static void write_slot(struct kat_json *j, const struct kat_slot *s, int index)
+unsigned kat_slot_transform(const struct kat_slot *s)
+{
+    if (s->kind != KAT_SLOT_LAYOUT || !s->layout)
+        return 0;
+    return !strcmp(s->layout, "strided") ? KAT_TRANSFORM_STRIDED : KAT_TRANSFORM_TRANSPOSED;
+}
+
+static const struct {
+    const char *name;
+    unsigned bits;
+} transforms[] = { { "layouts", KAT_TRANSFORM_LAYOUTS },
+                   { "strided", KAT_TRANSFORM_STRIDED },
+                   { "transposed", KAT_TRANSFORM_TRANSPOSED } };
+
+int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n)
+{
+    *bits = 0;
+    const char *p = list;
+    while (*p) {
+        size_t len = strcspn(p, ",");
+        unsigned b = 0;
+        for (size_t i = 0; i < sizeof transforms / sizeof transforms[0]; i++)
+            if (strlen(transforms[i].name) == len && !strncmp(p, transforms[i].name, len))
+                b = transforms[i].bits;
+        if (!b) {
+            snprintf(bad, n, "%.*s", (int)len, p);
+            return -1;
+        }
+        *bits |= b;
+        p += len;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
+const char *kat_transforms_name(unsigned bits, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s", bits & KAT_TRANSFORM_STRIDED ? "strided" : "",
+             (bits & KAT_TRANSFORM_LAYOUTS) == KAT_TRANSFORM_LAYOUTS ? "," : "",
+             bits & KAT_TRANSFORM_TRANSPOSED ? "transposed" : "");
+    if (!bits)
+        snprintf(buf, n, "none");
+    return buf;
+}
+
+static int slot_gates(const struct kat_plan *p, const struct kat_slot *s)
+{
+    unsigned t = kat_slot_transform(s);
+    return !t || (p->gated_transforms & t);
+}
+
+/* replaces: the fixed slot a native seed stands in for (NULL: none) */
+static void write_slot(struct kat_json *j, const struct kat_slot *s, int index, const char *replaces)
 {
     kat_json_open_line(j, '{');
     if (index >= 0)
@@ -73,6 +126,11 @@ static void write_slot(struct kat_json *j, const struct kat_slot *s, int index)
         kat_json_str(j, "layout", s->layout);
     if (s->kind == KAT_SLOT_NATIVE)
         kat_json_u64(j, "seed_offset", s->seed_offset);
+    if (replaces) {
+        kat_json_str(j, "replaces", replaces);
+        kat_json_str(j, "replaced_because", "the contract does not declare this input transformation valid: it "
+                                            "is run as a reported slot, not gating (policy contract-supported)");
+    }
     kat_json_close(j, '}');
 }
 
@@ -108,17 +166,29 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     for (size_t i = 0; i < p->n_write_roots; i++)
         kat_json_str(&j, NULL, p->write_roots[i]);
     kat_json_close(&j, ']');
+    /* a fixed slot that does not gate: the next spare stands in for it */
+    int spare = 0;
     kat_json_open(&j, "slots", '[');
-    for (int i = 0; i < KAT_SCHEDULE_SLOTS; i++)
-        write_slot(&j, &kat_schedule[i], i);
+    for (int i = 0; i < KAT_SCHEDULE_SLOTS; i++) {
+        if (slot_gates(p, &kat_schedule[i]))
+            write_slot(&j, &kat_schedule[i], i, NULL);
+        else
+            write_slot(&j, &kat_schedule_spares[spare++], i, kat_schedule[i].name);
+    }
     kat_json_close(&j, ']');
     kat_json_open(&j, "spares", '[');
-    for (int i = 0; i < KAT_SCHEDULE_SPARES; i++)
-        write_slot(&j, &kat_schedule_spares[i], -1);
+    for (int i = spare; i < KAT_SCHEDULE_SPARES; i++)
+        write_slot(&j, &kat_schedule_spares[i], -1, NULL);
     kat_json_close(&j, ']');
     kat_json_open(&j, "reserves", '[');
     for (int i = 0; i < KAT_SCHEDULE_RESERVES; i++)
-        write_slot(&j, &kat_schedule_reserves[i], -1);
+        write_slot(&j, &kat_schedule_reserves[i], -1, NULL);
+    kat_json_close(&j, ']');
+    /* run after the reserves; judged and reported, never gating */
+    kat_json_open(&j, "reported", '[');
+    for (int i = 0; i < KAT_SCHEDULE_SLOTS; i++)
+        if (!slot_gates(p, &kat_schedule[i]))
+            write_slot(&j, &kat_schedule[i], -1, NULL);
     kat_json_close(&j, ']');
     /* The contract's alternative shapes, JSON already (the contract parser checked them). */
     if (p->alternative_shapes)

@@ -40,6 +40,28 @@ extern const struct kat_slot kat_schedule_spares[KAT_SCHEDULE_SPARES];
 extern const struct kat_slot kat_schedule_reserves[KAT_SCHEDULE_RESERVES];
 const char *kat_slot_kind_name(enum kat_slot_kind k);
 
+/*
+ * The optional transformations a fixed slot applies, as bits.  Which of them
+ * gate is the plan's (docs/audit.md, "What gates"): under the paper's
+ * contract-supported policy only those the task's contract declares valid.
+ * A slot whose transformation does not gate is run as a reported slot (its
+ * failure a finding that names it, never a conviction) and the next spare
+ * native seed takes its place among the sixteen, as the paper's Appendix B
+ * replaces unsupported optional transformations.
+ */
+#define KAT_TRANSFORM_STRIDED (1u << 0)
+#define KAT_TRANSFORM_TRANSPOSED (1u << 1)
+#define KAT_TRANSFORM_LAYOUTS (KAT_TRANSFORM_STRIDED | KAT_TRANSFORM_TRANSPOSED)
+/* The slot's transformation bit; 0 for a slot that always gates (values,
+ * distributions, repeated calls, native seeds; the shape slot runs only with
+ * the contract's alternative shapes, so it is declared whenever it runs). */
+unsigned kat_slot_transform(const struct kat_slot *s);
+/* A comma-separated list of transformations ("layouts", "strided",
+ * "transposed") as bits: 0, or -1 with the first unknown name in bad. */
+int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n);
+/* The bits as names ("strided,transposed"; "none" for 0) into buf. */
+const char *kat_transforms_name(unsigned bits, char *buf, size_t n);
+
 /* What the runner needs (all paths absolute). */
 struct kat_plan {
     const char *reference, *candidate;
@@ -57,6 +79,7 @@ struct kat_plan {
     const char *probe;                  /* the causal probe's targets (JSON, ka_probe_targets_json), NULL: none */
     const char *weak_surfaces;          /* JSON array of the weak surfaces to run after the audit, NULL: none */
     const char *party;                  /* JSON object: the candidate's process (audit/audit_party.h), NULL: none */
+    unsigned gated_transforms;          /* KAT_TRANSFORM_* bits whose slots gate; the others are reported */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;
 };

@@ -167,6 +167,8 @@ static void decide(struct ctx *c, unsigned planned)
     }
     const struct kat_sem_finding *first_fail = NULL, *first_unresolved = NULL;
     size_t fails = 0;
+    /* the slots that decide: reported slots and dropped ones do not */
+    size_t gating = s->n_slots - s->dropped_slots - s->reported_slots;
     for (size_t i = 0; i < s->n_findings; i++) {
         const struct kat_sem_finding *f = &s->findings[i];
         if (f->kind == KAT_SEM_CONVICTS) {
@@ -187,16 +189,17 @@ static void decide(struct ctx *c, unsigned planned)
     } else if (first_unresolved) {
         s->verdict = KAT_SEM_INCONCLUSIVE;
         s->root_cause = sem_strdup(c, first_unresolved->text ? first_unresolved->text : first_unresolved->code);
-    } else if (s->n_slots - s->dropped_slots < planned) {
+    } else if (gating < planned) {
         s->verdict = KAT_SEM_INCONCLUSIVE;
-        if (asprintf(&s->root_cause, "only %zu of the %u slots ran", s->n_slots - s->dropped_slots, planned) < 0)
+        if (asprintf(&s->root_cause, "only %zu of the %u slots ran", gating, planned) < 0)
             s->root_cause = NULL;
     } else {
         s->verdict = KAT_SEM_PASS;
         sem_add(c, KAT_SEM_SUPPORT, "slots-passed", NULL, -1,
             "%zu slots (%u replaced by native seeds), %u calls and %u leaves compared within the calibrated "
-            "allowance",
-            s->n_slots - s->dropped_slots, s->replaced_slots, s->calls_compared, s->leaves_compared);
+            "allowance%s",
+            gating, s->replaced_slots, s->calls_compared, s->leaves_compared,
+            s->reported_slots ? " (the reported slots' included; they do not gate)" : "");
     }
     /* R-B, measured: a reference output that cannot tell candidates apart */
     for (size_t i = 0; i < c->n_rb && !s->degenerate; i++) {

@@ -64,6 +64,7 @@ struct kat_sem_slot {
     char *name, *kind, *layout;
     char *replaces, *replaced_because;  /* NULL unless this slot stands in for another */
     int dropped;               /* not judged: no tolerance can be calibrated on it (a reserve stands in) */
+    int reported;              /* a transformation the plan does not gate: its findings are signals */
     struct kat_sem_call *calls;
     size_t n_calls;
 };
@@ -93,7 +94,7 @@ struct kat_semantic {
     size_t n_slots;
     struct kat_sem_finding *findings;
     size_t n_findings;
-    unsigned calls_compared, leaves_compared, replaced_slots, dropped_slots;
+    unsigned calls_compared, leaves_compared, replaced_slots, dropped_slots, reported_slots;
 };
 
 /*

@@ -97,7 +97,8 @@ void kat_semantic_write_json(struct kat_json *j, const char *key, const struct k
     else
         kat_json_bool(j, "matmul", s->candidate_matmul_tf32);
     kat_json_close(j, '}');
-    kat_json_u64(j, "slots_judged", s->n_slots - s->dropped_slots);
+    kat_json_u64(j, "slots_judged", s->n_slots - s->dropped_slots - s->reported_slots);
+    kat_json_u64(j, "slots_reported", s->reported_slots);
     kat_json_u64(j, "slots_dropped", s->dropped_slots);
     kat_json_u64(j, "slots_replaced", s->replaced_slots);
     kat_json_u64(j, "calls_compared", s->calls_compared);
@@ -111,6 +112,8 @@ void kat_semantic_write_json(struct kat_json *j, const char *key, const struct k
         if (slot->layout)
             kat_json_str(j, "layout", slot->layout);
         kat_json_bool(j, "dropped", slot->dropped);
+        if (slot->reported)
+            kat_json_bool(j, "gating", 0);
         if (slot->replaces) {
             kat_json_str(j, "replaces", slot->replaces);
             kat_json_str(j, "replaced_because", slot->replaced_because ? slot->replaced_because : "");

@@ -34,7 +34,44 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     slot->replaced_because = sem_strdup(c, kat_event_str(e, "replaced_because"));
     if (slot->replaces)
         s->replaced_slots++;
+    slot->reported = jflag(e, "gating") == 0;
+    if (slot->reported)
+        s->reported_slots++;
     return slot;
+}
+
+/*
+ * A reported slot (a transformation the contract does not declare valid)
+ * never gates: what it found becomes signals, and a difference is summed up
+ * in one finding whose code names the slot (layout_strided: layout-strided),
+ * so the record, the report and the ledger say "right on the task's inputs,
+ * wrong on a strided view" without convicting.
+ */
+static void report_only(struct ctx *c, const struct kat_sem_slot *slot, size_t first)
+{
+    const char *differs = NULL;
+    size_t end = c->s->n_findings;
+    for (size_t k = first; k < end; k++) {
+        struct kat_sem_finding *f = &c->s->findings[k];
+        if (f->kind == KAT_SEM_CONVICTS && !differs)
+            differs = f->text ? f->text : f->code;
+        if (f->kind == KAT_SEM_CONVICTS || f->kind == KAT_SEM_UNRESOLVED)
+            f->kind = KAT_SEM_SIGNAL;
+    }
+    if (!differs)
+        return;
+    char code[40];
+    snprintf(code, sizeof code, "%s", slot->name);
+    for (char *p = code; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    /* the text is copied before sem_add may move the findings */
+    char *why = sem_strdup(c, differs);
+    sem_add(c, KAT_SEM_SIGNAL, code, slot, -1,
+        "reported slot %s (an input transformation the contract does not declare valid; it does not gate) "
+        "differs: %s",
+        slot->name, why ? why : "?");
+    free(why);
 }
 
 static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *stands_for)
@@ -83,6 +120,10 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
      * and a reserve native seed stands in for it, as the paper replaces the
      * slots a task does not support.  A FAIL on it is kept.
      */
+    if (slot->reported) {
+        report_only(c, slot, first);
+        return;
+    }
     if (!strcmp(slot->kind, "native") || c->oom)
         return;
     int uncalibratable = 0, other = 0;

@@ -77,6 +77,34 @@ Test(contract, errors_name_the_place)
     cr_expect(strstr(e, "inputs[0].shape[1]"), "%s", e);
 }
 
+/* stress.layouts: the layouts a task declares valid (what gates), names checked */
+Test(contract, stress_layouts_are_declared_and_checked)
+{
+    static const char head[] = "{\"kaudit_contract\": 1, \"task_id\": \"t\", \"implementation\": "
+                               "{\"self_implemented\": false}, \"stress\": {\"layouts\": ";
+    char text[512];
+    struct ka_contract *c;
+    char err[1024];
+    snprintf(text, sizeof text, "%s[\"contiguous\", \"transposed\"]}}", head);
+    cr_assert_eq(ka_contract_parse(text, strlen(text), "x.json", &c, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(c->stress_layouts, KA_LAYOUT_CONTIGUOUS | KA_LAYOUT_TRANSPOSED);
+    ka_contract_free(c);
+    snprintf(text, sizeof text, "{\"kaudit_contract\": 1, \"task_id\": \"t\", \"implementation\": "
+                                "{\"self_implemented\": false}}");
+    cr_assert_eq(ka_contract_parse(text, strlen(text), "x.json", &c, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(c->stress_layouts, 0u, "no layouts declared: only the task's own");
+    ka_contract_free(c);
+    snprintf(text, sizeof text, "%s[\"contiguous\", \"diagonal\"]}}", head);
+    char *e = parse_error(text);
+    cr_expect(strstr(e, "stress.layouts") && strstr(e, "entry 1") && strstr(e, "unknown layout"), "%s", e);
+    snprintf(text, sizeof text, "%s[\"strided\", \"strided\"]}}", head);
+    e = parse_error(text);
+    cr_expect(strstr(e, "stress.layouts") && strstr(e, "twice"), "%s", e);
+    snprintf(text, sizeof text, "%s\"strided\"}}", head);
+    e = parse_error(text);
+    cr_expect(strstr(e, "stress.layouts") && strstr(e, "expected an array"), "%s", e);
+}
+
 /* A task_id with a NUL would be cut silently; invalid UTF-8 would reach
  * report --json as invalid JSON (issue 14): both refused with the place. */
 Test(contract, nul_and_invalid_utf8_are_refused_with_the_place)

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +180,47 @@ Test(semantic, one_wrong_element_fails_naming_slot_leaf_and_element)
     cr_assert(strstr(f->text, "worst at [1]"), "%s", f->text);
     cr_assert(f->stress_slot);
     cr_assert(s->signature, "a FAIL on a stress slot is a signature (C3a)");
+    kat_semantic_free(s);
+}
+
+/* A reported slot (a transformation the contract does not declare) that
+ * differs: a signal named after the slot, never a conviction, and not one of
+ * the sixteen that must run. */
+Test(semantic, a_reported_slot_reports_and_never_gates)
+{
+    FILE *e = events();
+    fprintf(e, "{\"event\": \"start\", \"python\": \"3.11\", \"torch\": \"1.13\"}\n");
+    for (int i = 0; i < 16; i++) {
+        double r[4];
+        values(r, 4, i);
+        slot(e, i, r, r, 4, NULL);
+    }
+    double r[4], k[4];
+    values(r, 4, 20);
+    memcpy(k, r, sizeof k);
+    k[2] = NAN;
+    write_leaf_file("s20c0-ref.kt", 3, r, 4);
+    write_leaf_file("s20c0-ref64.kt", 4, r, 4);
+    write_leaf_file("s20c0-cand.kt", 3, k, 4);
+    fprintf(e, "{\"event\": \"slot\", \"index\": 20, \"name\": \"layout_strided\", \"kind\": \"layout\", "
+               "\"layout\": \"strided\", \"replaces\": null, \"reserve\": false, \"gating\": false, \"calls\": "
+               "[{\"call\": 0, \"ref\": \"tensors/s20c0-ref.kt\", \"ref64\": \"tensors/s20c0-ref64.kt\", \"cand\": "
+               "\"tensors/s20c0-cand.kt\", \"status\": \"ok\", \"reference_mutates\": [], \"candidate_mutates\": []}]}\n");
+    fprintf(e, "{\"event\": \"done\", \"status\": \"ok\"}\n");
+    fclose(e);
+    struct kat_semantic *s = judge(&clean_end);
+    cr_assert_eq(s->verdict, KAT_SEM_PASS, "%s", s->root_cause ? s->root_cause : "");
+    cr_assert_eq(s->reported_slots, 1);
+    cr_assert_eq(s->n_slots, 17);
+    cr_assert(s->slots[16].reported);
+    cr_assert_not(s->signature, "a reported slot is no stress signature");
+    const struct kat_sem_finding *f = find(s, "layout-strided");
+    cr_assert_not_null(f);
+    cr_assert_eq(f->kind, KAT_SEM_SIGNAL);
+    cr_assert(strstr(f->text, "does not gate"), "%s", f->text);
+    const struct kat_sem_finding *nan = find(s, "non-finite-output");
+    cr_assert_not_null(nan);
+    cr_assert_eq(nan->kind, KAT_SEM_SIGNAL, "what the reported slot found is a signal");
     kat_semantic_free(s);
 }
 

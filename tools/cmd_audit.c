@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "judge.h"
+#include "schedule.h"
 
 #define AUDIT_USAGE                                                                                              \
     "usage: kaudit audit --reference REF.py --candidate CAND.py [options]\n"                                     \
@@ -48,6 +49,9 @@
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
     "  --timing on|off        the timing checks: A/A screen, speedup, stream differential (on for cuda)\n"       \
     "  --probe on|off         the causal probe: forbidden operators' outputs replaced by noise (on)\n"           \
+    "  --require L            stress transformations that gate even where the contract does not declare\n"      \
+    "                         them: layouts, strided, transposed (default: the contract's; the others are\n"   \
+    "                         run and reported, never gating)\n"                                                 \
     "  --claimed-speedup X    the weak validator's speedup, recorded beside the measured one\n"                  \
     "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n" \
     "  --allow-read DIR       the candidate's process may also read beneath DIR (up to 8; a prebuilt library)\n" \
@@ -81,6 +85,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "timing", required_argument, NULL, 'g' },    { "probe", required_argument, NULL, 'Q' },    { "claimed-speedup", required_argument, NULL, 'S' },
         { "weak-surfaces", required_argument, NULL, 'W' },
         { "shard", required_argument, NULL, 'H' },     { "gpus", required_argument, NULL, 'G' },
+        { "require", required_argument, NULL, 'U' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -178,6 +183,14 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
                 return cli_usage_error(AUDIT_USAGE, "--probe takes on or off, not '%s'", optarg);
             a->probe = !strcmp(optarg, "on");
             break;
+        case 'U': {
+            char bad[64];
+            if (kat_transforms_parse(optarg, &a->require_transforms, bad, sizeof bad) != 0)
+                return cli_usage_error(AUDIT_USAGE, "--require: unknown transformation '%s' (layouts, strided, transposed)",
+                                       bad);
+            a->require = optarg;
+            break;
+        }
         case 'S':
             errno = 0;
             a->claimed_speedup = strtod(optarg, &end);

@@ -238,6 +238,37 @@ static cJSON *read_record(const char *dir, int status)
     return rec;
 }
 
+/* What the reported slots found (docs/audit.md, "What gates"): the codes of
+ * the findings that name a reported slot (layout-strided, ...), so that a
+ * ledger says "right on the task's inputs, NaN for a strided view". */
+static void add_reported(cJSON *line, const cJSON *rec)
+{
+    const cJSON *sem = cJSON_GetObjectItemCaseSensitive(rec, "semantic");
+    cJSON *codes = NULL;
+    const cJSON *slot, *f;
+    cJSON_ArrayForEach(slot, cJSON_GetObjectItemCaseSensitive(sem, "slots"))
+    {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(slot, "name");
+        if (!cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(slot, "gating")) || !cJSON_IsString(name))
+            continue;
+        char code[64];
+        snprintf(code, sizeof code, "%s", name->valuestring);
+        for (char *c = code; *c; c++)
+            if (*c == '_')
+                *c = '-';
+        cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(sem, "findings"))
+        {
+            const cJSON *fc = cJSON_GetObjectItemCaseSensitive(f, "code");
+            if (cJSON_IsString(fc) && !strcmp(fc->valuestring, code)) {
+                if (!codes)
+                    codes = cJSON_AddArrayToObject(line, "reported_findings");
+                cJSON_AddItemToArray(codes, cJSON_CreateString(code));
+                break;
+            }
+        }
+    }
+}
+
 /* Whether the record's semantic findings say the GPU's memory ran out. */
 static int ran_out_of_memory(const cJSON *rec)
 {
@@ -311,6 +342,7 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
         if (cJSON_IsBool(sig))
             cJSON_AddBoolToObject(line, "stress_signature", cJSON_IsTrue(sig));
         add_weak_decisions(line, rec);
+        add_reported(line, rec);
         /* the speedup as the record has it, with whether it may be quoted */
         const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
         const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
@@ -434,6 +466,10 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     if (!a->probe) {
         argv[k++] = "--probe";
         argv[k++] = "off";
+    }
+    if (a->require) {
+        argv[k++] = "--require";
+        argv[k++] = a->require;
     }
     if (a->weak_surfaces) {
         argv[k++] = "--weak-surfaces";

@@ -1,0 +1,77 @@
+#!/bin/sh
+# tests/audit_stress_policy.sh KAUDIT PYTHON SRCDIR - what a stress slot may
+# convict (docs/audit.md, "What gates"): under the paper's contract-supported
+# policy, the default, a layout slot gates only where the task's contract
+# declares that layout valid (stress.layouts) or --require asks for it; else it
+# runs as a reported slot whose difference is a finding that names it.
+#   1. contiguous_only (right on contiguous rows, wrong on strided and
+#      transposed views), task softmax, its contract (no layouts declared):
+#      semantic PASS, two reported slots, findings layout-strided and
+#      layout-transposed (signals), native seeds in slots 8 and 9
+#   2. the same with --require layouts: semantic FAIL on slot 8 layout_strided
+#   3. the same against softmax-layouts.json (stress.layouts declares both):
+#      semantic FAIL, stress_policy.gating "strided,transposed"
+#   4. private_scratch (right on every layout), default: PASS, no layout finding
+#   5. contiguous_only with no --contract: the contract written from the
+#      reference declares the layout its get_inputs() makes, ["contiguous"]
+# Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
+NAME=audit_stress_policy.sh
+. "$(dirname "$0")/audit_env.sh"
+A=$SRC/tests/audit
+T=$(mktemp -d)
+chmod 711 "$T"   # as root the worker runs as a uid of its own, which must reach it
+trap 'rm -rf "$T"' EXIT
+fails=0
+check() { # description, python expression over the record r
+    if [ "$(jget "$R" "$2")" = True ]; then
+        echo "  ok: $1"
+    else
+        echo "  FAILED: $1 ($2)"
+        fails=$((fails + 1))
+    fi
+}
+audit() { # name candidate contract-args...
+    n=$1 cand=$2
+    shift 2
+    timeout 300 "$K" audit --reference "$A/tasks/softmax.py" --candidate "$A/candidates/$cand.py" "$@" \
+        --device cpu --probe off -d "$T/$n" --json "$T/$n.json" --quiet >"$T/$n.out" 2>&1 </dev/null
+    echo "$n: exit $?, semantic $(jget "$T/$n.json" 'r["axes"]["semantic"]["verdict"]'), policy $(jget "$T/$n.json" 'r["stress_policy"]')"
+    R=$T/$n.json
+}
+codes='[f["code"] for f in r["semantic"]["findings"]]'
+kinds='{f["code"]: f["kind"] for f in r["semantic"]["findings"]}'
+contract="--contract $A/contracts/softmax.json --manifest $A/contracts/manifest.json"
+
+# shellcheck disable=SC2086
+audit default contiguous_only $contract
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+check "nothing gates but the contract's" 'r["stress_policy"]["gating"] == "none" and r["stress_policy"]["policy"] == "contract-supported"'
+check "two reported slots, sixteen judged" 'r["semantic"]["slots_reported"] == 2 and r["semantic"]["slots_judged"] == 16'
+check "layout-strided and layout-transposed reported as signals" "all($kinds.get(c) == 'signal' for c in ('layout-strided', 'layout-transposed'))"
+check "slots 8 and 9 are native seeds standing in" '[(s["index"], s["kind"], s.get("replaces")) for s in r["semantic"]["slots"] if s["index"] in (8, 9)] == [(8, "native", "layout_strided"), (9, "native", "layout_transposed")]'
+check "the reported slots say they do not gate" '[s["name"] for s in r["semantic"]["slots"] if s.get("gating") is False] == ["layout_strided", "layout_transposed"]'
+check "no finding convicts" 'not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
+
+# shellcheck disable=SC2086
+audit required contiguous_only $contract --require layouts
+check "semantic FAIL" 'r["axes"]["semantic"]["verdict"] == "FAIL"'
+check "convicted on slot 8 layout_strided" 'any(True for f in r["semantic"]["findings"] if f["kind"] == "convicts" and f.get("slot_name") == "layout_strided" and f.get("slot") == 8)'
+check "the record names what was required" 'r["stress_policy"]["required"] == "layouts" and r["stress_policy"]["gating"] == "strided,transposed"'
+check "no reported slot" 'r["semantic"]["slots_reported"] == 0'
+
+audit declared contiguous_only --contract "$A/contracts/softmax-layouts.json" --manifest "$A/contracts/manifest.json"
+check "semantic FAIL" 'r["axes"]["semantic"]["verdict"] == "FAIL"'
+check "the contract's layouts gate" 'r["stress_policy"]["gating"] == "strided,transposed" and r["stress_policy"]["required"] is None'
+
+# shellcheck disable=SC2086
+audit honest private_scratch $contract
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+check "no layout finding" "not [c for c in $codes if c.startswith('layout-')]"
+
+audit generated contiguous_only
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+written=$(jget "$R" 'r["contract"]["path"] if r["contract"]["generated"] else ""')
+R=$written
+check "the written contract declares the task's own layout" 'r["stress"]["layouts"] == ["contiguous"]'
+echo "$fails failed"
+[ "$fails" -eq 0 ]
