@@ -77,6 +77,18 @@ REPEATED_CALLS = (("A", 0), ("A", 1), ("A", 2), ("B", 3), ("B", 3))
 same_values = kaudit_tensors.same_values
 
 
+def overwritten(kept):
+    """Of the kept (call, output, snapshot) of a repeated slot, every output
+    leaf but the last call's whose values a later call changed: aliasing."""
+    found = []
+    for ci, out, snap in kept[:-1]:
+        now = dict((p, v) for p, v in output_leaves(out) if isinstance(v, torch.Tensor))
+        for p, v in snap:
+            if p in now and not same_values(now[p].detach(), v):
+                found.append({"call": ci, "leaf": p})
+    return found
+
+
 def snapshot(args):
     return [a.detach().clone() if isinstance(a, torch.Tensor) else None for a in args]
 

@@ -42,7 +42,7 @@ from kaudit_events import StageFailed, short_error, stage  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
 from kaudit_inputs import clone_tree, native_inputs, to_device  # noqa: E402,F401  (kaudit_weak's)
 from kaudit_calls import (is_out_of_memory, is_refused_by_confinement, mutated, output_leaves,  # noqa: E402
-                          poison_like, same_values, sampled, snapshot, synchronize)
+                          overwritten, poison_like, sampled, snapshot, synchronize)
 from kaudit_state import AlignmentError, align_state  # noqa: E402
 from kaudit_marks import Marks, load_module, phase  # noqa: E402,F401  (phase: kaudit_weak's too)
 from kaudit_timing import Timer, paired_batches  # noqa: E402
@@ -211,12 +211,7 @@ class Party:
 
     def op_aliasing(self, q):
         synchronize(self.device)
-        aliasing = []
-        for ci, out, snap in self.kept[:-1]:
-            now = dict((p, v) for p, v in output_leaves(out) if isinstance(v, torch.Tensor))
-            for p, v in snap:
-                if p in now and not same_values(now[p].detach(), v):
-                    aliasing.append({"call": ci, "leaf": p})
+        aliasing = overwritten(self.kept)
         self.kept = []
         return {"aliasing": aliasing}
 

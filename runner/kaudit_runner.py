@@ -53,8 +53,8 @@ import torch  # noqa: E402
 from kaudit_events import Log, StageFailed, short_error, stage  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
 from kaudit_inputs import SlotInputs, base_specs, clone_tree, layout_of, native_inputs, slot_inputs  # noqa: E402
-from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, sampled,  # noqa: E402
-                          snapshot, synchronize)
+from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, overwritten,  # noqa: E402
+                          sampled, snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
 from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
 from kaudit_party_link import PartyGone, PartyLink  # noqa: E402
@@ -101,6 +101,7 @@ class Runner:
         self.party = None
         self.ref_results = {}    # slot index -> its calls' reference files
         self.ref_seconds = {}    # slot index -> seconds of its reference phase
+        self.ref_aliasing = {}   # slot index -> the reference's outputs a later call overwrote
         self.turn = DeviceTurns(plan, self.device, log, guard)
 
     def derived(self, what):
@@ -232,11 +233,25 @@ class Runner:
         t0 = time.monotonic()
         idx = slot["index"]
         self.marks.mark(f"kaudit:slot {idx} {slot['name']} reference")
-        calls = REPEATED_CALLS if slot["kind"] == "repeated" else (("A", 0),)
+        repeated = slot["kind"] == "repeated"
+        calls = REPEATED_CALLS if repeated else (("A", 0),)
         results = []
+        # The repeated slot runs the reference as the candidate's process runs
+        # the candidate: later calls refill the first call's input buffers, and
+        # the outputs are kept, so that an output the reference itself lets a
+        # later call overwrite (it returns its input) is known: the candidate
+        # is not convicted for aliasing exactly as the reference does.
+        buffers, kept = None, []
         try:
             for ci, (_, vi) in enumerate(calls):
                 args = sets[vi].make(self.device)
+                if repeated and buffers is not None:
+                    for b, v in zip(buffers, args):
+                        if isinstance(b, torch.Tensor) and isinstance(v, torch.Tensor) and b.shape == v.shape:
+                            b.copy_(v)
+                    args = buffers
+                if repeated:
+                    buffers = args
                 before = snapshot(args)
                 out = self.call(self.ref, args, REF)
                 mut = mutated(args, before)
@@ -258,6 +273,9 @@ class Runner:
                     fp64_error = short_error(exc)[0]
                 f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", sampled(leaves, (self.sample_key, idx, ci)))
                 sets[vi].drop()
+                if repeated:
+                    kept.append((ci, out, [(p, v.detach().clone()) for p, v in output_leaves(out)
+                                           if isinstance(v, torch.Tensor)]))
                 del out, args, args64, before
                 results.append({"call": ci, "ref": f32, "ref64": f64, "fp64_error": fp64_error,
                                 "reference_mutates": mut, "values": vi,
@@ -271,6 +289,7 @@ class Runner:
                 raise StageFailed("reference_slots")
             return False, "the reference raised on this slot's inputs: " + short_error(exc)[0]
         self.ref_results[idx] = results
+        self.ref_aliasing[idx] = overwritten(kept)
         self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
         return True, None
 
@@ -525,6 +544,7 @@ class Runner:
                                   for a in got.get("aliasing", [])]
         except (PartyGone, KeyError, TypeError, ValueError):
             record["aliasing"] = []
+        record["reference_aliasing"] = self.ref_aliasing.get(idx, [])
 
     def time_candidate(self):
         if self.device.type != "cuda":

@@ -40,6 +40,23 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     return slot;
 }
 
+/* Whether the reference's own repeated calls overwrote the same call's same
+ * output leaf (the slot's reference_aliasing, which the runner measures the
+ * way the candidate's process does); logs without it: no. */
+static int reference_aliases(const cJSON *slot_event, const cJSON *a)
+{
+    const char *leaf = kat_event_str(a, "leaf");
+    int call = jint(a, "call", -1);
+    const cJSON *r;
+    cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(slot_event, "reference_aliasing"))
+    {
+        const char *rleaf = kat_event_str(r, "leaf");
+        if (leaf && rleaf && !strcmp(leaf, rleaf) && jint(r, "call", -2) == call)
+            return 1;
+    }
+    return 0;
+}
+
 /*
  * A reported slot (a transformation the contract does not declare valid)
  * never gates: what it found becomes signals, and a difference is summed up
@@ -107,6 +124,13 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
     {
         char at[96];
         sem_where(at, sizeof at, slot, jint(a, "call", -1));
+        if (reference_aliases(e, a)) {
+            sem_add(c, KAT_SEM_SIGNAL, "output-aliased-as-reference", slot, jint(a, "call", -1),
+                "%s: the output it returned (leaf %s) was overwritten by a later call, as the reference's was "
+                "(it returns a buffer the next call reuses): not convicted",
+                at, kat_event_str(a, "leaf") ? kat_event_str(a, "leaf") : "?");
+            continue;
+        }
         struct kat_sem_finding *f =
             sem_add(c, KAT_SEM_CONVICTS, "output-aliased", slot, jint(a, "call", -1),
                 "%s: the output it returned (leaf %s) was overwritten by a later call", at,

@@ -1,6 +1,6 @@
 #!/bin/sh
-# tests/audit_stress_policy.sh KAUDIT PYTHON SRCDIR - what a stress slot may
-# convict (docs/audit.md, "What gates"): under the paper's contract-supported
+# tests/audit_stress_v2.sh KAUDIT PYTHON SRCDIR - stress v2's controls.
+# What a stress slot may convict (docs/audit.md, "What gates"): under the paper's contract-supported
 # policy, the default, a layout slot gates only where the task's contract
 # declares that layout valid (stress.layouts) or --require asks for it; else it
 # runs as a reported slot whose difference is a finding that names it.
@@ -14,8 +14,13 @@
 #   4. private_scratch (right on every layout), default: PASS, no layout finding
 #   5. contiguous_only with no --contract: the contract written from the
 #      reference declares the layout its get_inputs() makes, ["contiguous"]
+# Aliasing judged against the reference:
+#   6. aliases_as_reference (task relu_inplace: the reference returns its
+#      input, changed in place; so does the candidate): semantic PASS, its
+#      aliasing a signal output-aliased-as-reference, nothing convicts (the
+#      output_aliasing control of audit_controls still FAILs)
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
-NAME=audit_stress_policy.sh
+NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
 A=$SRC/tests/audit
 T=$(mktemp -d)
@@ -33,7 +38,7 @@ check() { # description, python expression over the record r
 audit() { # name candidate contract-args...
     n=$1 cand=$2
     shift 2
-    timeout 300 "$K" audit --reference "$A/tasks/softmax.py" --candidate "$A/candidates/$cand.py" "$@" \
+    timeout 300 "$K" audit --reference "$A/tasks/${task:-softmax}.py" --candidate "$A/candidates/$cand.py" "$@" \
         --device cpu --probe off -d "$T/$n" --json "$T/$n.json" --quiet >"$T/$n.out" 2>&1 </dev/null
     echo "$n: exit $?, semantic $(jget "$T/$n.json" 'r["axes"]["semantic"]["verdict"]'), policy $(jget "$T/$n.json" 'r["stress_policy"]')"
     R=$T/$n.json
@@ -73,5 +78,9 @@ check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 written=$(jget "$R" 'r["contract"]["path"] if r["contract"]["generated"] else ""')
 R=$written
 check "the written contract declares the task's own layout" 'r["stress"]["layouts"] == ["contiguous"]'
+task=relu_inplace audit aliasing aliases_as_reference
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+check "its aliasing is the reference's: a signal" "$kinds.get('output-aliased-as-reference') == 'signal'"
+check "no finding convicts" 'not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
