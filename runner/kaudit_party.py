@@ -109,6 +109,7 @@ class Party:
         self.buffers = None
         self.pending = []     # (leaves) of the last call, until "collect"
         self.kept = []        # a repeated slot's outputs, for "aliasing"
+        self.mapping = {}     # reference state key -> instance A's (align_state)
         self.arms = {}
 
     # --- requests
@@ -133,7 +134,7 @@ class Party:
             self.cand_mod = stage(self.log, "import_candidate", load_candidate)
         self.instances["A"] = stage(self.log, "build_candidate", self.new_candidate)
         try:
-            info = align_state(self.ref_state, self.instances["A"])
+            info, self.mapping = align_state(self.ref_state, self.instances["A"])
         except AlignmentError as exc:
             self.log.event("stage", stage="align_state", status="unresolved", code=exc.code, error=str(exc))
             raise StageFailed("align_state")
@@ -207,6 +208,19 @@ class Party:
         key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
         kaudit_tensors.write_tensor_file(path, sampled(self.pending, key))
         self.pending = []
+        return {"file": name}
+
+    def op_state(self, q):
+        """Instance A's state after its calls, under the reference's keys (the
+        mapping align_state verified), written like a call's outputs: kaudit
+        compares it with the reference's (a parameter the candidate changed in
+        place is a FAIL)."""
+        synchronize(self.device)
+        now = self.cand.state_dict()
+        leaves = [("state." + a, now[b]) for a, b in self.mapping.items()]
+        name = os.path.basename(q["name"])
+        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
+        kaudit_tensors.write_tensor_file(os.path.join(self.out, name), sampled(leaves, key))
         return {"file": name}
 
     def op_aliasing(self, q):

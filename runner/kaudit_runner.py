@@ -56,6 +56,7 @@ from kaudit_inputs import SlotInputs, base_specs, clone_tree, layout_of, native_
 from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, overwritten,  # noqa: E402
                           sampled, snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
+from kaudit_state import redraw_state  # noqa: E402
 from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
 from kaudit_party_link import PartyGone, PartyLink  # noqa: E402
 from kaudit_marks import Marks, load_module, phase  # noqa: E402
@@ -65,6 +66,9 @@ STARTED = kaudit_events.STARTED
 REF = "kaudit:reference"
 CAND = "kaudit:candidate"
 CALIB = "kaudit:calibration"
+# The index of the state check's slot event: past the sixteen slots, the
+# reserves and the reported slots (a plan has at most 16 + 4 + 16 of them)
+STATE_SLOT = 40
 
 # Exit statuses (kaudit reads the event log, these only say where it stopped).
 EXIT_DONE = 0
@@ -136,6 +140,10 @@ class Runner:
                 m.eval()
             return m
         self.ref = stage(self.log, "build_reference", build)
+        # the state both parties get: re-drawn, not the initialization's
+        # (kaudit_state.redraw_state; the fp64 twin is copied after it)
+        drawn = stage(self.log, "redraw_state", lambda: redraw_state(self.ref, self.derived("state")))
+        self.log.event("state_redrawn", redrawn=len(drawn["redrawn"]), kept=drawn["kept"][:32])
         self.ref_state = {k: v.detach().clone() for k, v in self.ref.state_dict().items()}
 
         def build64():
@@ -488,6 +496,32 @@ class Runner:
                                  "candidate": round(time.monotonic() - t0, 3)}
             self.log.event("slot", **record)
 
+    def state_after_calls(self):
+        """The candidate's state after its slots against the reference's after
+        its own, judged by kaudit like a call's outputs (slot kind "state",
+        counted apart from the sixteen): a parameter or running statistic the
+        candidate changed in place and the reference did not is a FAIL."""
+        idx = STATE_SLOT
+        ref = [("state." + k, v) for k, v in self.ref.state_dict().items()]
+        ref64 = [("state." + k, v) for k, v in self.ref64.state_dict().items()]
+        key = (self.sample_key, idx, 0)
+        r = {"ref": self.write(f"s{idx:02d}c0-ref.kt", sampled(ref, key)),
+             "ref64": self.write(f"s{idx:02d}c0-ref64.kt", sampled(ref64, key)),
+             "fp64_error": None, "reference_mutates": []}
+        entry = {"call": 0, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": None, "reference_mutates": [],
+                 "cand": None, "status": "ok"}
+        name = f"s{idx:02d}c0-cand.kt"
+        try:
+            took = self.party.request("state", name=name, key=list(key))
+            self.party.take(str(took.get("file", "")), os.path.join(self.tensors, name))
+            entry["cand"] = "tensors/" + name
+        except PartyGone as exc:
+            entry["status"], entry["error"] = "candidate-process-ended", str(exc)
+        except (OSError, KeyError, TypeError, ValueError) as exc:
+            entry["status"], entry["error"] = "candidate-raised", "taking its state: %s" % exc
+        self.log.event("slot", index=idx, name="state_after_calls", kind="state", replaces=None,
+                       replaced_because=None, layout=None, calls=[entry], reserve=False)
+
     def _one_call(self, idx, ci, args, r, instance="A", refill=False, keep=False, mark=None):
         """One call in the candidate's process on args, handed over; its outputs
         sampled as this process says once the call has returned."""
@@ -669,6 +703,7 @@ def run(plan, log, guard):
     with r.turn.released():   # importing and building: compilers, on the CPU, for minutes
         r.build_candidate()   # in its own process, aligned there (kaudit_party.py)
     r.candidate_slots()
+    r.state_after_calls()
     if plan.get("probe"):
         r.turn.pause()
         r.probe(plan["probe"])

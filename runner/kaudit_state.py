@@ -13,12 +13,13 @@ def align_state(rs, cand):
     """Inject the reference's state (rs, its state_dict as built) into the
     candidate through a verified mapping: keys (by name, else by position),
     shapes, dtypes, then the values read back, and coverage (every tensor of
-    both sides mapped once).  Returns a description; raises AlignmentError
-    when the correspondence is unresolved."""
+    both sides mapped once).  Returns a description and the mapping
+    (reference key -> candidate key); raises AlignmentError when the
+    correspondence is unresolved."""
     cs = cand.state_dict()
     rkeys, ckeys = list(rs.keys()), list(cs.keys())
     if not rkeys and not ckeys:
-        return {"mapping": "none", "tensors": 0}
+        return {"mapping": "none", "tensors": 0}, {}
     mapping = None
     how = None
     if set(rkeys) == set(ckeys):
@@ -51,7 +52,43 @@ def align_state(rs, cand):
         if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x.detach().cpu(), y.detach().cpu()):
             raise AlignmentError("state-values-differ", f"after injection '{b}' does not hold the reference's '{a}'")
     return {"mapping": how, "tensors": len(mapping),
-            "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}
+            "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}, mapping
+
+
+# Buffers that are statistics a task's layers keep (BatchNorm's, InstanceNorm's
+# with track_running_stats): re-drawn with the parameters.  Other buffers are
+# structure (a causal mask, a constant table) that a candidate may legitimately
+# build in: kept as the reference made them.
+RUNNING_STATISTICS = ("running_mean", "running_var")
+
+
+def redraw_state(module, seed):
+    """Gives the reference's floating parameters and running statistics new
+    values drawn from seed, at the scale the task's own initialization gave
+    them (a tensor's mean and spread; a constant c becomes c * U(0.5, 1.5),
+    zero U(-0.5, 0.5)), so that a candidate that ignores a parameter, folds in
+    its initial value or snapshots its own initial weights differs (docs/audit.md,
+    "State").  Returns {"redrawn": [keys], "kept": [keys]}."""
+    g = torch.Generator().manual_seed(seed)
+    params = {id(p) for p in module.parameters()}
+    redrawn, kept = [], []
+    with torch.no_grad():
+        for name, t in module.state_dict(keep_vars=True).items():
+            if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.numel() == 0:
+                continue
+            if id(t) not in params and not name.rsplit(".", 1)[-1] in RUNNING_STATISTICS:
+                kept.append(name)
+                continue
+            src = t.detach().to("cpu", torch.float64)
+            spread = float(src.std()) if src.numel() > 1 else 0.0
+            if spread > 0:
+                new = src.mean() + spread * torch.randn(src.shape, generator=g, dtype=torch.float64)
+            else:
+                u = torch.rand(src.shape, generator=g, dtype=torch.float64) * 2 - 1
+                new = torch.where(src != 0, src * (1 + 0.5 * u), 0.5 * u)
+            t.copy_(new.to(t.dtype))
+            redrawn.append(name)
+    return {"redrawn": redrawn, "kept": kept}
 
 
 class AlignmentError(Exception):

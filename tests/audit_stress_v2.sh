@@ -19,6 +19,15 @@
 #      input, changed in place; so does the candidate): semantic PASS, its
 #      aliasing a signal output-aliased-as-reference, nothing convicts (the
 #      output_aliasing control of audit_controls still FAILs)
+# State that varies (docs/audit.md, "State"): both parties get a re-drawn
+# state, and the candidate's state is compared with the reference's after the
+# calls (slot state_after_calls):
+#   7. layernorm_ignores_affine (task layernorm): semantic FAIL on the values
+#   8. batchnorm_init_statistics (task batchnorm, eval): semantic FAIL
+#   9. folds_scale_inplace (task linear; right outputs, its weight doubled in
+#      place): semantic FAIL on state_after_calls, leaf state.fc.weight
+#  10. weight_cache_invalidated (task linear, honours the injected state):
+#      semantic PASS, state_after_calls judged and passed
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -82,5 +91,14 @@ task=relu_inplace audit aliasing aliases_as_reference
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "its aliasing is the reference's: a signal" "$kinds.get('output-aliased-as-reference') == 'signal'"
 check "no finding convicts" 'not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
+task=layernorm audit ignores_affine layernorm_ignores_affine
+check "semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["code"] == "value-mismatch" and f["slot"] < 16 for f in r["semantic"]["findings"])'
+task=batchnorm audit init_statistics batchnorm_init_statistics
+check "semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["code"] == "value-mismatch" and f["slot"] < 16 for f in r["semantic"]["findings"])'
+task=linear audit folds_scale folds_scale_inplace
+check "semantic FAIL on the state after the calls only" '[(f["kind"], f["slot_name"], f.get("leaf")) for f in r["semantic"]["findings"] if f["kind"] == "convicts"] == [("convicts", "state_after_calls", "state.fc.weight")]'
+task=linear audit honours_state weight_cache_invalidated
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+check "the state after the calls judged, apart from the sixteen" 'r["semantic"]["slots_judged"] == 16 and [c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
