@@ -142,16 +142,18 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
             f->leaf = sem_strdup(c, kat_event_str(a, "leaf"));
     }
     /*
-     * A stress slot on which the reference's own fp32 error is above rho_max
-     * (and nothing else is wrong) cannot be judged: it is dropped, recorded,
-     * and a reserve native seed stands in for it, as the paper replaces the
-     * slots a task does not support.  A FAIL on it is kept.
+     * A slot of any kind (a native seed or a reserve too) on which the
+     * reference's own fp32 error is above rho_max (and nothing else is wrong)
+     * cannot be judged: it is dropped, recorded, and the next reserve native
+     * seed stands in for it, as the paper replaces the slots a task does not
+     * support; the task is INCONCLUSIVE only once the reserves run out.  A
+     * FAIL on it is kept.
      */
     if (slot->reported) {
         report_only(c, slot, first);
         return;
     }
-    if (!strcmp(slot->kind, "native") || !strcmp(slot->kind, "state") || c->oom)
+    if (!strcmp(slot->kind, "state") || c->oom)
         return;
     int uncalibratable = 0, other = 0;
     for (size_t k = first; k < c->s->n_findings; k++) {

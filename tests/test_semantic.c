@@ -224,6 +224,77 @@ Test(semantic, a_reported_slot_reports_and_never_gates)
     kat_semantic_free(s);
 }
 
+/* Slot i (a native seed) whose reference's fp32 result is 1% off its fp64 one:
+ * rho_bar above rho_max, no allowance can be calibrated there. */
+static void uncalibratable_native(FILE *e, int i, int reserve)
+{
+    double r[4], r64[4];
+    values(r, 4, i);
+    for (int k = 0; k < 4; k++)
+        r64[k] = r[k] * 1.01;
+    char fr[32], f64[32], fk[32];
+    snprintf(fr, sizeof fr, "s%02dc0-ref.kt", i);
+    snprintf(f64, sizeof f64, "s%02dc0-ref64.kt", i);
+    snprintf(fk, sizeof fk, "s%02dc0-cand.kt", i);
+    write_leaf_file(fr, 3, r, 4);
+    write_leaf_file(f64, 4, r64, 4);
+    write_leaf_file(fk, 3, r, 4);
+    fprintf(e,
+            "{\"event\": \"slot\", \"index\": %d, \"name\": \"native_seed_%d\", \"kind\": \"native\", "
+            "\"layout\": \"contiguous\", \"replaces\": null, \"reserve\": %s, \"calls\": [{\"call\": 0, \"ref\": "
+            "\"tensors/%s\", \"ref64\": \"tensors/%s\", \"cand\": \"tensors/%s\", \"status\": \"ok\", "
+            "\"reference_mutates\": [], \"candidate_mutates\": []}]}\n",
+            i, i, reserve ? "true" : "false", fr, f64, fk);
+}
+
+/* Native seeds whose tolerance cannot be calibrated are dropped like stress
+ * slots, a reserve standing in (a reserve that cannot be calibrated either is
+ * dropped too, the next reserve standing in); INCONCLUSIVE only once the
+ * reserves run out. */
+Test(semantic, an_uncalibratable_native_seed_takes_a_reserve)
+{
+    for (int reserves = 2; reserves >= 0; reserves--) {
+        FILE *e = events();
+        fprintf(e, "{\"event\": \"start\", \"python\": \"3.11\", \"torch\": \"1.13\"}\n");
+        for (int i = 0; i < 16; i++) {
+            double r[4];
+            values(r, 4, i);
+            if (i == 13)
+                uncalibratable_native(e, i, 0);
+            else
+                slot(e, i, r, r, 4, NULL);
+        }
+        /* the first reserve cannot be calibrated either; the second can */
+        if (reserves >= 1)
+            uncalibratable_native(e, 16, 1);
+        if (reserves >= 2) {
+            double r[4];
+            values(r, 4, 17);
+            char fr[32] = "s17c0-ref.kt", f64[32] = "s17c0-ref64.kt", fk[32] = "s17c0-cand.kt";
+            write_leaf_file(fr, 3, r, 4);
+            write_leaf_file(f64, 4, r, 4);
+            write_leaf_file(fk, 3, r, 4);
+            fprintf(e, "{\"event\": \"slot\", \"index\": 17, \"name\": \"native_seed_13\", \"kind\": \"native\", "
+                       "\"layout\": \"contiguous\", \"replaces\": null, \"reserve\": true, \"calls\": [{\"call\": 0, "
+                       "\"ref\": \"tensors/%s\", \"ref64\": \"tensors/%s\", \"cand\": \"tensors/%s\", \"status\": "
+                       "\"ok\", \"reference_mutates\": [], \"candidate_mutates\": []}]}\n",
+                    fr, f64, fk);
+        }
+        fprintf(e, "{\"event\": \"done\", \"status\": \"ok\"}\n");
+        fclose(e);
+        struct kat_semantic *s = judge(&clean_end);
+        if (reserves == 2) {
+            cr_assert_eq(s->verdict, KAT_SEM_PASS, "%s", s->root_cause ? s->root_cause : "");
+            cr_assert_eq(s->dropped_slots, 2, "native_seed_1 and the first reserve dropped");
+            cr_assert_str_eq(s->slots[s->n_slots - 1].replaces, "native_seed_16", "the second reserve stands in for the first");
+        } else {
+            cr_assert_eq(s->verdict, KAT_SEM_INCONCLUSIVE, "reserves %d", reserves);
+            cr_assert_not_null(find(s, "slot-not-calibratable"), "reserves %d", reserves);
+        }
+        kat_semantic_free(s);
+    }
+}
+
 Test(semantic, nan_against_a_finite_reference_fails)
 {
     full_run(13, 0.0 / 0.0);
