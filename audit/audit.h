@@ -13,6 +13,10 @@
 /* The record's schema version (docs/audit.md, "The record"). */
 #define AUDIT_RECORD_VERSION 1
 
+/* The long run's calls (docs/audit.md, "Long run"): past the 64 calls after
+ * which a candidate may change, with every slot's calls before them. */
+#define AUDIT_LONG_RUN_CALLS 100
+
 struct audit_args {
     const char *reference, *candidate, *contract, *manifest;
     const char *device;         /* "cuda" or "cpu" */

@@ -210,6 +210,23 @@ class Party:
         self.pending = []
         return {"file": name}
 
+    def op_repeat(self, q):
+        """Instance A called `times` more times on the last call's inputs,
+        nothing collected (the long run's calls between compared ones)."""
+        inst, args = self.instances.get("A"), self.buffers
+        if inst is None or args is None:
+            return {"status": "candidate-raised", "error": "no call to repeat"}
+        self.kept = []
+        try:
+            for _ in range(int(q.get("times", 0))):
+                self.call(inst, args)
+        except Exception as exc:
+            status = "resource-exhausted" if is_out_of_memory(exc) else \
+                "confinement-refused" if is_refused_by_confinement(exc) else "candidate-raised"
+            err, tb = short_error(exc)
+            return {"status": status, "error": err, "traceback": tb}
+        return {"status": "ok"}
+
     def op_state(self, q):
         """Instance A's state after its calls, under the reference's keys (the
         mapping align_state verified), written like a call's outputs: kaudit

@@ -39,6 +39,7 @@ import copy
 import hashlib
 import json
 import os
+import random
 import sys
 import time
 
@@ -66,9 +67,13 @@ STARTED = kaudit_events.STARTED
 REF = "kaudit:reference"
 CAND = "kaudit:candidate"
 CALIB = "kaudit:calibration"
-# The index of the state check's slot event: past the sixteen slots, the
-# reserves and the reported slots (a plan has at most 16 + 4 + 16 of them)
+# The indices of the state check's and the long run's slot events: past the
+# sixteen slots, the reserves and the reported slots (at most 16 + 4 + 16)
 STATE_SLOT = 40
+LONG_SLOT = 41
+# The long run compares its first call, its last two and this many more at
+# positions drawn from the audit's seed (docs/audit.md, "Long run")
+LONG_RUN_SAMPLED = 4
 
 # Exit statuses (kaudit reads the event log, these only say where it stopped).
 EXIT_DONE = 0
@@ -236,13 +241,38 @@ class Runner:
                 current = dict(spares.pop(0), index=slot["index"])
             if current is not None:
                 self.slots.append((slot["index"], current, replaced, sets))
+        if plan.get("long_run"):
+            self.turn.pause()
+            self.long_run = self._long_run_reference(int(plan["long_run"].get("calls", 100)))
+
+    def _long_run_reference(self, n):
+        """The long run's compared calls, on the reference: the first, the last
+        two and LONG_RUN_SAMPLED at positions drawn from the seed, each on fresh
+        N(0, 1) values.  (positions, value sets), or None when the task cannot
+        take it (said in the log's long_run_skipped)."""
+        draw = random.Random(self.derived("long-run"))
+        positions = sorted({0, n - 2, n - 1} | set(draw.sample(range(1, n - 2), min(LONG_RUN_SAMPLED, n - 3))))
+        sets = []
+        for k in range(len(positions)):
+            got, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": LONG_SLOT * 100 + k},
+                                   self.base, self.ref_mod, self.seed, None, self.device, self.native_device)
+            if got is None:
+                self.log.event("long_run_skipped", reason=why)
+                return None
+            sets.append(got[0])
+        ok, why = self._reference_for({"index": LONG_SLOT, "name": "long_run", "kind": "long"}, sets)
+        if not ok:
+            self.log.event("long_run_skipped", reason=why)
+            return None
+        return positions, sets, n
 
     def _reference_for(self, slot, sets):
         t0 = time.monotonic()
         idx = slot["index"]
         self.marks.mark(f"kaudit:slot {idx} {slot['name']} reference")
         repeated = slot["kind"] == "repeated"
-        calls = REPEATED_CALLS if repeated else (("A", 0),)
+        calls = REPEATED_CALLS if repeated else \
+            [("A", i) for i in range(len(sets))] if slot["kind"] == "long" else (("A", 0),)
         results = []
         # The repeated slot runs the reference as the candidate's process runs
         # the candidate: later calls refill the first call's input buffers, and
@@ -496,6 +526,46 @@ class Runner:
                                  "candidate": round(time.monotonic() - t0, 3)}
             self.log.event("slot", **record)
 
+    def long_run_candidate(self):
+        """The long run on the candidate's instance A (every slot's calls before
+        it count too): the compared calls on their own values, each followed by
+        calls repeated on the same inputs up to the next compared position, so
+        that a candidate that changes after some number of calls (a switch to
+        bf16 after call 64) is compared after the switch."""
+        if not getattr(self, "long_run", None):
+            return
+        positions, sets, n = self.long_run
+        idx, t0, calls_out = LONG_SLOT, time.monotonic(), []
+        self.turn.pause()
+        for k, pos in enumerate(positions):
+            args = sets[k].make(self.device)
+            sets[k].drop()
+            entry = self._one_call(idx, k, args, self.ref_results[idx][k],
+                                   mark=f"kaudit:slot {idx} long_run candidate" if k == 0 else None)
+            del args
+            entry["position"] = pos
+            calls_out.append(entry)
+            if entry["status"] != "ok":
+                break
+            gap = (positions[k + 1] if k + 1 < len(positions) else n) - pos - 1
+            if gap > 0:
+                try:
+                    got = self.party.request("repeat", times=gap)
+                except PartyGone as exc:
+                    got = {"status": "candidate-process-ended", "error": str(exc)}
+                if got.get("status") != "ok":
+                    # the calls between compared ones raised: the next compared call says so
+                    calls_out.append({"call": k + 1, "position": pos + 1, "status": "candidate-raised"
+                                      if got.get("status") != "candidate-process-ended" else got["status"],
+                                      "error": "in the calls repeated after position %d: %s"
+                                      % (pos, got.get("error", "?")),
+                                      "ref": None, "ref64": None, "cand": None, "reference_mutates": []})
+                    break
+        self.log.event("slot", index=idx, name="long_run", kind="long", replaces=None, replaced_because=None,
+                       layout="contiguous", calls=calls_out, reserve=False, calls_made=n,
+                       seconds={"reference": self.ref_seconds.get(idx),
+                                "candidate": round(time.monotonic() - t0, 3)})
+
     def state_after_calls(self):
         """The candidate's state after its slots against the reference's after
         its own, judged by kaudit like a call's outputs (slot kind "state",
@@ -703,6 +773,7 @@ def run(plan, log, guard):
     with r.turn.released():   # importing and building: compilers, on the CPU, for minutes
         r.build_candidate()   # in its own process, aligned there (kaudit_party.py)
     r.candidate_slots()
+    r.long_run_candidate()
     r.state_after_calls()
     if plan.get("probe"):
         r.turn.pause()

@@ -190,6 +190,14 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
         if (!slot_gates(p, &kat_schedule[i]))
             write_slot(&j, &kat_schedule[i], -1, NULL);
     kat_json_close(&j, ']');
+    /* The long run: that many calls of the candidate's instance A after the slots. */
+    if (p->long_run_calls) {
+        kat_json_open(&j, "long_run", '{');
+        kat_json_u64(&j, "calls", p->long_run_calls);
+        kat_json_close(&j, '}');
+    } else {
+        kat_json_null(&j, "long_run");
+    }
     /* The contract's alternative shapes, JSON already (the contract parser checked them). */
     if (p->alternative_shapes)
         kat_json_raw(&j, "alternative_shapes", p->alternative_shapes);

@@ -80,6 +80,7 @@ struct kat_plan {
     const char *weak_surfaces;          /* JSON array of the weak surfaces to run after the audit, NULL: none */
     const char *party;                  /* JSON object: the candidate's process (audit/audit_party.h), NULL: none */
     unsigned gated_transforms;          /* KAT_TRANSFORM_* bits whose slots gate; the others are reported */
+    unsigned long_run_calls;            /* the long run's calls of instance A (docs/audit.md), 0: none */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;
 };

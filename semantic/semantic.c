@@ -168,7 +168,7 @@ static void decide(struct ctx *c, unsigned planned)
     const struct kat_sem_finding *first_fail = NULL, *first_unresolved = NULL;
     size_t fails = 0;
     /* the slots that decide: reported slots and dropped ones do not */
-    size_t gating = s->n_slots - s->dropped_slots - s->reported_slots - s->state_slots;
+    size_t gating = s->n_slots - s->dropped_slots - s->reported_slots - s->extra_slots;
     for (size_t i = 0; i < s->n_findings; i++) {
         const struct kat_sem_finding *f = &s->findings[i];
         if (f->kind == KAT_SEM_CONVICTS) {

@@ -95,7 +95,8 @@ struct kat_semantic {
     struct kat_sem_finding *findings;
     size_t n_findings;
     unsigned calls_compared, leaves_compared, replaced_slots, dropped_slots, reported_slots;
-    unsigned state_slots;      /* the state after the calls (kind "state"): judged, not one of the sixteen */
+    unsigned extra_slots;      /* the state after the calls (kind "state") and the long run (kind "long"):
+                                  judged and gating, not among the sixteen */
 };
 
 /*

@@ -97,7 +97,7 @@ void kat_semantic_write_json(struct kat_json *j, const char *key, const struct k
     else
         kat_json_bool(j, "matmul", s->candidate_matmul_tf32);
     kat_json_close(j, '}');
-    kat_json_u64(j, "slots_judged", s->n_slots - s->dropped_slots - s->reported_slots - s->state_slots);
+    kat_json_u64(j, "slots_judged", s->n_slots - s->dropped_slots - s->reported_slots - s->extra_slots);
     kat_json_u64(j, "slots_reported", s->reported_slots);
     kat_json_u64(j, "slots_dropped", s->dropped_slots);
     kat_json_u64(j, "slots_replaced", s->replaced_slots);

@@ -17,6 +17,11 @@
 #include "semantic.h"
 #include "semantic_internal.h"
 
+static int extra_slot(const struct kat_sem_slot *slot)
+{
+    return !strcmp(slot->kind, "state") || !strcmp(slot->kind, "long");
+}
+
 static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
 {
     struct kat_semantic *s = c->s;
@@ -37,9 +42,9 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     slot->reported = jflag(e, "gating") == 0;
     if (slot->reported)
         s->reported_slots++;
-    /* the state after the calls is judged like a slot, apart from the sixteen */
-    if (!strcmp(slot->kind, "state"))
-        s->state_slots++;
+    /* the state after the calls and the long run are judged like slots, apart from the sixteen */
+    if (extra_slot(slot))
+        s->extra_slots++;
     return slot;
 }
 
@@ -153,7 +158,7 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
         report_only(c, slot, first);
         return;
     }
-    if (!strcmp(slot->kind, "state") || c->oom)
+    if (c->oom)
         return;
     int uncalibratable = 0, other = 0;
     for (size_t k = first; k < c->s->n_findings; k++) {
@@ -166,7 +171,9 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
     if (!uncalibratable || other)
         return;
     slot->dropped = 1;
-    c->s->dropped_slots++;
+    /* a slot apart from the sixteen has no reserve: what it could not judge is a signal */
+    if (!extra_slot(slot))
+        c->s->dropped_slots++;
     const char *why = NULL;
     for (size_t k = first; k < c->s->n_findings; k++) {
         struct kat_sem_finding *f = &c->s->findings[k];
@@ -176,6 +183,8 @@ static void evaluate_slot(struct ctx *c, const cJSON *e, const struct dropped *s
                 why = f->text;
         }
     }
+    if (extra_slot(slot))
+        return;
     void *q = sem_grow(c, c->dropped, c->n_dropped, sizeof *c->dropped);
     if (!q)
         return;

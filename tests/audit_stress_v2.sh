@@ -28,6 +28,9 @@
 #      place): semantic FAIL on state_after_calls, leaf state.fc.weight
 #  10. weight_cache_invalidated (task linear, honours the injected state):
 #      semantic PASS, state_after_calls judged and passed
+# Long run (docs/audit.md, "Long run"):
+#  11. late_switch_bf16 (task matmul: fp32 for 64 calls, then bf16): semantic
+#      FAIL on slot long_run, the slots of the sixteen all passing
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -100,5 +103,8 @@ check "semantic FAIL on the state after the calls only" '[(f["kind"], f["slot_na
 task=linear audit honours_state weight_cache_invalidated
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "the state after the calls judged, apart from the sixteen" 'r["semantic"]["slots_judged"] == 16 and [c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
+task=matmul audit late_switch late_switch_bf16
+check "semantic FAIL on the long run only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"long_run"}'
+check "the long run made 100 calls, its last two compared" '[c["call"] for s in r["semantic"]["slots"] if s["kind"] == "long" for c in s["calls"]] == list(range(7))'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
