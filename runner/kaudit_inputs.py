@@ -76,6 +76,9 @@ def draw(dist, shape, g, device, dtype):
         # its value from the slot's seed, so from the audit's: a candidate
         # cannot keep the answer to a constant it knows in advance
         v = torch.full(shape, 0.5 + torch.rand((), **kw).item(), device=device, dtype=gen)
+    elif dist == "offset":
+        # a mean far above the spread: E[x^2] - E[x]^2 cancels in fp32
+        v = torch.randn(shape, **kw).add_(1e3)
     elif dist == "signed_extremes":
         sign = torch.where(torch.rand(shape, **kw) < 0.5, -1.0, 1.0)
         mag = torch.where(torch.rand(shape, **kw) < 0.5, 1e5, 1e-4)
@@ -198,9 +201,54 @@ def base_specs(args):
     return [("s", Spec(v)) if k == "t" and v.is_floating_point() else (k, v) for k, v in args]
 
 
-def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=None):
+def redrawable_integers(v):
+    """An integer tensor input whose values a slot draws again: within the
+    task's own draw's range [min, max] (indices, labels, counts); a bool tensor
+    (a mask) and an empty one keep the task's values."""
+    return isinstance(v, torch.Tensor) and not v.is_floating_point() and not v.is_complex() \
+        and v.dtype != torch.bool and v.numel() > 0
+
+
+def recipe(base, dist, scale, set_seed, device, shapes=None, integers=True, arrange=None):
+    """A seeded draw of every floating input (dist, scale, shapes), the integer
+    inputs redrawn in their range unless integers is False; arrange, when
+    given, reorders each floating input's drawn values ("permute": a seeded
+    permutation, "flip": reversed): a value set with the same checksum as the
+    same draw unarranged (docs/audit.md, "Long run")."""
+    def make():
+        args = []
+        for i, (k, v) in enumerate(base):
+            g = generator(set_seed * 131 + i, device)
+            if k == "s":
+                shape = tuple(shapes[i]) if shapes else v.shape
+                vals = draw(dist, shape, g, device, v.dtype)
+                if scale != 1.0:
+                    vals.mul_(scale)
+                if arrange == "permute":
+                    order = torch.randperm(vals.numel(), generator=generator(set_seed * 131 + i + 7, "cpu"))
+                    vals = vals.reshape(-1)[order.to(vals.device)].reshape(vals.shape)
+                elif arrange == "flip":
+                    vals = vals.reshape(-1).flip(0).reshape(vals.shape)
+                args.append(("t", vals.to(v.dtype)))
+            elif k == "t" and integers and redrawable_integers(v):
+                lo, hi = int(v.min()), int(v.max())
+                vals = torch.randint(lo, hi + 1, tuple(v.shape), generator=g, device=device, dtype=torch.int64)
+                args.append(("t", vals.to(v.dtype)))
+            else:
+                args.append((k, v))
+        return args
+    return make
+
+
+def has_redrawable_integers(base):
+    return any(k == "t" and redrawable_integers(v) for k, v in base)
+
+
+def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=None, integers=True):
     """The value set(s) of one slot, or (None, reason) when the slot is not
-    supported by the task (then a native-seed slot replaces it)."""
+    supported by the task (then a native-seed slot replaces it).  integers:
+    the task's integer inputs redrawn within their range (False: kept as
+    get_inputs() made them)."""
     kind = slot["kind"]
     seed = plan_seed * 1000003 + slot["index"] * 7919 + 17
     floating = [i for i, (k, v) in enumerate(base) if k == "s"]
@@ -210,21 +258,8 @@ def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=No
     if not floating:
         return None, "the task has no floating-point tensor input"
 
-    def recipe(dist, scale, set_seed, shapes=None):
-        def make():
-            args = []
-            for i, (k, v) in enumerate(base):
-                if k == "s":
-                    shape = tuple(shapes[i]) if shapes else v.shape
-                    g = generator(set_seed * 131 + i, device)
-                    vals = draw(dist, shape, g, device, v.dtype)
-                    if scale != 1.0:
-                        vals.mul_(scale)
-                    args.append(("t", vals.to(v.dtype)))
-                else:
-                    args.append((k, v))
-            return args
-        return make
+    def recipe_of(dist, scale, set_seed, shapes=None):
+        return recipe(base, dist, scale, set_seed, device, shapes, integers)
 
     if kind == "value":
         scale = float(slot.get("scale", 1.0))
@@ -234,11 +269,11 @@ def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=No
             peak = 1e5 if dist == "signed_extremes" else 6.0 * scale
             if peak * 16 > float_dtype_max(dt):
                 return None, f"input {i} ({str(dt)}) cannot hold values of scale {scale:g}"
-        return [SlotInputs(recipe(dist, scale, seed), "contiguous")], None
+        return [SlotInputs(recipe_of(dist, scale, seed), "contiguous")], None
     if kind == "layout":
         if not any(base[i][1].dim() >= 1 for i in floating):
             return None, "no floating input with a dimension"
-        return [SlotInputs(recipe("normal", 1.0, seed), slot["layout"])], None
+        return [SlotInputs(recipe_of("normal", 1.0, seed), slot["layout"])], None
     if kind == "shape":
         if not alt_shapes:
             return None, "the contract declares no alternative input shapes (stress.alternative_shapes)"
@@ -250,7 +285,27 @@ def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=No
                 shapes[i] = alt_shapes[i] if alt_shapes[i] is not None else v.shape
             elif k == "t" and alt_shapes[i] is not None and list(alt_shapes[i]) != list(v.shape):
                 return None, f"input {i} is not floating: its alternative shape cannot be drawn"
-        return [SlotInputs(recipe("normal", 1.0, seed, shapes), "contiguous")], None
+        return [SlotInputs(recipe_of("normal", 1.0, seed, shapes), "contiguous")], None
     if kind == "repeated":
-        return [SlotInputs(recipe("normal", 1.0, seed + 7 * k), "contiguous") for k in range(4)], None
+        return [SlotInputs(recipe_of("normal", 1.0, seed + 7 * k), "contiguous") for k in range(4)], None
     return None, f"unknown slot kind '{kind}'"
+
+
+# The long run's compared value sets, in order (docs/audit.md, "Long run"):
+# N(0, 1); a mean far above the spread; the same values permuted, then
+# reversed (the same checksum as the call before: a result memoized on a sum
+# or a hash of the values is stale there); then N(0, 1) again.
+LONG_RUN_VARIANTS = (("normal", None, 0), ("offset", None, 1), ("offset", "permute", 1), ("offset", "flip", 1))
+
+
+def long_run_sets(base, set_seed, device, count, variants=True):
+    """count value sets for the long run's compared calls, or (None, reason)
+    when the task has no floating input.  variants False: N(0, 1) only (the
+    fallback for a task whose reference cannot take the variants)."""
+    if not any(k == "s" for k, v in base):
+        return None, "the task has no floating-point tensor input"
+    sets = []
+    for k in range(count):
+        dist, arrange, n = LONG_RUN_VARIANTS[k] if variants and k < len(LONG_RUN_VARIANTS) else ("normal", None, k)
+        sets.append(SlotInputs(recipe(base, dist, 1.0, set_seed + 7 * n, device, arrange=arrange), "contiguous"))
+    return sets, None

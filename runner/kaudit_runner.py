@@ -53,7 +53,8 @@ import torch  # noqa: E402
 
 from kaudit_events import Log, StageFailed, short_error, stage  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
-from kaudit_inputs import SlotInputs, base_specs, clone_tree, layout_of, native_inputs, slot_inputs  # noqa: E402
+from kaudit_inputs import (SlotInputs, base_specs, clone_tree, has_redrawable_integers, layout_of,  # noqa: E402
+                           long_run_sets, native_inputs, slot_inputs)
 from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, overwritten,  # noqa: E402
                           sampled, snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
@@ -225,6 +226,14 @@ class Runner:
                                         self.native_device)
                 if sets is not None:
                     ok, why = self._reference_for(current, sets)
+                    if not ok and current["kind"] != "native" and has_redrawable_integers(self.base):
+                        # integer inputs the reference needs as get_inputs() made
+                        # them (sorted offsets, a fixed length): kept, said in the log
+                        kept, _ = slot_inputs(current, self.base, self.ref_mod, self.seed, alt, self.device,
+                                              self.native_device, integers=False)
+                        if kept is not None and self._reference_for(current, kept)[0]:
+                            self.log.event("integers_kept", index=slot["index"], name=current["name"], reason=why)
+                            sets, ok = kept, True
                     if ok:
                         break
                 if slot.get("gating") is False:
@@ -247,24 +256,25 @@ class Runner:
 
     def _long_run_reference(self, n):
         """The long run's compared calls, on the reference: the first, the last
-        two and LONG_RUN_SAMPLED at positions drawn from the seed, each on fresh
-        N(0, 1) values.  (positions, value sets), or None when the task cannot
+        two and LONG_RUN_SAMPLED at positions drawn from the seed, each on a
+        fresh value set (kaudit_inputs.LONG_RUN_VARIANTS, N(0, 1) where the
+        reference cannot take them).  (positions, value sets), or None when the task cannot
         take it (said in the log's long_run_skipped)."""
         draw = random.Random(self.derived("long-run"))
         positions = sorted({0, n - 2, n - 1} | set(draw.sample(range(1, n - 2), min(LONG_RUN_SAMPLED, n - 3))))
-        sets = []
-        for k in range(len(positions)):
-            got, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": LONG_SLOT * 100 + k},
-                                   self.base, self.ref_mod, self.seed, None, self.device, self.native_device)
-            if got is None:
-                self.log.event("long_run_skipped", reason=why)
-                return None
-            sets.append(got[0])
-        ok, why = self._reference_for({"index": LONG_SLOT, "name": "long_run", "kind": "long"}, sets)
-        if not ok:
-            self.log.event("long_run_skipped", reason=why)
-            return None
-        return positions, sets, n
+        slot = {"index": LONG_SLOT, "name": "long_run", "kind": "long"}
+        set_seed = self.seed * 1000003 + LONG_SLOT * 7919 + 17
+        for variants in (True, False):
+            sets, why = long_run_sets(self.base, set_seed, self.device, len(positions), variants)
+            if sets is None:
+                break
+            ok, why = self._reference_for(slot, sets)
+            if ok:
+                return positions, sets, n
+            if variants:
+                self.log.event("long_run_variants_dropped", reason=why)
+        self.log.event("long_run_skipped", reason=why)
+        return None
 
     def _reference_for(self, slot, sets):
         t0 = time.monotonic()

@@ -31,6 +31,14 @@
 # Long run (docs/audit.md, "Long run"):
 #  11. late_switch_bf16 (task matmul: fp32 for 64 calls, then bf16): semantic
 #      FAIL on slot long_run, the slots of the sixteen all passing
+# Values (the long run's value sets):
+#  12. one_pass_variance (task row_variance: E[x^2] - E[x]^2 in fp32): FAIL on
+#      the long run's offset calls (1e3 + N(0, 1)), its N(0, 1) calls passing
+#  13. sum_memo (task matmul, a result memoized under its inputs' fp64 sums):
+#      FAIL on the long run only (its permuted and reversed sets share the sums)
+#  14. fixed_indices (task gather_rows, whose get_inputs() always makes the same
+#      indices; the candidate returns the even rows whatever idx says): FAIL
+#      on value_normal (the fixed slots redraw integer inputs in their range)
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -106,5 +114,11 @@ check "the state after the calls judged, apart from the sixteen" 'r["semantic"][
 task=matmul audit late_switch late_switch_bf16
 check "semantic FAIL on the long run only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"long_run"}'
 check "the long run made 100 calls, its last two compared" '[c["call"] for s in r["semantic"]["slots"] if s["kind"] == "long" for c in s["calls"]] == list(range(7))'
+task=row_variance audit one_pass one_pass_variance
+check "the long run's offset calls fail, its N(0, 1) calls pass" '[l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "long" for c in s["calls"] for l in c["leaves"]] == ["pass", "fail", "fail", "fail", "pass", "pass", "pass"]'
+task=matmul audit sum_memo sum_memo
+check "semantic FAIL on the long run only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"long_run"}'
+task=gather_rows audit fixed_indices fixed_indices
+check "semantic FAIL on value_normal" 'any(f["kind"] == "convicts" and f["slot_name"] == "value_normal" for f in r["semantic"]["findings"])'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
