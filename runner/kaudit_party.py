@@ -185,13 +185,20 @@ class Party:
         poison_like([(tuple(s), getattr(torch, d)) for s, d in q.get("poison", [])], self.device)
         if q.get("mark"):
             self.marks.mark(q["mark"])
+        train = q.get("mode") == "train"
         try:
+            if train:   # the train_mode slot: its mode and the reference's generator seed
+                self.instances[inst].train()
+                torch.manual_seed(int(q["rng_seed"]))
             out = self.call(self.instances[inst], args)
         except Exception as exc:
             status = "resource-exhausted" if is_out_of_memory(exc) else \
                 "confinement-refused" if is_refused_by_confinement(exc) else "candidate-raised"
             err, tb = short_error(exc)
             return {"status": status, "error": err, "traceback": tb}
+        finally:
+            if train:
+                self.instances[inst].eval()
         mut = mutated(args, before)
         leaves = output_leaves(out)
         leaves += [(f"input[{i}]", args[i]) for i in q.get("reference_mutates", [])]

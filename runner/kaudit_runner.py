@@ -72,6 +72,7 @@ CALIB = "kaudit:calibration"
 # sixteen slots, the reserves and the reported slots (at most 16 + 4 + 16)
 STATE_SLOT = 40
 LONG_SLOT = 41
+TRAIN_SLOT = 42
 # The long run compares its first call, its last two and this many more at
 # positions drawn from the audit's seed (docs/audit.md, "Long run")
 LONG_RUN_SAMPLED = 4
@@ -253,6 +254,50 @@ class Runner:
         if plan.get("long_run"):
             self.turn.pause()
             self.long_run = self._long_run_reference(int(plan["long_run"].get("calls", 100)))
+        if plan.get("modes"):
+            self.turn.pause()
+            self.train_slot = self._train_mode_reference()
+
+    def _train_mode_reference(self):
+        """Whether the reference's output depends on its mode (BatchNorm's batch
+        statistics, dropout): the canonical inputs in eval and in train mode,
+        the generator reseeded alike, its state restored after.  If it does,
+        the slot train_mode (one call in train mode on fresh N(0, 1) values,
+        the generator reseeded from the audit's seed before each party's call)
+        on the reference; else None (docs/audit.md, "Modes")."""
+        saved = copy.deepcopy(self.ref.state_dict())
+        outs = []
+        try:
+            for training in (False, True):
+                args = self.canonical.make(self.device)
+                self.ref.train(training)
+                torch.manual_seed(self.derived("mode-probe"))
+                outs.append([v for p, v in output_leaves(self.call(self.ref, args, REF))])
+        except Exception as exc:
+            self.log.event("modes", dependent=None, reason="the reference raised in train mode: " + short_error(exc)[0])
+            return None
+        finally:
+            self.ref.eval()
+            self.ref.load_state_dict(saved)
+            self.canonical.drop()
+        differ = len(outs[0]) != len(outs[1]) or any(
+            isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and
+            (a.shape != b.shape or not bool(torch.equal(a, b))) for a, b in zip(*outs))
+        self.log.event("modes", dependent=differ)
+        if not differ:
+            return None
+        slot = {"index": TRAIN_SLOT, "name": "train_mode", "kind": "mode", "mode": "train",
+                "rng_seed": self.derived("train-mode")}
+        sets, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": TRAIN_SLOT},
+                                self.base, self.ref_mod, self.seed, None, self.device, self.native_device)
+        if sets is None:
+            self.log.event("train_mode_skipped", reason=why)
+            return None
+        ok, why = self._reference_for(slot, sets)
+        if not ok:
+            self.log.event("train_mode_skipped", reason=why)
+            return None
+        return slot, sets
 
     def _long_run_reference(self, n):
         """The long run's compared calls, on the reference: the first, the last
@@ -284,6 +329,10 @@ class Runner:
         calls = REPEATED_CALLS if repeated else \
             [("A", i) for i in range(len(sets))] if slot["kind"] == "long" else (("A", 0),)
         results = []
+        train = slot.get("mode") == "train"
+        if train:   # the train_mode slot: both twins in train mode for its call
+            self.ref.train()
+            self.ref64.train()
         # The repeated slot runs the reference as the candidate's process runs
         # the candidate: later calls refill the first call's input buffers, and
         # the outputs are kept, so that an output the reference itself lets a
@@ -301,6 +350,8 @@ class Runner:
                 if repeated:
                     buffers = args
                 before = snapshot(args)
+                if train:
+                    torch.manual_seed(slot["rng_seed"])
                 out = self.call(self.ref, args, REF)
                 mut = mutated(args, before)
                 leaves = output_leaves(out)
@@ -312,6 +363,8 @@ class Runner:
                     return False, f"the reference output {bad[0]} is not finite on this slot's inputs"
                 args64 = sets[vi].make(self.device, fp64=True)
                 try:
+                    if train:
+                        torch.manual_seed(slot["rng_seed"])
                     out64 = self.call(self.ref64, args64, CALIB)
                     leaves64 = output_leaves(out64) + [(f"input[{i}]", args64[i]) for i in mut]
                     f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (self.sample_key, idx, ci)))
@@ -336,6 +389,10 @@ class Runner:
                                error=short_error(exc)[0])
                 raise StageFailed("reference_slots")
             return False, "the reference raised on this slot's inputs: " + short_error(exc)[0]
+        finally:
+            if train:
+                self.ref.eval()
+                self.ref64.eval()
         self.ref_results[idx] = results
         self.ref_aliasing[idx] = overwritten(kept)
         self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
@@ -576,6 +633,23 @@ class Runner:
                        seconds={"reference": self.ref_seconds.get(idx),
                                 "candidate": round(time.monotonic() - t0, 3)})
 
+    def train_mode_candidate(self):
+        """The train_mode slot on the candidate's instance A: train mode and the
+        same reseeded generator for its one call, eval mode after."""
+        if not getattr(self, "train_slot", None):
+            return
+        slot, sets = self.train_slot
+        idx, t0 = slot["index"], time.monotonic()
+        self.turn.pause()
+        args = sets[0].make(self.device)
+        sets[0].drop()
+        entry = self._one_call(idx, 0, args, self.ref_results[idx][0], mode="train", rng_seed=slot["rng_seed"],
+                               mark=f"kaudit:slot {idx} train_mode candidate")
+        self.log.event("slot", index=idx, name="train_mode", kind="mode", replaces=None, replaced_because=None,
+                       layout="contiguous", calls=[entry], reserve=False,
+                       seconds={"reference": self.ref_seconds.get(idx),
+                                "candidate": round(time.monotonic() - t0, 3)})
+
     def state_after_calls(self):
         """The candidate's state after its slots against the reference's after
         its own, judged by kaudit like a call's outputs (slot kind "state",
@@ -602,7 +676,8 @@ class Runner:
         self.log.event("slot", index=idx, name="state_after_calls", kind="state", replaces=None,
                        replaced_because=None, layout=None, calls=[entry], reserve=False)
 
-    def _one_call(self, idx, ci, args, r, instance="A", refill=False, keep=False, mark=None):
+    def _one_call(self, idx, ci, args, r, instance="A", refill=False, keep=False, mark=None, mode=None,
+                  rng_seed=None):
         """One call in the candidate's process on args, handed over; its outputs
         sampled as this process says once the call has returned."""
         entry = {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
@@ -611,6 +686,7 @@ class Runner:
             inputs = self.party.hand("inputs.pt", list(args))
             got = self.party.request("call", inputs=inputs, instance=instance, refill=refill, keep=keep,
                                      call=ci, mark=mark, reference_mutates=r["reference_mutates"],
+                                     mode=mode, rng_seed=rng_seed,
                                      poison=[(list(sh), str(dt).replace("torch.", "")) for sh, dt in r["poison"]])
             if got.get("ok") is False:
                 entry["status"], entry["error"] = "candidate-raised", got.get("error", "?")
@@ -784,6 +860,7 @@ def run(plan, log, guard):
         r.build_candidate()   # in its own process, aligned there (kaudit_party.py)
     r.candidate_slots()
     r.long_run_candidate()
+    r.train_mode_candidate()
     r.state_after_calls()
     if plan.get("probe"):
         r.turn.pause()

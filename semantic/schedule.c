@@ -198,6 +198,8 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     } else {
         kat_json_null(&j, "long_run");
     }
+    /* The train_mode slot, where the reference's output depends on its mode. */
+    kat_json_bool(&j, "modes", p->modes);
     /* The contract's alternative shapes, JSON already (the contract parser checked them). */
     if (p->alternative_shapes)
         kat_json_raw(&j, "alternative_shapes", p->alternative_shapes);

@@ -81,6 +81,7 @@ struct kat_plan {
     const char *party;                  /* JSON object: the candidate's process (audit/audit_party.h), NULL: none */
     unsigned gated_transforms;          /* KAT_TRANSFORM_* bits whose slots gate; the others are reported */
     unsigned long_run_calls;            /* the long run's calls of instance A (docs/audit.md), 0: none */
+    int modes;                          /* the train_mode slot where the reference's output depends on its mode */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;
 };

@@ -19,7 +19,7 @@
 
 static int extra_slot(const struct kat_sem_slot *slot)
 {
-    return !strcmp(slot->kind, "state") || !strcmp(slot->kind, "long");
+    return !strcmp(slot->kind, "state") || !strcmp(slot->kind, "long") || !strcmp(slot->kind, "mode");
 }
 
 static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
@@ -42,7 +42,7 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     slot->reported = jflag(e, "gating") == 0;
     if (slot->reported)
         s->reported_slots++;
-    /* the state after the calls and the long run are judged like slots, apart from the sixteen */
+    /* the state after the calls, the long run and the train_mode slot are judged like slots, apart from the sixteen */
     if (extra_slot(slot))
         s->extra_slots++;
     return slot;

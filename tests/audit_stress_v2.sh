@@ -39,6 +39,12 @@
 #  14. fixed_indices (task gather_rows, whose get_inputs() always makes the same
 #      indices; the candidate returns the even rows whatever idx says): FAIL
 #      on value_normal (the fixed slots redraw integer inputs in their range)
+# Modes (docs/audit.md, "Modes"): the reference's output depends on its mode
+# (BatchNorm), so the slot train_mode runs:
+#  15. batchnorm_eval_only (running statistics in every mode): FAIL on
+#      train_mode (and on state_after_calls: no running statistics updated)
+#  16. batchnorm_both_modes (batch statistics and their update in train mode):
+#      PASS, train_mode judged and passed
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -120,5 +126,9 @@ task=matmul audit sum_memo sum_memo
 check "semantic FAIL on the long run only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"long_run"}'
 task=gather_rows audit fixed_indices fixed_indices
 check "semantic FAIL on value_normal" 'any(f["kind"] == "convicts" and f["slot_name"] == "value_normal" for f in r["semantic"]["findings"])'
+task=batchnorm audit eval_only batchnorm_eval_only
+check "semantic FAIL on train_mode" 'any(f["kind"] == "convicts" and f["slot_name"] == "train_mode" for f in r["semantic"]["findings"])'
+task=batchnorm audit both_modes batchnorm_both_modes
+check "semantic PASS, train_mode passed" 'r["axes"]["semantic"]["verdict"] == "PASS" and [l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "mode" for c in s["calls"] for l in c["leaves"]] == ["pass"]'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
