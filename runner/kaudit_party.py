@@ -44,6 +44,7 @@ from kaudit_inputs import clone_tree, native_inputs, to_device  # noqa: E402,F40
 from kaudit_calls import (is_out_of_memory, is_refused_by_confinement, mutated, output_leaves,  # noqa: E402
                           overwritten, poison_like, sampled, snapshot, synchronize)
 from kaudit_state import AlignmentError, align_state  # noqa: E402
+from kaudit_flags import global_flags  # noqa: E402
 from kaudit_marks import Marks, load_module, phase  # noqa: E402,F401  (phase: kaudit_weak's too)
 from kaudit_timing import Timer, paired_batches  # noqa: E402
 
@@ -115,6 +116,8 @@ class Party:
     # --- requests
 
     def op_build(self, q):
+        # PyTorch's switches before any of the candidate's code ran ("flags")
+        self.flags_before = global_flags()
         self.device = torch.device(q["device"])
         self.marks = Marks(self.device.type == "cuda")
         self.out = q["out_dir"]
@@ -216,6 +219,10 @@ class Party:
         kaudit_tensors.write_tensor_file(path, sampled(self.pending, key))
         self.pending = []
         return {"file": name}
+
+    def op_flags(self, q):
+        """PyTorch's process-wide switches before the candidate was imported and now."""
+        return {"before": getattr(self, "flags_before", None), "after": global_flags()}
 
     def op_repeat(self, q):
         """Instance A called `times` more times on the last call's inputs,

@@ -47,6 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kaudit_events  # noqa: E402  (beside this file; first: the events' "t" counts torch's import)
 import kaudit_tensors  # noqa: E402  (beside this file)
+import kaudit_flags  # noqa: E402  (beside this file)
 import kaudit_probe  # noqa: E402  (beside this file; imported before the candidate is)
 
 import torch  # noqa: E402
@@ -73,6 +74,7 @@ CALIB = "kaudit:calibration"
 STATE_SLOT = 40
 LONG_SLOT = 41
 TRAIN_SLOT = 42
+FLAGS_SLOT = 43
 # The long run compares its first call, its last two and this many more at
 # positions drawn from the audit's seed (docs/audit.md, "Long run")
 LONG_RUN_SAMPLED = 4
@@ -650,6 +652,45 @@ class Runner:
                        seconds={"reference": self.ref_seconds.get(idx),
                                 "candidate": round(time.monotonic() - t0, 3)})
 
+    def candidate_flags(self):
+        """PyTorch's switches the candidate flipped (event "global_state", each a
+        finding).  Where one can change a float32 result, the reference is run
+        again on value_normal's inputs under the candidate's switches and
+        compared with its own output there, as a reported slot (never gating):
+        a difference says that a harness holding both in one process compares
+        the candidate with a changed reference."""
+        try:
+            got = self.party.request("flags")
+        except PartyGone:
+            return
+        before, after = got.get("before"), got.get("after")
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            return
+        flipped = kaudit_flags.changed(before, after)
+        self.log.event("global_state", before=before, after=after, changed=flipped)
+        affecting = [k for k in flipped if k in kaudit_flags.RESULT_FLAGS]
+        first = next((e for e in self.slots if e[0] == 0), None)
+        if not affecting or first is None:
+            return
+        idx, _, _, sets = first
+        r = self.ref_results[0][0]
+        entry = {"call": 0, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
+                 "reference_mutates": r["reference_mutates"], "cand": None, "status": "ok"}
+        try:
+            # as the reference ran (TF32 off), then the candidate's switches
+            with ieee_fp32(), kaudit_flags.applied({k: after[k] for k in affecting}):
+                args = sets[0].make(self.device)
+                out = self.call(self.ref, args, REF)
+                leaves = output_leaves(out) + [(f"input[{i}]", args[i]) for i in r["reference_mutates"]]
+                entry["cand"] = self.write(f"s{FLAGS_SLOT:02d}c0-cand.kt", sampled(leaves, (self.sample_key, 0, 0)))
+            sets[0].drop()
+        except Exception as exc:
+            entry["status"], entry["error"] = "candidate-raised", \
+                "the reference under the candidate's switches raised: " + short_error(exc)[0]
+        self.log.event("slot", index=FLAGS_SLOT, name="reference_under_candidate_flags", kind="flags",
+                       replaces=None, replaced_because=None, layout="contiguous", calls=[entry], reserve=False,
+                       gating=False, flags={k: after[k] for k in affecting})
+
     def state_after_calls(self):
         """The candidate's state after its slots against the reference's after
         its own, judged by kaudit like a call's outputs (slot kind "state",
@@ -862,6 +903,7 @@ def run(plan, log, guard):
     r.long_run_candidate()
     r.train_mode_candidate()
     r.state_after_calls()
+    r.candidate_flags()
     if plan.get("probe"):
         r.turn.pause()
         r.probe(plan["probe"])

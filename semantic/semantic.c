@@ -123,6 +123,29 @@ static void on_stage(struct ctx *c, const cJSON *e)
     sem_add(c, KAT_SEM_UNRESOLVED, code, NULL, -1, "the runner failed at %s: %s", stage, err);
 }
 
+/* PyTorch's switches the candidate flipped (runner/kaudit_flags.py): each a
+ * signal; whether one changed the reference's results is the reported slot
+ * reference_under_candidate_flags. */
+static void global_state(struct ctx *c, const cJSON *e)
+{
+    const cJSON *before = cJSON_GetObjectItemCaseSensitive(e, "before");
+    const cJSON *after = cJSON_GetObjectItemCaseSensitive(e, "after");
+    const cJSON *name;
+    cJSON_ArrayForEach(name, cJSON_GetObjectItemCaseSensitive(e, "changed"))
+    {
+        if (!cJSON_IsString(name))
+            continue;
+        char *was = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(before, name->valuestring));
+        char *now = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(after, name->valuestring));
+        sem_add(c, KAT_SEM_SIGNAL, "global-state-changed", NULL, -1,
+            "the candidate changed PyTorch's %s from %s to %s (a harness that runs the reference in the same "
+            "process runs it so too)",
+            name->valuestring, was ? was : "?", now ? now : "?");
+        free(was);
+        free(now);
+    }
+}
+
 static void runner_end(struct ctx *c, const struct kat_runner_end *end, int saw_start, int saw_done,
                        const char *in_progress)
 {
@@ -288,6 +311,8 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                 /* on a CPU the switches change nothing */
                 s->candidate_cudnn_tf32 = jflag(e, "restored_cudnn_tf32");
                 s->candidate_matmul_tf32 = jflag(e, "restored_matmul_tf32");
+            } else if (strcmp(ev, "global_state") == 0) {
+                global_state(&c, e);
             } else if (strcmp(ev, "slot_unavailable") == 0) {
                 sem_add(&c, KAT_SEM_UNRESOLVED, "slot-unavailable", NULL, -1,
                     "slot %d (%s) could not run and no native seed was left to replace it: %s", jint(e, "index", -1),

@@ -45,6 +45,10 @@
 #      train_mode (and on state_after_calls: no running statistics updated)
 #  16. batchnorm_both_modes (batch statistics and their update in train mode):
 #      PASS, train_mode judged and passed
+# Global state (docs/audit.md, "Global state"):
+#  17. flips_switches (task matmul; its import turns TF32 on and the float32
+#      matmul precision to "medium"): PASS, each switch a signal
+#      global-state-changed, the reference rerun under them (a reported slot)
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -130,5 +134,9 @@ task=batchnorm audit eval_only batchnorm_eval_only
 check "semantic FAIL on train_mode" 'any(f["kind"] == "convicts" and f["slot_name"] == "train_mode" for f in r["semantic"]["findings"])'
 task=batchnorm audit both_modes batchnorm_both_modes
 check "semantic PASS, train_mode passed" 'r["axes"]["semantic"]["verdict"] == "PASS" and [l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "mode" for c in s["calls"] for l in c["leaves"]] == ["pass"]'
+task=matmul audit switches flips_switches
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+check "the switches reported" 'sum(f["code"] == "global-state-changed" and f["kind"] == "signal" for f in r["semantic"]["findings"]) >= 1 and any("matmul_allow_tf32" in f["text"] for f in r["semantic"]["findings"])'
+check "the reference rerun under them, not gating" '[(s.get("gating"), s["calls"][0]["status"]) for s in r["semantic"]["slots"] if s["kind"] == "flags"] == [(False, "ok")]'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
