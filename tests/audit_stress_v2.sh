@@ -49,6 +49,7 @@
 #  17. flips_switches (task matmul; its import turns TF32 on and the float32
 #      matmul precision to "medium"): PASS, each switch a signal
 #      global-state-changed, the reference rerun under them (a reported slot)
+# KAUDIT_TEST_DEVICE=cuda runs the same on a GPU (tests/gpu; CI runs cpu).
 # Exit 77 (skip) when PYTHON has no torch, unless CI is set (then FAIL).
 NAME=audit_stress_v2.sh
 . "$(dirname "$0")/audit_env.sh"
@@ -69,7 +70,7 @@ audit() { # name candidate contract-args...
     n=$1 cand=$2
     shift 2
     timeout 300 "$K" audit --reference "$A/tasks/${task:-softmax}.py" --candidate "$A/candidates/$cand.py" "$@" \
-        --device cpu --probe off -d "$T/$n" --json "$T/$n.json" --quiet >"$T/$n.out" 2>&1 </dev/null
+        --device "${KAUDIT_TEST_DEVICE:-cpu}" --probe off -d "$T/$n" --json "$T/$n.json" --quiet >"$T/$n.out" 2>&1 </dev/null
     echo "$n: exit $?, semantic $(jget "$T/$n.json" 'r["axes"]["semantic"]["verdict"]'), policy $(jget "$T/$n.json" 'r["stress_policy"]')"
     R=$T/$n.json
 }
