@@ -315,6 +315,8 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     }
     struct info_counts said;
     int have_said = info_counts_read(s, &said);
+    if (!opt->trace_axes_unsupported)
+        ka_collect_built_objects(&run, s);
     for (size_t i = 0; i < count && !opt->trace_axes_unsupported; i++)
         analyze_trace(&run, kat_session_trace_path(s, i), kat_session_trace_name(s, i));
     kat_session_close(s);
@@ -340,6 +342,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     ka_aggregate(&run.findings, opt, c, a);
 done:
     ka_work_tally_free(&run.work);
+    ka_built_objects_free(&run);
     session_facts_free(&run.facts);
     ka_findings_finish(&run.findings);
     ka_findings_free(&run.findings);

@@ -257,6 +257,14 @@ struct ka_timing_facts {
 
 /* ---- the run: every stage's state, owned by ka_analyze ------------------ */
 
+/* An object a build tool of the run wrote (built_objects.c). */
+struct ka_built {
+    char *path;                 /* the -o argument, made absolute with the tool's working directory */
+    char *tool;                 /* the tool's program name */
+    uint32_t pid;
+    int noted;                  /* its candidate-object finding is written */
+};
+
 struct ka_run {
     struct ka_analysis *a;
     const struct ka_contract *c;
@@ -265,7 +273,17 @@ struct ka_run {
     struct ka_session_facts facts;
     struct ka_work_tally work;
     struct ka_timing_facts timing;
+    struct ka_built *built;
+    size_t n_built, cap_built;
 };
+
+struct kat_session;
+/* Before the index: what every build tool process of the session wrote (-o). */
+void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s);
+/* The build that wrote path in this run, when the contract's reference.objects
+ * does not claim it (the first ask notes a candidate-object finding); NULL: none. */
+const struct ka_built *ka_built_object(struct ka_run *run, const char *path);
+void ka_built_objects_free(struct ka_run *run);
 
 /* ---- pass 1: the index (index.c, windows.c) ----------------------------- */
 

@@ -254,6 +254,9 @@ static void on_module(struct index_pass *x, const struct kat_module_rec *m)
     km->digest_hi = m->digest_hi;
     km->size = m->size;
     km->loader_kind = ka_loader_kind(x->c, km->loader);
+    /* built in this run (built_objects.c): the candidate's, wherever it was built */
+    if (km->loader_kind == KA_LOADER_OTHER && ka_built_object(x->run, km->loader))
+        km->loader_kind = KA_LOADER_CANDIDATE;
     if (km->loader_kind == KA_LOADER_CANDIDATE || p->candidate_process)
         x->run->facts.candidate_modules++;
 }
@@ -286,7 +289,7 @@ static void on_vendor_call(struct index_pass *x, const struct kat_record *r)
     vc->api = dup_trace_string(x->t, v->api_string);
     vc->caller = dup_trace_string(x->t, v->caller_string);
     vc->work = ka_vendor_call_work(v, vc->api, &vc->cls);
-    vc->caller_is_candidate = ka_is_candidate_object(x->c, vc->caller);
+    vc->caller_is_candidate = ka_is_candidate_object(x->c, vc->caller) || ka_built_object(x->run, vc->caller);
     vc->caller_is_framework = ka_is_framework_object(vc->caller);
     x->run->a->vendor_calls++;
 }

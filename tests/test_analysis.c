@@ -269,6 +269,19 @@ static void done(struct scene *s, struct ka_analysis *a)
 #define IMPL(a) ((a)->axis[KA_AXIS_IMPLEMENTATION].verdict)
 #define MEAS(a) ((a)->axis[KA_AXIS_MEASUREMENT].verdict)
 
+/* A build tool process of the run with its own argv and working directory. */
+static void build_process(struct scene *s, uint32_t pid, const char *const *argv, const char *cwd, uint64_t start)
+{
+    struct tb c;
+    tb_init(&c, pid, PID, KAT_ORIGIN_EXEC, start);
+    tb_process_start(&c, (const char **)argv, argv[0], cwd);
+    tb_process_end(&c, KAT_END_EXIT, 0, 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/p%u-%llu.kat", s->dir, pid, (unsigned long long)start);
+    cr_assert_eq(tb_write(&c, path), 0);
+    tb_free(&c);
+}
+
 /* The candidate's own kernel in the candidate phase, inside a timed window that covers it. */
 static void clean_candidate(struct scene *s)
 {
@@ -296,6 +309,43 @@ Test(implementation, own_kernel_in_candidate_phase_passes)
     /* semantic is UNSUPPORTED, so the certificate cannot be PASS */
     cr_expect_eq(a->axis[KA_AXIS_SEMANTIC].verdict, KA_UNSUPPORTED);
     cr_expect_eq(a->certificate, KA_INCONCLUSIVE);
+    done(&s, a);
+}
+
+/* KernelBench's evaluator builds into the build_dir it is given, matching no
+ * path pattern: the object is the candidate's because a linker of the run
+ * wrote it (built_objects.c), noted as candidate-object; without that build
+ * in the session the same kernel is no compute of the candidate's (R-A). */
+static struct ka_analysis *built_elsewhere(struct scene *s, int with_build)
+{
+    scene_init(s);
+    phase(s, "kaudit:candidate", PID, T0 + 10 * MS, T0 + 11 * MS);
+    module(s, "/work/runs/build_dir/level1_p1_s0/ext_p1/ext_p1.so", PID, T0 + 10 * MS + 1500);
+    uint32_t c = launch(s, PID, T0 + 10 * MS + 1000);
+    kernel(s, c, "my_add_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
+    window(s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 14 * MS, 3.0f, T0 + 15 * MS);
+    finish(s, 1);
+    if (with_build) {
+        const char *link[] = { "c++", "main.o", "cuda.cuda.o", "-shared", "-L/opt/torch/lib", "-o", "ext_p1.so", NULL };
+        build_process(s, 300, link, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 5 * MS);
+        const char *compile[] = { "nvcc", "-c", "cuda.cu", "-o", "cuda.cuda.o", NULL };
+        build_process(s, 301, compile, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 4 * MS);
+    }
+    return analyze(s, add_contract, NULL);
+}
+
+Test(implementation, an_object_built_in_the_run_is_the_candidates_wherever_it_was_built)
+{
+    struct scene s;
+    struct ka_analysis *a = built_elsewhere(&s, 1);
+    cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
+    cr_expect(has_finding(a, "candidate-object"));
+    done(&s, a);
+    a = built_elsewhere(&s, 0);
+    cr_expect_neq(IMPL(a), KA_PASS, "no build in the session: the path alone does not make it the candidate's");
+    cr_expect_not(has_finding(a, "candidate-object"));
     done(&s, a);
 }
 

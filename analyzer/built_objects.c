@@ -1,0 +1,127 @@
+/*
+ * built_objects.c - the objects a run built for itself (docs/analysis.md,
+ * "Parties and origins").
+ *
+ * A harness that compiles a candidate's extension (load_inline, cpp_extension,
+ * nvcc) runs compilers and linkers as processes of the recorded run, each with
+ * a trace whose PROCESS_START has its argv and working directory.  The object
+ * a linker writes (`-o ext.so`) and the harness then loads is code built on
+ * the run's behalf: the candidate's, wherever the build directory is (a
+ * KernelBench build_dir, a cache moved by TORCH_EXTENSIONS_DIR), unless the
+ * contract's reference.objects claims it.  Path patterns stay the contract's
+ * declared fallback (origin.c).  A pass over the traces' first records,
+ * before the index, so that every process's modules can use it.
+ */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis_internal.h"
+#include "session.h"
+#include "trace_reader.h"
+
+/* dir/path, with "./" steps and duplicate slashes folded; path as is when absolute. */
+static char *joined(const char *cwd, const char *path)
+{
+    char *out = NULL;
+    if (path[0] == '/' || !cwd || !*cwd)
+        out = strdup(path);
+    else if (asprintf(&out, "%s/%s", cwd, path) < 0)
+        out = NULL;
+    if (!out)
+        return NULL;
+    char *w = out;
+    for (const char *r = out; *r;) {
+        if (r[0] == '/' && r[1] == '/') {
+            r++;
+        } else if (r[0] == '/' && r[1] == '.' && r[2] == '/') {
+            r += 2;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = 0;
+    return out;
+}
+
+static void add_output(struct ka_run *run, const char *path, uint32_t pid, const char *tool)
+{
+    if (GROW(run->built, run->n_built, run->cap_built))
+        return;
+    run->built[run->n_built++] = (struct ka_built){ .path = strdup(path), .pid = pid, .tool = strdup(tool) };
+}
+
+/* The outputs named by -o (or -oFILE) in a build tool's NUL-joined argv. */
+static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const struct kat_process_start_rec *s,
+                         uint32_t pid)
+{
+    const char *argv = kat_trace_string(t, s->argv_string);
+    uint32_t len = kat_trace_string_length(t, s->argv_string);
+    const char *exe = kat_trace_string(t, s->exe_string), *cwd = kat_trace_string(t, s->cwd_string);
+    if (!ka_is_build_tool(argv, exe))
+        return;
+    const char *end = argv + len;
+    for (const char *a = argv; a < end; a += strlen(a) + 1) {
+        const char *out = NULL;
+        if (!strcmp(a, "-o") && a + 3 <= end)
+            out = a + 3;
+        else if (!strncmp(a, "-o", 2) && a[2] && a[2] != '-')
+            out = a + 2;
+        if (!out || out >= end || !*out)
+            continue;
+        char *path = joined(cwd, out);
+        if (path)
+            add_output(run, path, pid, kat_base_name(argv));
+        free(path);
+    }
+}
+
+void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
+{
+    for (size_t i = 0; i < kat_session_trace_count(s); i++) {
+        char err[256];
+        struct kat_trace *t = kat_trace_open(kat_session_trace_path(s, i), err, sizeof err);
+        if (!t)
+            continue;   /* the index says why */
+        struct kat_record r;
+        /* PROCESS_START comes first (the reader consumes the strings before it) */
+        if (kat_trace_next(t, &r, err, sizeof err) == 1 && r.type == KAT_REC_PROCESS_START)
+            tool_outputs(run, t, r.body, kat_trace_header(t)->pid);
+        kat_trace_close(t);
+    }
+}
+
+const struct ka_built *ka_built_object(struct ka_run *run, const char *path)
+{
+    if (!path || !*path || !run->n_built)
+        return NULL;
+    const struct ka_party_spec *ref = &run->c->reference;
+    if (ref->n_objects && ka_path_matches(path, ref->objects, ref->n_objects))
+        return NULL;
+    for (size_t i = 0; i < run->n_built; i++) {
+        struct ka_built *b = &run->built[i];
+        if (strcmp(b->path, path) != 0)
+            continue;
+        if (!b->noted) {
+            b->noted = 1;
+            struct ka_finding *x = ka_add_finding(
+                &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SUPPORT, "candidate-object", NULL, 0,
+                "%s is the candidate's code: built in this run by pid %u (%s -o %s), whatever its directory",
+                path, b->pid, b->tool, path);
+            ka_field_str(x, "object", path);
+            ka_field_u64(x, "built_by_pid", b->pid);
+        }
+        return b;
+    }
+    return NULL;
+}
+
+void ka_built_objects_free(struct ka_run *run)
+{
+    for (size_t i = 0; i < run->n_built; i++) {
+        free(run->built[i].path);
+        free(run->built[i].tool);
+    }
+    free(run->built);
+}
