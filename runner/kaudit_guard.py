@@ -49,7 +49,8 @@ class WriteGuard:
 
     def _inside(self, path, dir_fd=None):
         path = os.fsdecode(os.fspath(path))
-        if not os.path.isabs(path) and dir_fd is not None:
+        # the os.* audit events pass dir_fd -1 when none was given: the working directory
+        if not os.path.isabs(path) and dir_fd is not None and dir_fd >= 0:
             base = os.readlink("/proc/self/fd/%d" % dir_fd)
         else:
             base = os.getcwd()

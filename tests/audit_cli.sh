@@ -166,6 +166,15 @@ check "bad --timing: exit 2" rc_is bad_timing 2
 audit bad_claim --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --claimed-speedup -1
 check "bad --claimed-speedup: exit 2" rc_is bad_claim 2
 
+# a build folder relative to its working directory (load_inline's
+# build_directory='cuda_extensions'): its own directory, no write outside
+audit relative_build_dir --reference "$TASKS/softmax.py" --candidate "$CANDS/relative_build_dir.py" --probe off
+check "relative_build_dir: semantic PASS" \
+    [ "$(jget "$T/relative_build_dir.json" "r['axes']['semantic']['verdict']")" = PASS ]
+check "relative_build_dir: no write refused" sh -c "! grep -q wrote-outside-directory '$T/relative_build_dir.json'"
+check "relative_build_dir: the folder is in its working directory" \
+    [ -f "$T/relative_build_dir/work/cuda_extensions/softmax_ext/build.ninja" ]
+
 # writes outside its directories: refused (Python by the audit hook, native
 # by Landlock where the kernel has it), said, INCONCLUSIVE
 echo "writes outside:"
