@@ -143,7 +143,8 @@ class Party:
             raise StageFailed("align_state")
         self.log.event("stage", stage="align_state", status="ok", **info)
         self.cand = self.instances["A"]
-        return {}
+        # the reference keys whose value was cast: the state check compares there after the same cast
+        return {"casts": {a: str(self.mapping_dtype(a)) for a in info.get("casts", {})}}
 
     def new_candidate(self):
         torch.manual_seed(self.seed)
@@ -220,6 +221,10 @@ class Party:
         self.pending = []
         return {"file": name}
 
+    def mapping_dtype(self, a):
+        """The dtype instance A keeps the reference's state key a in."""
+        return str(self.cand.state_dict()[self.mapping[a]].dtype).replace("torch.", "")
+
     def op_flags(self, q):
         """PyTorch's process-wide switches before the candidate was imported and now."""
         return {"before": getattr(self, "flags_before", None), "after": global_flags()}
@@ -248,7 +253,9 @@ class Party:
         place is a FAIL)."""
         synchronize(self.device)
         now = self.cand.state_dict()
-        leaves = [("state." + a, now[b]) for a, b in self.mapping.items()]
+        # in the reference's dtypes (a cast from a narrower floating dtype is exact)
+        leaves = [("state." + a, now[b].to(self.ref_state[a].dtype) if now[b].dtype != self.ref_state[a].dtype
+                   else now[b]) for a, b in self.mapping.items()]
         name = os.path.basename(q["name"])
         key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
         kaudit_tensors.write_tensor_file(os.path.join(self.out, name), sampled(leaves, key))

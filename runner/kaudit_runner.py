@@ -545,6 +545,8 @@ class Runner:
                         write_roots=plan["party"]["python_write_roots"], stage_name="import_candidate")
         if not got.get("ok"):
             raise StageFailed(got.get("stage_failed") or "import_candidate")
+        casts = got.get("casts")
+        self.state_casts = {str(k): str(v) for k, v in casts.items()} if isinstance(casts, dict) else {}
 
     def start_party(self):
         """The candidate's process started while the reference works, so that its
@@ -697,8 +699,15 @@ class Runner:
         counted apart from the sixteen): a parameter or running statistic the
         candidate changed in place and the reference did not is a FAIL."""
         idx = STATE_SLOT
-        ref = [("state." + k, v) for k, v in self.ref.state_dict().items()]
-        ref64 = [("state." + k, v) for k, v in self.ref64.state_dict().items()]
+        casts = getattr(self, "state_casts", {})
+
+        def as_given(k, v):
+            """v as the candidate was given it: cast to its dtype (when it keeps
+            another floating dtype) and back, so that an untouched copy compares equal."""
+            dt = getattr(torch, casts[k], None) if k in casts else None
+            return v.to(dt).to(v.dtype) if isinstance(dt, torch.dtype) and v.is_floating_point() else v
+        ref = [("state." + k, as_given(k, v)) for k, v in self.ref.state_dict().items()]
+        ref64 = [("state." + k, as_given(k, v)) for k, v in self.ref64.state_dict().items()]
         key = (self.sample_key, idx, 0)
         r = {"ref": self.write(f"s{idx:02d}c0-ref.kt", sampled(ref, key)),
              "ref64": self.write(f"s{idx:02d}c0-ref64.kt", sampled(ref64, key)),

@@ -13,7 +13,8 @@ def align_state(rs, cand):
     """Inject the reference's state (rs, its state_dict as built) into the
     candidate through a verified mapping: keys (by name, else by position),
     shapes, dtypes, then the values read back, and coverage (every tensor of
-    both sides mapped once).  Returns a description and the mapping
+    both sides mapped once; a floating tensor of another floating dtype gets
+    the reference's value cast to it).  Returns a description and the mapping
     (reference key -> candidate key); raises AlignmentError when the
     correspondence is unresolved."""
     cs = cand.state_dict()
@@ -27,7 +28,7 @@ def align_state(rs, cand):
         how = "by-name"
     elif len(rkeys) == len(ckeys):
         pairs = list(zip(rkeys, ckeys))
-        if all(tuple(rs[a].shape) == tuple(cs[b].shape) and rs[a].dtype == cs[b].dtype for a, b in pairs):
+        if all(tuple(rs[a].shape) == tuple(cs[b].shape) and castable(rs[a], cs[b]) for a, b in pairs):
             mapping = {a: b for a, b in pairs}
             how = "positional"
     if mapping is None:
@@ -42,17 +43,27 @@ def align_state(rs, cand):
         if tuple(rs[a].shape) != tuple(cs[b].shape):
             raise AlignmentError("state-shape-mismatch",
                                  f"'{a}' has shape {tuple(rs[a].shape)} in the reference, {tuple(cs[b].shape)} in the candidate")
-        if rs[a].dtype != cs[b].dtype:
+        if not castable(rs[a], cs[b]):
             raise AlignmentError("state-dtype-mismatch", f"'{a}' is {rs[a].dtype} in the reference, {cs[b].dtype} in the candidate")
-    new = {b: rs[a].detach().clone() for a, b in mapping.items()}
+    # a floating parameter the candidate keeps in another floating dtype (fp16
+    # weights) gets the reference's value cast to it; the outputs then decide
+    casts = {a: str(cs[b].dtype).replace("torch.", "") for a, b in mapping.items() if rs[a].dtype != cs[b].dtype}
+    new = {b: rs[a].detach().clone().to(cs[b].dtype) for a, b in mapping.items()}
     cand.load_state_dict(new, strict=True)
     after = cand.state_dict()
     for a, b in mapping.items():
-        x, y = rs[a], after[b]
+        x, y = new[b], after[b]
         if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x.detach().cpu(), y.detach().cpu()):
             raise AlignmentError("state-values-differ", f"after injection '{b}' does not hold the reference's '{a}'")
-    return {"mapping": how, "tensors": len(mapping),
-            "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}, mapping
+    info = {"mapping": how, "tensors": len(mapping), "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}
+    if casts:
+        info["casts"] = dict(list(casts.items())[:64])
+    return info, mapping
+
+
+def castable(r, c):
+    """The same dtype, or both floating (aligned through a cast)."""
+    return r.dtype == c.dtype or (r.is_floating_point() and c.is_floating_point())
 
 
 # Buffers that are statistics a task's layers keep (BatchNorm's, InstanceNorm's

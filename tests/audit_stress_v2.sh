@@ -45,6 +45,10 @@
 #      train_mode (and on state_after_calls: no running statistics updated)
 #  16. batchnorm_both_modes (batch statistics and their update in train mode):
 #      PASS, train_mode judged and passed
+# State alignment across dtypes (docs/audit.md, "State alignment"):
+#  18. fp16_weights (task linear, its Linear in fp16): aligned through a cast
+#      (not INCONCLUSIVE), then semantic FAIL on the values; its untouched
+#      state passes the state check
 # Global state (docs/audit.md, "Global state"):
 #  17. flips_switches (task matmul; its import turns TF32 on and the float32
 #      matmul precision to "medium"): PASS, each switch a signal
@@ -140,5 +144,9 @@ task=matmul audit switches flips_switches
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "the switches reported" 'sum(f["code"] == "global-state-changed" and f["kind"] == "signal" for f in r["semantic"]["findings"]) >= 1 and any("matmul_allow_tf32" in f["text"] for f in r["semantic"]["findings"])'
 check "the reference rerun under them, not gating" '[(s.get("gating"), s["calls"][0]["status"]) for s in r["semantic"]["slots"] if s["kind"] == "flags"] == [(False, "ok")]'
+task=linear audit fp16 fp16_weights
+check "aligned by name through a cast" 'r["semantic"]["state_alignment"] == "by-name"'
+check "semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["kind"] == "convicts" and f["code"] == "value-mismatch" and f["slot_name"] == "value_normal" for f in r["semantic"]["findings"])'
+check "its state untouched" '[l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"] for l in c["leaves"]] == ["pass", "pass"]'
 echo "$fails failed"
 [ "$fails" -eq 0 ]
