@@ -25,15 +25,10 @@ install(FILES ${CMAKE_BINARY_DIR}/lib/kaudit-python/sitecustomize.py
 install(FILES ${CMAKE_SOURCE_DIR}/inventory/data/h200-torch2.11-calibrated.inventory.zst
   DESTINATION ${KAUDIT_INSTALL_DATA}/inventory/data)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts DESTINATION ${KAUDIT_INSTALL_DATA})
-# kaudit_runner.py and the modules it imports from beside it.
-install(FILES ${CMAKE_SOURCE_DIR}/runner/kaudit_runner.py ${CMAKE_SOURCE_DIR}/runner/kaudit_tensors.py ${CMAKE_SOURCE_DIR}/runner/kaudit_probe.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_weak.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_events.py ${CMAKE_SOURCE_DIR}/runner/kaudit_guard.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_inputs.py ${CMAKE_SOURCE_DIR}/runner/kaudit_calls.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_state.py ${CMAKE_SOURCE_DIR}/runner/kaudit_turns.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_timing.py ${CMAKE_SOURCE_DIR}/runner/kaudit_party.py
-  ${CMAKE_SOURCE_DIR}/runner/kaudit_party_link.py ${CMAKE_SOURCE_DIR}/runner/kaudit_marks.py
-  DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
+# kaudit_runner.py and the modules it imports from beside it: every
+# runner/kaudit_*.py (a hand-kept list left a new module out of the install).
+file(GLOB _kaudit_runner_modules ${CMAKE_SOURCE_DIR}/runner/kaudit_*.py)
+install(FILES ${_kaudit_runner_modules} DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
 # The example sessions `kaudit demo` judges (tools/cmd_demo.c).
 foreach(example controls/timing_thread controls/deleg_torch_matmul)
   install(DIRECTORY ${CMAKE_SOURCE_DIR}/examples/${example}

@@ -92,10 +92,12 @@ static void report_only(struct ctx *c, const struct kat_sem_slot *slot, size_t f
             *p = '-';
     /* the text is copied before sem_add may move the findings */
     char *why = sem_strdup(c, differs);
-    sem_add(c, KAT_SEM_SIGNAL, code, slot, -1,
-        "reported slot %s (an input transformation the contract does not declare valid; it does not gate) "
-        "differs: %s",
-        slot->name, why ? why : "?");
+    /* what the slot tried: the rerun under the candidate's switches, or an input transformation */
+    const char *what = !strcmp(slot->kind, "flags")
+                           ? "the reference run again under the switches the candidate flipped"
+                           : "an input transformation the contract does not declare valid";
+    sem_add(c, KAT_SEM_SIGNAL, code, slot, -1, "reported slot %s (%s; it does not gate) differs: %s", slot->name,
+        what, why ? why : "?");
     free(why);
 }
 
