@@ -562,7 +562,7 @@ static int audit_plan(struct audit_run *r)
                                  .seed = p->seed, .out_dir = p->runner_dir, .work_dir = p->work,
                                  .alternative_shapes = contract ? contract->alternative_shapes : NULL,
                                  .gated_transforms = p->stress_gated,
-                                 .long_run_calls = AUDIT_LONG_RUN_CALLS, .modes = 1,
+                                 .long_run_calls = AUDIT_LONG_RUN_CALLS, .modes = 1, .state_reload = 1,
                                  .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,
                                  .timing = timed, .timing_lock_dir = turns ? lock_dir : NULL,
                                  /* what is timed holds the device: the timing checks, and on a GPU the

@@ -225,6 +225,17 @@ class Party:
         """The dtype instance A keeps the reference's state key a in."""
         return str(self.cand.state_dict()[self.mapping[a]].dtype).replace("torch.", "")
 
+    def op_reload(self, q):
+        """A state handed by the runner loaded into instance A, as the first was
+        (align_state: the verified mapping, values read back)."""
+        try:
+            align_state(load_handed(q["state"], self.device), self.cand)
+        except AlignmentError as exc:
+            return {"status": "candidate-raised", "error": "%s: %s" % (exc.code, exc)}
+        except Exception as exc:
+            return {"status": "candidate-raised", "error": short_error(exc)[0]}
+        return {"status": "ok"}
+
     def op_flags(self, q):
         """PyTorch's process-wide switches before the candidate was imported and now."""
         return {"before": getattr(self, "flags_before", None), "after": global_flags()}

@@ -75,6 +75,7 @@ STATE_SLOT = 40
 LONG_SLOT = 41
 TRAIN_SLOT = 42
 FLAGS_SLOT = 43
+RELOAD_SLOT = 44
 # The long run compares its first call, its last two and this many more at
 # positions drawn from the audit's seed (docs/audit.md, "Long run")
 LONG_RUN_SAMPLED = 4
@@ -259,6 +260,31 @@ class Runner:
         if plan.get("modes"):
             self.turn.pause()
             self.train_slot = self._train_mode_reference()
+        if plan.get("state_reload"):
+            self.turn.pause()
+            self.reload_slot = self._state_reload_reference()
+
+    def _state_reload_reference(self):
+        """The slot state_reload, on the reference: a second state drawn from the
+        audit's seed (as redraw_state draws), and the reference's outputs with it
+        on fresh N(0, 1) values.  The candidate gets that state after its calls,
+        on an instance that has run (docs/audit.md, "State")."""
+        twin = copy.deepcopy(self.ref)
+        redraw_state(twin, self.derived("state-reload"))
+        state = {k: v.detach().clone() for k, v in twin.state_dict().items()}
+        saved = (self.ref, self.ref64)
+        self.ref, self.ref64 = twin, copy.deepcopy(twin).to(torch.float64)
+        try:
+            sets, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": RELOAD_SLOT},
+                                    self.base, self.ref_mod, self.seed, None, self.device, self.native_device)
+            ok, why = self._reference_for({"index": RELOAD_SLOT, "name": "state_reload", "kind": "reload"}, sets) \
+                if sets is not None else (False, why)
+        finally:
+            self.ref, self.ref64 = saved
+        if not ok:
+            self.log.event("state_reload_skipped", reason=why)
+            return None
+        return state, sets
 
     def _train_mode_reference(self):
         """Whether the reference's output depends on its mode (BatchNorm's batch
@@ -693,6 +719,42 @@ class Runner:
                        replaces=None, replaced_because=None, layout="contiguous", calls=[entry], reserve=False,
                        gating=False, flags={k: after[k] for k in affecting})
 
+    def state_reload_candidate(self):
+        """The slot state_reload on the candidate's instance A, which has run
+        every slot: the second state loaded (load_state_dict through the
+        verified mapping), one call on the slot's values, then the first state
+        loaded back for what follows (the probe, the timing).  A candidate that
+        derives something from its weights once (packed at its first call) and
+        never again differs here."""
+        if not getattr(self, "reload_slot", None):
+            return
+        state, sets = self.reload_slot
+        idx, t0 = RELOAD_SLOT, time.monotonic()
+        self.turn.pause()
+        entry = None
+        try:
+            got = self.party.request("reload", state=self.party.hand("state-reload.pt", state))
+            if got.get("status") != "ok":
+                entry = {"call": 0, "status": "candidate-raised", "ref": None, "ref64": None, "cand": None,
+                         "reference_mutates": [], "error": "loading the second state: " + str(got.get("error", "?"))}
+        except PartyGone as exc:
+            entry = {"call": 0, "status": "candidate-process-ended", "error": str(exc), "ref": None, "ref64": None,
+                     "cand": None, "reference_mutates": []}
+        if entry is None:
+            args = sets[0].make(self.device)
+            sets[0].drop()
+            entry = self._one_call(idx, 0, args, self.ref_results[idx][0],
+                                   mark=f"kaudit:slot {idx} state_reload candidate")
+            del args
+            try:
+                self.party.request("reload", state=self.party.hand("state.pt", self.ref_state))
+            except PartyGone:
+                pass
+        self.log.event("slot", index=idx, name="state_reload", kind="reload", replaces=None, replaced_because=None,
+                       layout="contiguous", calls=[entry], reserve=False,
+                       seconds={"reference": self.ref_seconds.get(idx),
+                                "candidate": round(time.monotonic() - t0, 3)})
+
     def state_after_calls(self):
         """The candidate's state after its slots against the reference's after
         its own, judged by kaudit like a call's outputs (slot kind "state",
@@ -913,6 +975,7 @@ def run(plan, log, guard):
     r.train_mode_candidate()
     r.state_after_calls()
     r.candidate_flags()
+    r.state_reload_candidate()
     if plan.get("probe"):
         r.turn.pause()
         r.probe(plan["probe"])

@@ -200,6 +200,8 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     }
     /* The train_mode slot, where the reference's output depends on its mode. */
     kat_json_bool(&j, "modes", p->modes);
+    /* The state_reload slot: a second state loaded into the candidate after its calls. */
+    kat_json_bool(&j, "state_reload", p->state_reload);
     /* The contract's alternative shapes, JSON already (the contract parser checked them). */
     if (p->alternative_shapes)
         kat_json_raw(&j, "alternative_shapes", p->alternative_shapes);

@@ -82,6 +82,7 @@ struct kat_plan {
     unsigned gated_transforms;          /* KAT_TRANSFORM_* bits whose slots gate; the others are reported */
     unsigned long_run_calls;            /* the long run's calls of instance A (docs/audit.md), 0: none */
     int modes;                          /* the train_mode slot where the reference's output depends on its mode */
+    int state_reload;                   /* the state_reload slot: a second state loaded after the calls */
     const char *const *write_roots;     /* where the tasks' Python code may write (the runner's audit hook) */
     size_t n_write_roots;
 };

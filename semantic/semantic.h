@@ -95,8 +95,9 @@ struct kat_semantic {
     struct kat_sem_finding *findings;
     size_t n_findings;
     unsigned calls_compared, leaves_compared, replaced_slots, dropped_slots, reported_slots;
-    unsigned extra_slots;      /* the state after the calls (kind "state"), the long run (kind "long") and
-                                  train_mode (kind "mode"): judged and gating, not among the sixteen */
+    unsigned extra_slots;      /* the state after the calls (kind "state"), the long run (kind "long"),
+                                  train_mode (kind "mode") and state_reload (kind "reload"): judged and
+                                  gating, not among the sixteen */
 };
 
 /*

@@ -19,7 +19,11 @@
 
 static int extra_slot(const struct kat_sem_slot *slot)
 {
-    return !strcmp(slot->kind, "state") || !strcmp(slot->kind, "long") || !strcmp(slot->kind, "mode");
+    static const char *const extra[] = { "state", "long", "mode", "reload" };
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
+        if (!strcmp(slot->kind, extra[i]))
+            return 1;
+    return 0;
 }
 
 static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
@@ -42,7 +46,7 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     slot->reported = jflag(e, "gating") == 0;
     if (slot->reported)
         s->reported_slots++;
-    /* the state after the calls, the long run and the train_mode slot are judged like slots, apart from the sixteen */
+    /* the state after the calls, the long run, train_mode and state_reload are judged like slots, apart from the sixteen */
     if (extra_slot(slot))
         s->extra_slots++;
     return slot;
