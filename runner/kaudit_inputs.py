@@ -244,6 +244,38 @@ def has_redrawable_integers(base):
     return any(k == "t" and redrawable_integers(v) for k, v in base)
 
 
+def probe_shapes(base, variant):
+    """Other shapes for the floating inputs, derived from the task's own (the
+    shape probes, docs/audit.md, "What gates"); a size that stands in several
+    places changes everywhere alike, so that the inputs stay consistent (the
+    reference decides whether it runs on them).  "odd_sizes": every size
+    above 1 one larger (no multiple of a tile width); "batch": the first
+    input's leading size, wherever it stands first, to half of it plus one.
+    {input index: shape}, or None when nothing changes."""
+    floating = [v for k, v in base if k == "s"]
+    if not floating:
+        return None
+    if variant == "odd_sizes":
+        def remap(i, d, size):
+            return size + 1 if size > 1 else size
+    elif variant == "batch":
+        lead = floating[0].shape[0] if len(floating[0].shape) >= 1 else None
+        if not lead or lead < 2:
+            return None
+
+        def remap(i, d, size):
+            return lead // 2 + 1 if d == 0 and size == lead else size
+    else:
+        return None
+    shapes = {}
+    for i, (k, v) in enumerate(base):
+        if k == "s":
+            shapes[i] = [remap(i, d, size) for d, size in enumerate(v.shape)]
+    if all(list(shapes[i]) == list(base[i][1].shape) for i in shapes):
+        return None
+    return shapes
+
+
 def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=None, integers=True):
     """The value set(s) of one slot, or (None, reason) when the slot is not
     supported by the task (then a native-seed slot replaces it).  integers:
@@ -288,6 +320,11 @@ def slot_inputs(slot, base, mod, plan_seed, alt_shapes, device, native_device=No
         return [SlotInputs(recipe_of("normal", 1.0, seed, shapes), "contiguous")], None
     if kind == "repeated":
         return [SlotInputs(recipe_of("normal", 1.0, seed + 7 * k), "contiguous") for k in range(4)], None
+    if kind == "shape_probe":
+        shapes = probe_shapes(base, slot.get("variant"))
+        if shapes is None:
+            return None, f"no shape of variant '{slot.get('variant')}' differs from the task's own"
+        return [SlotInputs(recipe_of("normal", 1.0, seed, shapes), "contiguous")], None
     return None, f"unknown slot kind '{kind}'"
 
 

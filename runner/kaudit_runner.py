@@ -215,10 +215,12 @@ class Runner:
         reserves = [dict(r, index=len(plan["slots"]) + i, reserve=True)
                     for i, r in enumerate(plan.get("reserves", []))]
         # Reported slots (transformations the contract does not declare
-        # valid) run last; kaudit judges them but they never gate, and one
-        # the reference cannot run is skipped, not replaced.
+        # valid, the shape probes) run last; kaudit judges them, they gate only
+        # when the plan says so, and one the reference cannot run is skipped,
+        # not replaced.
         first = len(plan["slots"]) + len(reserves)
-        reported = [dict(r, index=first + i, gating=False) for i, r in enumerate(plan.get("reported", []))]
+        reported = [dict(r, index=first + i, gating=bool(r.get("gating", False)), reported=True)
+                    for i, r in enumerate(plan.get("reported", []))]
         for slot in list(plan["slots"]) + reserves + reported:
             self.turn.pause()
             # a native seed the plan put in place of an undeclared transformation
@@ -240,7 +242,7 @@ class Runner:
                             sets, ok = kept, True
                     if ok:
                         break
-                if slot.get("gating") is False:
+                if slot.get("reported"):
                     self.log.event("reported_slot_skipped", index=slot["index"], name=slot["name"], reason=why)
                     current = None
                     break

@@ -10,40 +10,45 @@
  * kernel that assumes contiguity gets wrong; repeated_calls exercises caches
  * keyed on pointers or shapes, class-level state and output aliasing. */
 const struct kat_slot kat_schedule[KAT_SCHEDULE_SLOTS] = {
-    { "value_normal", KAT_SLOT_VALUE, "normal", 1.0, NULL, 0 },
-    { "value_tiny", KAT_SLOT_VALUE, "normal", 1e-4, NULL, 0 },
-    { "value_large", KAT_SLOT_VALUE, "normal", 1e5, NULL, 0 },
-    { "dist_uniform", KAT_SLOT_VALUE, "uniform", 1.0, NULL, 0 },
-    { "dist_heavy_tailed", KAT_SLOT_VALUE, "heavy_tailed", 1.0, NULL, 0 },
-    { "dist_sparse", KAT_SLOT_VALUE, "sparse", 1.0, NULL, 0 },
-    { "dist_constant", KAT_SLOT_VALUE, "constant", 1.0, NULL, 0 },
-    { "dist_signed_extremes", KAT_SLOT_VALUE, "signed_extremes", 1.0, NULL, 0 },
-    { "layout_strided", KAT_SLOT_LAYOUT, NULL, 1.0, "strided", 0 },
-    { "layout_transposed", KAT_SLOT_LAYOUT, NULL, 1.0, "transposed", 0 },
-    { "shape_alternative", KAT_SLOT_SHAPE, NULL, 1.0, NULL, 0 },
-    { "repeated_calls", KAT_SLOT_REPEATED, NULL, 1.0, NULL, 0 },
-    { "native_seed_0", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 0 },
-    { "native_seed_1", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 1 },
-    { "native_seed_2", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 2 },
-    { "native_seed_3", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 3 },
+    { "value_normal", KAT_SLOT_VALUE, "normal", 1.0, NULL, 0, NULL },
+    { "value_tiny", KAT_SLOT_VALUE, "normal", 1e-4, NULL, 0, NULL },
+    { "value_large", KAT_SLOT_VALUE, "normal", 1e5, NULL, 0, NULL },
+    { "dist_uniform", KAT_SLOT_VALUE, "uniform", 1.0, NULL, 0, NULL },
+    { "dist_heavy_tailed", KAT_SLOT_VALUE, "heavy_tailed", 1.0, NULL, 0, NULL },
+    { "dist_sparse", KAT_SLOT_VALUE, "sparse", 1.0, NULL, 0, NULL },
+    { "dist_constant", KAT_SLOT_VALUE, "constant", 1.0, NULL, 0, NULL },
+    { "dist_signed_extremes", KAT_SLOT_VALUE, "signed_extremes", 1.0, NULL, 0, NULL },
+    { "layout_strided", KAT_SLOT_LAYOUT, NULL, 1.0, "strided", 0, NULL },
+    { "layout_transposed", KAT_SLOT_LAYOUT, NULL, 1.0, "transposed", 0, NULL },
+    { "shape_alternative", KAT_SLOT_SHAPE, NULL, 1.0, NULL, 0, NULL },
+    { "repeated_calls", KAT_SLOT_REPEATED, NULL, 1.0, NULL, 0, NULL },
+    { "native_seed_0", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 0, NULL },
+    { "native_seed_1", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 1, NULL },
+    { "native_seed_2", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 2, NULL },
+    { "native_seed_3", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 3, NULL },
 };
 
 const struct kat_slot kat_schedule_spares[KAT_SCHEDULE_SPARES] = {
-    { "native_seed_4", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 4 },
-    { "native_seed_5", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 5 },
-    { "native_seed_6", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 6 },
-    { "native_seed_7", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 7 },
-    { "native_seed_8", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 8 },
-    { "native_seed_9", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 9 },
-    { "native_seed_10", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 10 },
-    { "native_seed_11", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 11 },
+    { "native_seed_4", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 4, NULL },
+    { "native_seed_5", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 5, NULL },
+    { "native_seed_6", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 6, NULL },
+    { "native_seed_7", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 7, NULL },
+    { "native_seed_8", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 8, NULL },
+    { "native_seed_9", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 9, NULL },
+    { "native_seed_10", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 10, NULL },
+    { "native_seed_11", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 11, NULL },
 };
 
 const struct kat_slot kat_schedule_reserves[KAT_SCHEDULE_RESERVES] = {
-    { "native_seed_12", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 12 },
-    { "native_seed_13", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 13 },
-    { "native_seed_14", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 14 },
-    { "native_seed_15", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 15 },
+    { "native_seed_12", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 12, NULL },
+    { "native_seed_13", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 13, NULL },
+    { "native_seed_14", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 14, NULL },
+    { "native_seed_15", KAT_SLOT_NATIVE, NULL, 1.0, NULL, 15, NULL },
+};
+
+const struct kat_slot kat_schedule_shape_probes[KAT_SCHEDULE_SHAPE_PROBES] = {
+    { "shape_odd_sizes", KAT_SLOT_SHAPE_PROBE, NULL, 1.0, NULL, 0, "odd_sizes" },
+    { "shape_batch", KAT_SLOT_SHAPE_PROBE, NULL, 1.0, NULL, 0, "batch" },
 };
 
 const char *kat_slot_kind_name(enum kat_slot_kind k)
@@ -54,6 +59,7 @@ const char *kat_slot_kind_name(enum kat_slot_kind k)
     case KAT_SLOT_SHAPE: return "shape";
     case KAT_SLOT_REPEATED: return "repeated";
     case KAT_SLOT_NATIVE: return "native";
+    case KAT_SLOT_SHAPE_PROBE: return "shape_probe";
     }
     return "?";
 }
@@ -70,7 +76,8 @@ static const struct {
     unsigned bits;
 } transforms[] = { { "layouts", KAT_TRANSFORM_LAYOUTS },
                    { "strided", KAT_TRANSFORM_STRIDED },
-                   { "transposed", KAT_TRANSFORM_TRANSPOSED } };
+                   { "transposed", KAT_TRANSFORM_TRANSPOSED },
+                   { "shapes", KAT_TRANSFORM_SHAPES } };
 
 int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n)
 {
@@ -96,9 +103,17 @@ int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n)
 
 const char *kat_transforms_name(unsigned bits, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s", bits & KAT_TRANSFORM_STRIDED ? "strided" : "",
-             (bits & KAT_TRANSFORM_LAYOUTS) == KAT_TRANSFORM_LAYOUTS ? "," : "",
-             bits & KAT_TRANSFORM_TRANSPOSED ? "transposed" : "");
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = { { KAT_TRANSFORM_STRIDED, "strided" },
+                  { KAT_TRANSFORM_TRANSPOSED, "transposed" },
+                  { KAT_TRANSFORM_SHAPES, "shapes" } };
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((bits & names[i].bit) && used < n)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? "," : "", names[i].name);
     if (!bits)
         snprintf(buf, n, "none");
     return buf;
@@ -126,6 +141,8 @@ static void write_slot(struct kat_json *j, const struct kat_slot *s, int index, 
         kat_json_str(j, "layout", s->layout);
     if (s->kind == KAT_SLOT_NATIVE)
         kat_json_u64(j, "seed_offset", s->seed_offset);
+    if (s->variant)
+        kat_json_str(j, "variant", s->variant);
     if (replaces) {
         kat_json_str(j, "replaces", replaces);
         kat_json_str(j, "replaced_because", "the contract does not declare this input transformation valid: it "
@@ -184,11 +201,24 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
     for (int i = 0; i < KAT_SCHEDULE_RESERVES; i++)
         write_slot(&j, &kat_schedule_reserves[i], -1, NULL);
     kat_json_close(&j, ']');
-    /* run after the reserves; judged and reported, never gating */
+    /* run after the reserves, judged; a reported slot of a transformation
+       that gates (the shape probes under --require shapes) is marked so */
     kat_json_open(&j, "reported", '[');
     for (int i = 0; i < KAT_SCHEDULE_SLOTS; i++)
         if (!slot_gates(p, &kat_schedule[i]))
             write_slot(&j, &kat_schedule[i], -1, NULL);
+    for (int i = 0; i < KAT_SCHEDULE_SHAPE_PROBES; i++) {
+        if (p->gated_transforms & KAT_TRANSFORM_SHAPES) {
+            kat_json_open_line(&j, '{');
+            kat_json_str(&j, "name", kat_schedule_shape_probes[i].name);
+            kat_json_str(&j, "kind", kat_slot_kind_name(kat_schedule_shape_probes[i].kind));
+            kat_json_str(&j, "variant", kat_schedule_shape_probes[i].variant);
+            kat_json_bool(&j, "gating", 1);
+            kat_json_close(&j, '}');
+        } else {
+            write_slot(&j, &kat_schedule_shape_probes[i], -1, NULL);
+        }
+    }
     kat_json_close(&j, ']');
     /* The long run: that many calls of the candidate's instance A after the slots. */
     if (p->long_run_calls) {

@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum kat_slot_kind { KAT_SLOT_VALUE, KAT_SLOT_LAYOUT, KAT_SLOT_SHAPE, KAT_SLOT_REPEATED, KAT_SLOT_NATIVE };
+enum kat_slot_kind { KAT_SLOT_VALUE, KAT_SLOT_LAYOUT, KAT_SLOT_SHAPE, KAT_SLOT_REPEATED, KAT_SLOT_NATIVE,
+                     KAT_SLOT_SHAPE_PROBE };
 
 struct kat_slot {
     const char *name;
@@ -26,6 +27,7 @@ struct kat_slot {
     double scale;           /* KAT_SLOT_VALUE: multiplies the drawn values */
     const char *layout;     /* KAT_SLOT_LAYOUT: strided, transposed */
     unsigned seed_offset;   /* KAT_SLOT_NATIVE: get_inputs() under seed S + offset */
+    const char *variant;    /* KAT_SLOT_SHAPE_PROBE: how the shapes are derived from the task's own */
 };
 
 #define KAT_SCHEDULE_SLOTS 16
@@ -52,12 +54,18 @@ const char *kat_slot_kind_name(enum kat_slot_kind k);
 #define KAT_TRANSFORM_STRIDED (1u << 0)
 #define KAT_TRANSFORM_TRANSPOSED (1u << 1)
 #define KAT_TRANSFORM_LAYOUTS (KAT_TRANSFORM_STRIDED | KAT_TRANSFORM_TRANSPOSED)
+#define KAT_TRANSFORM_SHAPES (1u << 2)
+/* Shape probes: other shapes derived from the task's own where the reference
+ * runs on them (every size one larger: no multiple of a tile width; another
+ * batch size); reported, gating only with --require shapes. */
+#define KAT_SCHEDULE_SHAPE_PROBES 2
+extern const struct kat_slot kat_schedule_shape_probes[KAT_SCHEDULE_SHAPE_PROBES];
 /* The slot's transformation bit; 0 for a slot that always gates (values,
  * distributions, repeated calls, native seeds; the shape slot runs only with
  * the contract's alternative shapes, so it is declared whenever it runs). */
 unsigned kat_slot_transform(const struct kat_slot *s);
 /* A comma-separated list of transformations ("layouts", "strided",
- * "transposed") as bits: 0, or -1 with the first unknown name in bad. */
+ * "transposed", "shapes") as bits: 0, or -1 with the first unknown name in bad. */
 int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n);
 /* The bits as names ("strided,transposed"; "none" for 0) into buf. */
 const char *kat_transforms_name(unsigned bits, char *buf, size_t n);

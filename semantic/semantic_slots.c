@@ -99,6 +99,8 @@ static void report_only(struct ctx *c, const struct kat_sem_slot *slot, size_t f
     /* what the slot tried: the rerun under the candidate's switches, or an input transformation */
     const char *what = !strcmp(slot->kind, "flags")
                            ? "the reference run again under the switches the candidate flipped"
+                       : !strcmp(slot->kind, "shape_probe")
+                           ? "another shape derived from the task's own, which the contract does not declare"
                            : "an input transformation the contract does not declare valid";
     sem_add(c, KAT_SEM_SIGNAL, code, slot, -1, "reported slot %s (%s; it does not gate) differs: %s", slot->name,
         what, why ? why : "?");

@@ -14,6 +14,9 @@
 #   4. private_scratch (right on every layout), default: PASS, no layout finding
 #   5. contiguous_only with no --contract: the contract written from the
 #      reference declares the layout its get_inputs() makes, ["contiguous"]
+#   5b. shape_specialized (task matmul, K fixed at 256), no contract (no
+#      alternative shapes declared): PASS with shape-odd-sizes (the shape
+#      probe whose sizes are one larger: K 257); with --require shapes FAIL
 # Aliasing judged against the reference:
 #   6. aliases_as_reference (task relu_inplace: the reference returns its
 #      input, changed in place; so does the candidate): semantic PASS, its
@@ -93,10 +96,10 @@ contract="--contract $A/contracts/softmax.json --manifest $A/contracts/manifest.
 audit default contiguous_only $contract
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "nothing gates but the contract's" 'r["stress_policy"]["gating"] == "none" and r["stress_policy"]["policy"] == "contract-supported"'
-check "two reported slots, sixteen judged" 'r["semantic"]["slots_reported"] == 2 and r["semantic"]["slots_judged"] == 16'
+check "four reported slots (two layouts, two shape probes), sixteen judged" 'r["semantic"]["slots_reported"] == 4 and r["semantic"]["slots_judged"] == 16'
 check "layout-strided and layout-transposed reported as signals" "all($kinds.get(c) == 'signal' for c in ('layout-strided', 'layout-transposed'))"
 check "slots 8 and 9 are native seeds standing in" '[(s["index"], s["kind"], s.get("replaces")) for s in r["semantic"]["slots"] if s["index"] in (8, 9)] == [(8, "native", "layout_strided"), (9, "native", "layout_transposed")]'
-check "the reported slots say they do not gate" '[s["name"] for s in r["semantic"]["slots"] if s.get("gating") is False] == ["layout_strided", "layout_transposed"]'
+check "the reported slots say they do not gate" '[s["name"] for s in r["semantic"]["slots"] if s.get("gating") is False] == ["layout_strided", "layout_transposed", "shape_odd_sizes", "shape_batch"]'
 check "no finding convicts" 'not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
 
 # shellcheck disable=SC2086
@@ -104,7 +107,7 @@ audit required contiguous_only $contract --require layouts
 check "semantic FAIL" 'r["axes"]["semantic"]["verdict"] == "FAIL"'
 check "convicted on slot 8 layout_strided" 'any(True for f in r["semantic"]["findings"] if f["kind"] == "convicts" and f.get("slot_name") == "layout_strided" and f.get("slot") == 8)'
 check "the record names what was required" 'r["stress_policy"]["required"] == "layouts" and r["stress_policy"]["gating"] == "strided,transposed"'
-check "no reported slot" 'r["semantic"]["slots_reported"] == 0'
+check "no layout slot reported" 'r["semantic"]["slots_reported"] == 2 and not [s for s in r["semantic"]["slots"] if s.get("gating") is False and s["kind"] == "layout"]'
 
 audit declared contiguous_only --contract "$A/contracts/softmax-layouts.json" --manifest "$A/contracts/manifest.json"
 check "semantic FAIL" 'r["axes"]["semantic"]["verdict"] == "FAIL"'
@@ -120,6 +123,11 @@ check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 written=$(jget "$R" 'r["contract"]["path"] if r["contract"]["generated"] else ""')
 R=$written
 check "the written contract declares the task's own layout" 'r["stress"]["layouts"] == ["contiguous"]'
+task=matmul audit shapes_reported shape_specialized
+check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+check "shape-odd-sizes reported, shape_batch passed" "$kinds.get('shape-odd-sizes') == 'signal' and [(s['name'], s['calls'][0]['leaves'][0]['outcome']) for s in r['semantic']['slots'] if s['kind'] == 'shape_probe'] == [('shape_odd_sizes', 'fail'), ('shape_batch', 'pass')]"
+task=matmul audit shapes_required shape_specialized --require shapes
+check "semantic FAIL on shape_odd_sizes" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["kind"] == "convicts" and f["slot_name"] == "shape_odd_sizes" for f in r["semantic"]["findings"])'
 task=relu_inplace audit aliasing aliases_as_reference
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "its aliasing is the reference's: a signal" "$kinds.get('output-aliased-as-reference') == 'signal'"

@@ -50,8 +50,8 @@
     "  --timing on|off        the timing checks: A/A screen, speedup, stream differential (on for cuda)\n"       \
     "  --probe on|off         the causal probe: forbidden operators' outputs replaced by noise (on)\n"           \
     "  --require L            stress transformations that gate even where the contract does not declare\n"      \
-    "                         them: layouts, strided, transposed (default: the contract's; the others are\n"   \
-    "                         run and reported, never gating)\n"                                                 \
+    "                         them: layouts, strided, transposed, shapes (default: the contract's; the\n"    \
+    "                         others are run and reported, never gating)\n"                                       \
     "  --claimed-speedup X    the weak validator's speedup, recorded beside the measured one\n"                  \
     "  --allow-write DIR      the worker may also write beneath DIR (up to 8; besides DIR and the build caches)\n" \
     "  --allow-read DIR       the candidate's process may also read beneath DIR (up to 8; a prebuilt library)\n" \
@@ -186,7 +186,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         case 'U': {
             char bad[64];
             if (kat_transforms_parse(optarg, &a->require_transforms, bad, sizeof bad) != 0)
-                return cli_usage_error(AUDIT_USAGE, "--require: unknown transformation '%s' (layouts, strided, transposed)",
+                return cli_usage_error(AUDIT_USAGE, "--require: unknown transformation '%s' (layouts, strided, transposed, shapes)",
                                        bad);
             a->require = optarg;
             break;
