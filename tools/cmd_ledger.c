@@ -22,11 +22,19 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "harness_results.h"
 #include "ledger.h"
+#include "safe_file.h"
 #include "u64map.h"
 
 static const char ledger_usage[] =
     "usage: kaudit ledger merge LEDGER.jsonl... -o OUT.jsonl [--tasks TASKS.jsonl]\n"
+    "       kaudit ledger weak LEDGER.jsonl --kernelbench EVAL_RESULTS.json -o OUT.jsonl [--name NAME]\n"
+    "\n"
+    "weak: the harness's own results as a weak validator's decisions: each line whose audited\n"
+    "candidate is a KernelBench kernel (level_L_problem_P_sample_S_kernel.py) gets\n"
+    "weak_decisions.NAME (KernelBench) ACCEPT when KernelBench's eval_results.json says sample S of\n"
+    "problem P compiled and was correct, else REJECT; then `kaudit validators` scores it.\n"
     "\n"
     "Merges the ledgers of a batch's shards (kaudit audit --batch --shard i/N, or a Slurm array):\n"
     "every line of every input, in the order given, into OUT (written whole, or not at all).  An id\n"
@@ -256,6 +264,114 @@ static int ledger_merge(int argc, char **argv)
     return rc;
 }
 
+/* The candidate's path of a ledger line: its audit record's (candidate.path). */
+static char *candidate_of(const cJSON *line)
+{
+    const cJSON *record = cJSON_GetObjectItemCaseSensitive(line, "record");
+    if (!cJSON_IsString(record))
+        return NULL;
+    char *text = NULL, err[512];
+    size_t len = 0;
+    if (kat_read_input(record->valuestring, 0, 64u << 20, &text, &len, err, sizeof err) != 0)
+        return NULL;
+    cJSON *r = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *path = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "candidate"), "path");
+    char *out = cJSON_IsString(path) ? strdup(path->valuestring) : NULL;
+    cJSON_Delete(r);
+    return out;
+}
+
+/* `kaudit ledger weak`: KernelBench's results joined into the ledger's weak_decisions. */
+static int ledger_weak(int argc, char **argv)
+{
+    static const struct option longopts[] = { { "output", required_argument, 0, 'o' },
+                                               { "kernelbench", required_argument, 0, 'K' },
+                                               { "name", required_argument, 0, 'N' },
+                                               { "help", no_argument, 0, 'h' },
+                                               { 0, 0, 0, 0 } };
+    const char *out = NULL, *results = NULL, *name = "KernelBench";
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'K': results = optarg; break;
+        case 'N': name = optarg; break;
+        case 'h': fputs(ledger_usage, stdout); return KAUDIT_EXIT_OK;
+        default: return cli_bad_option(ledger_usage, c == ':', argv[optind - 1]);
+        }
+    }
+    if (!out || !results || optind + 1 != argc)
+        return cli_usage_error(ledger_usage, "weak takes one LEDGER.jsonl, --kernelbench EVAL_RESULTS.json and -o OUT");
+    char err[1024];
+    struct kav_kernelbench *kb;
+    if (kav_kernelbench_load(results, &kb, err, sizeof err) != 0)
+        return cli_error("%s", err);
+    const char *ledger = argv[optind];
+    FILE *f = kat_fopen_input(ledger, 0, err, sizeof err);
+    if (!f) {
+        kav_kernelbench_free(kb);
+        return cli_error("%s", err);
+    }
+    struct table t = { 0 };
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    unsigned lineno = 0, joined = 0, unjoined = 0;
+    int bad = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        cJSON *o = cJSON_ParseWithLength(line, (size_t)len);
+        if (!cJSON_IsObject(o)) {
+            cli_error("%s:%u: not a JSON object", ledger, lineno);
+            cJSON_Delete(o);
+            bad = 1;
+            break;
+        }
+        long problem, sample;
+        char *cand = candidate_of(o);
+        const char *d = cand && kav_kernelbench_ids(cand, &problem, &sample) == 0
+                            ? kav_kernelbench_decision(kb, problem, sample) : NULL;
+        free(cand);
+        if (d) {
+            cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weak_decisions");
+            if (!cJSON_IsObject(w)) {
+                cJSON_DeleteItemFromObjectCaseSensitive(o, "weak_decisions");
+                w = cJSON_AddObjectToObject(o, "weak_decisions");
+            }
+            cJSON_DeleteItemFromObjectCaseSensitive(w, name);
+            cJSON_AddStringToObject(w, name, d);
+            joined++;
+        } else {
+            unjoined++;
+        }
+        char *text = cJSON_PrintUnformatted(o);
+        char *with_nl = NULL;
+        if (!text || asprintf(&with_nl, "%s\n", text) < 0)
+            with_nl = NULL;
+        free(text);
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(o, "id");
+        add(&t, kat_xstrdup(cJSON_IsString(id) ? id->valuestring : ""), with_nl ? with_nl : kat_xstrdup("{}\n"),
+            ledger, lineno);
+        cJSON_Delete(o);
+    }
+    free(line);
+    fclose(f);
+    kav_kernelbench_free(kb);
+    int rc = KAUDIT_EXIT_OK;
+    if (bad || write_merged(&t, out) != 0) {
+        rc = KAUDIT_EXIT_ERROR;
+    } else {
+        fprintf(stderr, "kaudit: %u of %u records given %s's decision from '%s'%s in %s\n", joined,
+                joined + unjoined, name, results,
+                unjoined ? " (the others name no KernelBench kernel it evaluated)" : "", out);
+    }
+    table_free(&t);
+    return rc;
+}
+
 int cmd_ledger(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -264,7 +380,9 @@ int cmd_ledger(int argc, char **argv)
         fputs(ledger_usage, stdout);
         return KAUDIT_EXIT_OK;
     }
+    if (!strcmp(argv[1], "weak"))
+        return ledger_weak(argc - 1, argv + 1);
     if (!strcmp(argv[1], "merge"))
         return ledger_merge(argc - 1, argv + 1);
-    return cli_usage_error(ledger_usage, "unknown ledger subcommand '%s' (merge)", argv[1]);
+    return cli_usage_error(ledger_usage, "unknown ledger subcommand '%s' (merge, weak)", argv[1]);
 }

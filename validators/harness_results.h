@@ -1,0 +1,31 @@
+/*
+ * harness_results.h - a harness's own results read as a weak validator's
+ * decisions (docs/validators.md, "Harness results"): a validator author runs
+ * the harness once under `kaudit run` or beside `kaudit audit --batch` and
+ * scores it with `kaudit ledger weak`, joined on the harness's own keys.
+ *
+ * KernelBench (scripts/eval_from_generations.py): RUN/eval_results.json,
+ * {"<problem_id>": [{"sample_id", "compiled", "correctness", ...}, ...]} (an
+ * older layout holds one object per problem, sample 0); a sample is ACCEPTed
+ * when it compiled and was correct.  Its generated kernels are named
+ * level_L_problem_P_sample_S_kernel.py: the join key.
+ */
+#ifndef KAV_HARNESS_RESULTS_H
+#define KAV_HARNESS_RESULTS_H
+
+#include <stddef.h>
+
+struct kav_kernelbench;
+
+/* Reads an eval_results.json.  0, or -1 with err naming the file and the place. */
+int kav_kernelbench_load(const char *path, struct kav_kernelbench **out, char *err, size_t n);
+void kav_kernelbench_free(struct kav_kernelbench *k);
+
+/* The problem and sample ids in a KernelBench kernel's file name
+ * (.../level_1_problem_3_sample_0_kernel.py): 0, or -1 when it is not one. */
+int kav_kernelbench_ids(const char *path, long *problem, long *sample);
+
+/* "ACCEPT", "REJECT", or NULL when the results hold no such sample. */
+const char *kav_kernelbench_decision(const struct kav_kernelbench *k, long problem, long sample);
+
+#endif
