@@ -66,8 +66,8 @@ static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const st
         const char *out = NULL;
         if (!strcmp(a, "-o") && a + 3 <= end)
             out = a + 3;
-        else if (!strncmp(a, "-o", 2) && a[2] && a[2] != '-')
-            out = a + 2;
+        else if (!strncmp(a, "-o", 2) && a[2] && a[2] != '-' && strcmp(kat_base_name(argv), "nvcc") != 0)
+            out = a + 2;   /* gcc's -oFILE; nvcc has options of that spelling (-odir) */
         if (!out || out >= end || !*out)
             continue;
         char *path = joined(cwd, out);

@@ -27,7 +27,7 @@ install(FILES ${CMAKE_SOURCE_DIR}/inventory/data/h200-torch2.11-calibrated.inven
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/contracts DESTINATION ${KAUDIT_INSTALL_DATA})
 # kaudit_runner.py and the modules it imports from beside it: every
 # runner/kaudit_*.py (a hand-kept list left a new module out of the install).
-file(GLOB _kaudit_runner_modules ${CMAKE_SOURCE_DIR}/runner/kaudit_*.py)
+file(GLOB _kaudit_runner_modules CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/runner/kaudit_*.py)
 install(FILES ${_kaudit_runner_modules} DESTINATION ${KAUDIT_INSTALL_DATA}/runner)
 # The example sessions `kaudit demo` judges (tools/cmd_demo.c).
 foreach(example controls/timing_thread controls/deleg_torch_matmul)

@@ -35,6 +35,20 @@ def changed(before, after):
     return sorted(k for k in after if k in before and before[k] != after[k])
 
 
+# The values a switch may be set to here; the candidate's process reports them,
+# and anything else is not applied (a hostile report cannot reach this process)
+_ALLOWED = {
+    "matmul_allow_tf32": (True, False),
+    "cudnn_allow_tf32": (True, False),
+    "float32_matmul_precision": ("highest", "high", "medium"),
+    "default_dtype": ("float32", "float64", "float16", "bfloat16"),
+}
+
+
+def allowed(name, value):
+    return name in _ALLOWED and any(value == v and type(value) is type(v) for v in _ALLOWED[name])
+
+
 def _set(name, value):
     if name == "matmul_allow_tf32":
         torch.backends.cuda.matmul.allow_tf32 = bool(value)
@@ -51,16 +65,23 @@ class applied:
     this process's own values put back after."""
 
     def __init__(self, flags):
-        self.flags = {k: v for k, v in flags.items() if k in RESULT_FLAGS}
+        self.flags = {k: v for k, v in flags.items() if k in RESULT_FLAGS and allowed(k, v)}
 
     def __enter__(self):
         self.saved = global_flags()
-        for k, v in self.flags.items():
-            _set(k, v)
+        try:
+            for k, v in self.flags.items():
+                _set(k, v)
+        except BaseException:
+            self._restore()
+            raise
         return self
 
-    def __exit__(self, *exc):
+    def _restore(self):
         for k in self.flags:
             if k in self.saved:
                 _set(k, self.saved[k])
+
+    def __exit__(self, *exc):
+        self._restore()
         return False

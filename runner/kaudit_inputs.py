@@ -225,19 +225,39 @@ def recipe(base, dist, scale, set_seed, device, shapes=None, integers=True, arra
                 if scale != 1.0:
                     vals.mul_(scale)
                 if arrange == "permute":
-                    order = torch.randperm(vals.numel(), generator=generator(set_seed * 131 + i + 7, "cpu"))
-                    vals = vals.reshape(-1)[order.to(vals.device)].reshape(vals.shape)
+                    # a seeded rotation of the flat values: the same multiset and sum,
+                    # every element moved, no index tensor (inputs can be billions of elements)
+                    shift = 1 + (set_seed * 131 + i) % max(1, vals.numel() - 1)
+                    vals = vals.reshape(-1).roll(shift).reshape(vals.shape)
                 elif arrange == "flip":
                     vals = vals.reshape(-1).flip(0).reshape(vals.shape)
                 args.append(("t", vals.to(v.dtype)))
             elif k == "t" and integers and redrawable_integers(v):
-                lo, hi = int(v.min()), int(v.max())
-                vals = torch.randint(lo, hi + 1, tuple(v.shape), generator=g, device=device, dtype=torch.int64)
-                args.append(("t", vals.to(v.dtype)))
+                args.append(("t", redraw_integers(v, g, device)))
             else:
                 args.append((k, v))
         return args
     return make
+
+
+def redraw_integers(v, g, device):
+    """New values for an integer input within the range of the task's own
+    draw, [min, max], kept as that draw was: distinct when its values were
+    (unique indices a scatter relies on: a sample without repetition, or,
+    over a range too wide to sample, its own values permuted), sorted when
+    they were (offsets)."""
+    flat = v.reshape(-1).to(device)
+    lo, hi = int(flat.min()), int(flat.max())
+    if torch.unique(flat).numel() == flat.numel():
+        if hi - lo + 1 <= (1 << 24):
+            vals = torch.randperm(hi - lo + 1, generator=g, device=device)[:flat.numel()] + lo
+        else:
+            vals = flat[torch.randperm(flat.numel(), generator=g, device=device)]
+    else:
+        vals = torch.randint(lo, hi + 1, (flat.numel(),), generator=g, device=device, dtype=torch.int64)
+    if flat.numel() > 1 and bool((flat[1:] >= flat[:-1]).all()):
+        vals = vals.sort().values
+    return vals.to(v.dtype).reshape(v.shape)
 
 
 def has_redrawable_integers(base):

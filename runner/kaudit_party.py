@@ -143,8 +143,11 @@ class Party:
             raise StageFailed("align_state")
         self.log.event("stage", stage="align_state", status="ok", **info)
         self.cand = self.instances["A"]
-        # the reference keys whose value was cast: the state check compares there after the same cast
-        return {"casts": {a: str(self.mapping_dtype(a)) for a in info.get("casts", {})}}
+        # every reference key whose value was cast (the event lists 64 at most): the
+        # state check compares there after the same cast
+        now = self.cand.state_dict()
+        return {"casts": {a: str(now[b].dtype).replace("torch.", "") for a, b in self.mapping.items()
+                          if now[b].dtype != self.ref_state[a].dtype}}
 
     def new_candidate(self):
         torch.manual_seed(self.seed)
@@ -220,10 +223,6 @@ class Party:
         kaudit_tensors.write_tensor_file(path, sampled(self.pending, key))
         self.pending = []
         return {"file": name}
-
-    def mapping_dtype(self, a):
-        """The dtype instance A keeps the reference's state key a in."""
-        return str(self.cand.state_dict()[self.mapping[a]].dtype).replace("torch.", "")
 
     def op_reload(self, q):
         """A state handed by the runner loaded into instance A, as the first was

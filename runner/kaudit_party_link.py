@@ -26,6 +26,10 @@ import torch
 MAX_LINE = 1 << 24
 
 
+class NotOwnFile(OSError):
+    """A file the candidate's process named that is not a regular file of its own."""
+
+
 class PartyGone(Exception):
     """The candidate's process ended, or stopped answering in the channel's terms."""
 
@@ -176,7 +180,8 @@ class PartyLink:
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-                raise PartyGone("the candidate's process gave %s, which is not a regular file of its own" % name)
+                # its own answer, not a lost process: the call's candidate-raised (an OSError)
+                raise NotOwnFile("the candidate's process gave %s, which is not a regular file of its own" % name)
             with self.guard.own():
                 with open(dest + ".tmp", "wb") as f:
                     while True:

@@ -243,7 +243,8 @@ class Runner:
                     if ok:
                         break
                 if slot.get("reported"):
-                    self.log.event("reported_slot_skipped", index=slot["index"], name=slot["name"], reason=why)
+                    self.log.event("reported_slot_skipped", index=slot["index"], name=slot["name"], reason=why,
+                                   gating=bool(slot.get("gating")))
                     current = None
                     break
                 if not spares:
@@ -259,12 +260,17 @@ class Runner:
         if plan.get("long_run"):
             self.turn.pause()
             self.long_run = self._long_run_reference(int(plan["long_run"].get("calls", 100)))
-        if plan.get("modes"):
+        # the extra slots copy the reference (twins, saved states): one that
+        # cannot (out of memory) is skipped and said, never the audit's end
+        for key, attr, name, make in (("modes", "train_slot", "train_mode", self._train_mode_reference),
+                                      ("state_reload", "reload_slot", "state_reload", self._state_reload_reference)):
+            if not plan.get(key):
+                continue
             self.turn.pause()
-            self.train_slot = self._train_mode_reference()
-        if plan.get("state_reload"):
-            self.turn.pause()
-            self.reload_slot = self._state_reload_reference()
+            try:
+                setattr(self, attr, make())
+            except Exception as exc:
+                self.log.event(name + "_skipped", reason=short_error(exc)[0])
 
     def _state_reload_reference(self):
         """The slot state_reload, on the reference: a second state drawn from the
@@ -274,19 +280,28 @@ class Runner:
         twin = copy.deepcopy(self.ref)
         redraw_state(twin, self.derived("state-reload"))
         state = {k: v.detach().clone() for k, v in twin.state_dict().items()}
-        saved = (self.ref, self.ref64)
-        self.ref, self.ref64 = twin, copy.deepcopy(twin).to(torch.float64)
-        try:
-            sets, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": RELOAD_SLOT},
-                                    self.base, self.ref_mod, self.seed, None, self.device, self.native_device)
-            ok, why = self._reference_for({"index": RELOAD_SLOT, "name": "state_reload", "kind": "reload"}, sets) \
-                if sets is not None else (False, why)
-        finally:
-            self.ref, self.ref64 = saved
+        slot = {"index": RELOAD_SLOT, "name": "state_reload", "kind": "reload"}
+        sets, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": RELOAD_SLOT},
+                                self.base, self.ref_mod, self.seed, None, self.device, self.native_device)
+        ok = False
+        if sets is not None:
+            # call 0 with the second state; call 1, the same values, with the
+            # first state loaded back (what every later check relies on)
+            saved = (self.ref, self.ref64)
+            self.ref, self.ref64 = twin, copy.deepcopy(twin).to(torch.float64)
+            try:
+                ok, why = self._reference_for(slot, sets)
+            finally:
+                self.ref, self.ref64 = saved
+            if ok:
+                ok, why = self._reference_for(slot, sets, first_call=1)
         if not ok:
             self.log.event("state_reload_skipped", reason=why)
             return None
-        return state, sets
+        # the first state as the reference holds it now (train_mode moved its
+        # running statistics): what the candidate is given back
+        back = {k: v.detach().clone() for k, v in self.ref.state_dict().items()}
+        return state, back, sets
 
     def _train_mode_reference(self):
         """Whether the reference's output depends on its mode (BatchNorm's batch
@@ -323,8 +338,12 @@ class Runner:
         if sets is None:
             self.log.event("train_mode_skipped", reason=why)
             return None
+        before = (copy.deepcopy(self.ref.state_dict()), copy.deepcopy(self.ref64.state_dict()))
         ok, why = self._reference_for(slot, sets)
         if not ok:
+            # a call that ran in train mode moved the running statistics: put them back
+            self.ref.load_state_dict(before[0])
+            self.ref64.load_state_dict(before[1])
             self.log.event("train_mode_skipped", reason=why)
             return None
         return slot, sets
@@ -351,7 +370,9 @@ class Runner:
         self.log.event("long_run_skipped", reason=why)
         return None
 
-    def _reference_for(self, slot, sets):
+    def _reference_for(self, slot, sets, first_call=0):
+        """The reference's outputs (fp32 and fp64 files) for one slot's calls;
+        first_call numbers them on after calls an earlier pass wrote."""
         t0 = time.monotonic()
         idx = slot["index"]
         self.marks.mark(f"kaudit:slot {idx} {slot['name']} reference")
@@ -370,7 +391,7 @@ class Runner:
         # is not convicted for aliasing exactly as the reference does.
         buffers, kept = None, []
         try:
-            for ci, (_, vi) in enumerate(calls):
+            for ci, (_, vi) in enumerate(calls, start=first_call):
                 args = sets[vi].make(self.device)
                 if repeated and buffers is not None:
                     for b, v in zip(buffers, args):
@@ -423,7 +444,7 @@ class Runner:
             if train:
                 self.ref.eval()
                 self.ref64.eval()
-        self.ref_results[idx] = results
+        self.ref_results[idx] = self.ref_results.get(idx, [])[:first_call] + results
         self.ref_aliasing[idx] = overwritten(kept)
         self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
         return True, None
@@ -650,12 +671,14 @@ class Runner:
             if gap > 0:
                 try:
                     got = self.party.request("repeat", times=gap)
+                    status = got.get("status")
+                    if status not in ("ok", "resource-exhausted", "confinement-refused"):
+                        status = "candidate-raised"   # its answer: never a lost process
                 except PartyGone as exc:
-                    got = {"status": "candidate-process-ended", "error": str(exc)}
-                if got.get("status") != "ok":
+                    got, status = {"error": str(exc)}, "candidate-process-ended"
+                if status != "ok":
                     # the calls between compared ones raised: the next compared call says so
-                    calls_out.append({"call": k + 1, "position": pos + 1, "status": "candidate-raised"
-                                      if got.get("status") != "candidate-process-ended" else got["status"],
+                    calls_out.append({"call": k + 1, "position": pos + 1, "status": status,
                                       "error": "in the calls repeated after position %d: %s"
                                       % (pos, got.get("error", "?")),
                                       "ref": None, "ref64": None, "cand": None, "reference_mutates": []})
@@ -698,7 +721,7 @@ class Runner:
             return
         flipped = kaudit_flags.changed(before, after)
         self.log.event("global_state", before=before, after=after, changed=flipped)
-        affecting = [k for k in flipped if k in kaudit_flags.RESULT_FLAGS]
+        affecting = [k for k in flipped if k in kaudit_flags.RESULT_FLAGS and kaudit_flags.allowed(k, after[k])]
         first = next((e for e in self.slots if e[0] == 0), None)
         if not affecting or first is None:
             return
@@ -708,9 +731,12 @@ class Runner:
                  "reference_mutates": r["reference_mutates"], "cand": None, "status": "ok"}
         try:
             # as the reference ran (TF32 off), then the candidate's switches
+            # a twin with the state slot 0 ran on (train_mode may have moved the reference's since)
+            twin = copy.deepcopy(self.ref)
+            twin.load_state_dict(self.ref_state)
             with ieee_fp32(), kaudit_flags.applied({k: after[k] for k in affecting}):
                 args = sets[0].make(self.device)
-                out = self.call(self.ref, args, REF)
+                out = self.call(twin, args, REF)
                 leaves = output_leaves(out) + [(f"input[{i}]", args[i]) for i in r["reference_mutates"]]
                 entry["cand"] = self.write(f"s{FLAGS_SLOT:02d}c0-cand.kt", sampled(leaves, (self.sample_key, 0, 0)))
             sets[0].drop()
@@ -724,36 +750,34 @@ class Runner:
     def state_reload_candidate(self):
         """The slot state_reload on the candidate's instance A, which has run
         every slot: the second state loaded (load_state_dict through the
-        verified mapping), one call on the slot's values, then the first state
-        loaded back for what follows (the probe, the timing).  A candidate that
-        derives something from its weights once (packed at its first call) and
-        never again differs here."""
+        verified mapping) and one call on the slot's values; then the first
+        state loaded back and a call on the same values with it, which also
+        rebuilds what the candidate derives from its weights before the probe
+        and the timing.  A candidate that derives something from its weights
+        once (packed at its first call) and never again differs here."""
         if not getattr(self, "reload_slot", None):
             return
-        state, sets = self.reload_slot
-        idx, t0 = RELOAD_SLOT, time.monotonic()
+        state, back, sets = self.reload_slot
+        idx, t0, calls = RELOAD_SLOT, time.monotonic(), []
         self.turn.pause()
-        entry = None
-        try:
-            got = self.party.request("reload", state=self.party.hand("state-reload.pt", state))
+        for ci, (given, name, what) in enumerate(((state, "state-reload.pt", "loading the second state"),
+                                                   (back, "state-first.pt", "loading the first state back"))):
+            try:
+                got = self.party.request("reload", state=self.party.hand(name, given))
+            except PartyGone as exc:
+                got = {"status": "candidate-process-ended", "error": str(exc)}
             if got.get("status") != "ok":
-                entry = {"call": 0, "status": "candidate-raised", "ref": None, "ref64": None, "cand": None,
-                         "reference_mutates": [], "error": "loading the second state: " + str(got.get("error", "?"))}
-        except PartyGone as exc:
-            entry = {"call": 0, "status": "candidate-process-ended", "error": str(exc), "ref": None, "ref64": None,
-                     "cand": None, "reference_mutates": []}
-        if entry is None:
+                calls.append({"call": ci, "status": "candidate-process-ended" if got.get("status") ==
+                              "candidate-process-ended" else "candidate-raised", "ref": None, "ref64": None,
+                              "cand": None, "reference_mutates": [], "error": "%s: %s" % (what, got.get("error", "?"))})
+                break
             args = sets[0].make(self.device)
             sets[0].drop()
-            entry = self._one_call(idx, 0, args, self.ref_results[idx][0],
-                                   mark=f"kaudit:slot {idx} state_reload candidate")
+            calls.append(self._one_call(idx, ci, args, self.ref_results[idx][ci],
+                                        mark=f"kaudit:slot {idx} state_reload candidate" if ci == 0 else None))
             del args
-            try:
-                self.party.request("reload", state=self.party.hand("state.pt", self.ref_state))
-            except PartyGone:
-                pass
         self.log.event("slot", index=idx, name="state_reload", kind="reload", replaces=None, replaced_because=None,
-                       layout="contiguous", calls=[entry], reserve=False,
+                       layout="contiguous", calls=calls, reserve=False,
                        seconds={"reference": self.ref_seconds.get(idx),
                                 "candidate": round(time.monotonic() - t0, 3)})
 
@@ -781,6 +805,8 @@ class Runner:
         name = f"s{idx:02d}c0-cand.kt"
         try:
             took = self.party.request("state", name=name, key=list(key))
+            if took.get("ok") is False:
+                raise OSError(str(took.get("error", "its state could not be written")))
             self.party.take(str(took.get("file", "")), os.path.join(self.tensors, name))
             entry["cand"] = "tensors/" + name
         except PartyGone as exc:

@@ -78,8 +78,8 @@ def redraw_state(module, seed):
     values drawn from seed, at the scale the task's own initialization gave
     them (a tensor's mean and spread; a constant c becomes c * U(0.5, 1.5),
     zero U(-0.5, 0.5)), so that a candidate that ignores a parameter, folds in
-    its initial value or snapshots its own initial weights differs (docs/audit.md,
-    "State").  Returns {"redrawn": [keys], "kept": [keys]}."""
+    its initial value or snapshots its own initial weights differs; a tensor
+    without negative values keeps none (docs/audit.md, "State").  Returns {"redrawn": [keys], "kept": [keys]}."""
     g = torch.Generator().manual_seed(seed)
     params = {id(p) for p in module.parameters()}
     redrawn, kept = [], []
@@ -97,6 +97,8 @@ def redraw_state(module, seed):
             else:
                 u = torch.rand(src.shape, generator=g, dtype=torch.float64) * 2 - 1
                 new = torch.where(src != 0, src * (1 + 0.5 * u), 0.5 * u)
+            if float(src.min()) >= 0:
+                new = new.abs()   # a scale or variance the task keeps non-negative stays so
             t.copy_(new.to(t.dtype))
             redrawn.append(name)
     return {"redrawn": redrawn, "kept": kept}

@@ -311,6 +311,13 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                 /* on a CPU the switches change nothing */
                 s->candidate_cudnn_tf32 = jflag(e, "restored_cudnn_tf32");
                 s->candidate_matmul_tf32 = jflag(e, "restored_matmul_tf32");
+            } else if (strcmp(ev, "reported_slot_skipped") == 0 && jflag(e, "gating") == 1) {
+                /* a slot --require made gating that the reference cannot run: that
+                   transformation was not tested, so it cannot pass */
+                sem_add(&c, KAT_SEM_UNRESOLVED, "required-slot-unavailable", NULL, -1,
+                    "slot %s, required to gate, could not run: %s",
+                    kat_event_str(e, "name") ? kat_event_str(e, "name") : "?",
+                    kat_event_str(e, "reason") ? kat_event_str(e, "reason") : "?");
             } else if (strcmp(ev, "global_state") == 0) {
                 global_state(&c, e);
             } else if (strcmp(ev, "slot_unavailable") == 0) {

@@ -19,7 +19,7 @@
 
 static int extra_slot(const struct kat_sem_slot *slot)
 {
-    static const char *const extra[] = { "state", "long", "mode", "reload" };
+    static const char *const extra[] = { "state", "long", "mode", "reload", "shape_probe" };
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
         if (!strcmp(slot->kind, extra[i]))
             return 1;
@@ -44,10 +44,11 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     if (slot->replaces)
         s->replaced_slots++;
     slot->reported = jflag(e, "gating") == 0;
+    /* the state after the calls, the long run, train_mode, state_reload and a
+       required shape probe are judged like slots, apart from the sixteen */
     if (slot->reported)
         s->reported_slots++;
-    /* the state after the calls, the long run, train_mode and state_reload are judged like slots, apart from the sixteen */
-    if (extra_slot(slot))
+    else if (extra_slot(slot))
         s->extra_slots++;
     return slot;
 }

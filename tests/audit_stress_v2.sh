@@ -17,6 +17,9 @@
 #   5b. shape_specialized (task matmul, K fixed at 256), no contract (no
 #      alternative shapes declared): PASS with shape-odd-sizes (the shape
 #      probe whose sizes are one larger: K 257); with --require shapes FAIL
+#   5c. batchnorm_both_modes with --require shapes: INCONCLUSIVE
+#      required-slot-unavailable (BatchNorm1d(128) cannot take 129 channels:
+#      a required shape probe that cannot run is no pass)
 # Aliasing judged against the reference:
 #   6. aliases_as_reference (task relu_inplace: the reference returns its
 #      input, changed in place; so does the candidate): semantic PASS, its
@@ -128,6 +131,8 @@ check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "shape-odd-sizes reported, shape_batch passed" "$kinds.get('shape-odd-sizes') == 'signal' and [(s['name'], s['calls'][0]['leaves'][0]['outcome']) for s in r['semantic']['slots'] if s['kind'] == 'shape_probe'] == [('shape_odd_sizes', 'fail'), ('shape_batch', 'pass')]"
 task=matmul audit shapes_required shape_specialized --require shapes
 check "semantic FAIL on shape_odd_sizes" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["kind"] == "convicts" and f["slot_name"] == "shape_odd_sizes" for f in r["semantic"]["findings"])'
+task=batchnorm audit shapes_unavailable batchnorm_both_modes --require shapes
+check "semantic INCONCLUSIVE, required-slot-unavailable" 'r["axes"]["semantic"]["verdict"] == "INCONCLUSIVE" and any(f["code"] == "required-slot-unavailable" and "shape_odd_sizes" in f["text"] for f in r["semantic"]["findings"])'
 task=relu_inplace audit aliasing aliases_as_reference
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "its aliasing is the reference's: a signal" "$kinds.get('output-aliased-as-reference') == 'signal'"
@@ -141,7 +146,7 @@ check "semantic FAIL on the state after the calls, none of the sixteen" '("state
 task=linear audit honours_state weight_cache_invalidated
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "the state after the calls judged, apart from the sixteen" 'r["semantic"]["slots_judged"] == 16 and [c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
-check "the second state honoured" '[l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "reload" for c in s["calls"] for l in c["leaves"]] == ["pass"]'
+check "the second state honoured, then the first again" '[l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "reload" for c in s["calls"] for l in c["leaves"]] == ["pass", "pass"]'
 task=linear audit packed_once weights_packed_once
 check "semantic FAIL on state_reload only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"state_reload"}'
 task=matmul audit late_switch late_switch_bf16

@@ -16,6 +16,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$PY" "$SRC/tests/python/operator_sampler_check.py" "$SRC/preload/python/sitecustomize.py" || fail "sampler bookkeeping"
 # the causal probe's perturbation on real PyTorch (runner/kaudit_probe.py)
 "$PY" "$SRC/tests/python/probe_check.py" "$SRC/runner" || fail "the probe's perturbation"
+# the switches a candidate reports, applied in the reference's process (runner/kaudit_flags.py)
+"$PY" "$SRC/tests/python/flags_check.py" "$SRC/runner" || fail "the switches applied from the candidate's report"
 
 PROG=$SRC/tests/python/operators_program.py
 "$PY" "$PROG" >"$T/bare.txt" 2>&1 || fail "the program failed on its own: $(cat "$T/bare.txt")"
