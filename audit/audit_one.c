@@ -18,6 +18,7 @@
 
 #include "analysis.h"
 #include "audit.h"
+#include "audit_phases.h"
 #include "audit_probe.h"
 #include "audit_shard.h"
 #include "audit_timing.h"
@@ -200,6 +201,10 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_double(&j, "semantic", phase_s[1]);
     kat_json_double(&j, "analysis", phase_s[2]);
     kat_json_close(&j, '}');
+    /* where the worker's time went, by the runner's own clock */
+    double phases[AUDIT_PHASES];
+    audit_phases_read(p->runner_dir, phases);
+    audit_phases_write(&j, phases);
     kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
     if (an->outcome[0]) {

@@ -11,7 +11,7 @@ int kat_events_each(const char *runner_dir, const char *name, int (*fn)(const cJ
 {
     char path[4096], needle[96];
     snprintf(path, sizeof path, "%s/events.jsonl", runner_dir);
-    snprintf(needle, sizeof needle, "\"%s\"", name);
+    snprintf(needle, sizeof needle, "\"%s\"", name ? name : "");
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
@@ -22,11 +22,11 @@ int kat_events_each(const char *runner_dir, const char *name, int (*fn)(const cJ
     int stop = 0;
     while (!stop && (len = getline(&line, &cap, f)) > 0) {
         lineno++;
-        if (!strstr(line, needle))
+        if (name && !strstr(line, needle))
             continue; /* cheap: most lines are other events */
         cJSON *e = cJSON_ParseWithLength(line, (size_t)len);
         const cJSON *ev = e ? cJSON_GetObjectItemCaseSensitive(e, "event") : NULL;
-        if (cJSON_IsString(ev) && !strcmp(ev->valuestring, name))
+        if (cJSON_IsString(ev) && (!name || !strcmp(ev->valuestring, name)))
             stop = fn(e, lineno, arg);
         cJSON_Delete(e);
     }

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 /* Calls fn(e, lineno, arg) for each line of runner_dir/events.jsonl that is
- * a JSON object whose "event" is name (lines that do not parse are left to
+ * a JSON object whose "event" is name, or any event when name is NULL (lines that do not parse are left to
  * semantic.c); stops early when fn returns nonzero.  Returns 0, or -1 when
  * the log cannot be opened. */
 int kat_events_each(const char *runner_dir, const char *name, int (*fn)(const cJSON *e, unsigned lineno, void *arg),

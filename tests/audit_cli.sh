@@ -117,6 +117,8 @@ audit control --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratc
 # which the softmax contract forbids: the causal probe convicts it on CPU
 check "control: exit 10 on CPU (the causal probe)" rc_is control 10
 check "control: semantic PASS" [ "$(jget "$T/control.json" "r['axes']['semantic']['verdict']")" = PASS ]
+check "control: phases_s, each shown, within the runner's time" \
+    [ "$(jget "$T/control.json" "all(r['phases_s'][k] is not None and r['phases_s'][k] >= 0 for k in ('runner_start', 'reference', 'candidate_build', 'slots', 'probe', 'timing', 'runner')) and sum(r['phases_s'][k] for k in ('runner_start', 'reference', 'candidate_build', 'slots')) <= r['phases_s']['runner'] + 1e-6")" = True ]
 check "control: implementation FAIL on CPU, by the causal probe" \
     [ "$(jget "$T/control.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "FAIL decided" ]
 check "control: the probe's counterfactual in the finding" \

@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 
 #include "audit.h"
+#include "audit_phases.h"
 #include "audit_exec.h"
 #include "audit_shard.h"
 #include "safe_file.h"
@@ -343,6 +344,9 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
             cJSON_AddBoolToObject(line, "stress_signature", cJSON_IsTrue(sig));
         add_weak_decisions(line, rec);
         add_reported(line, rec);
+        const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec, "phases_s");
+        if (cJSON_IsObject(phases))
+            cJSON_AddItemToObject(line, "phases_s", cJSON_Duplicate(phases, 1));
         /* the speedup as the record has it, with whether it may be quoted */
         const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
         const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
@@ -769,6 +773,50 @@ static void batch_free(struct batch *b)
     free(b->started);
 }
 
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+/* Where the batch's time went: each phase's median over the ledger's records
+ * that show it (the record's phases_s, docs/audit.md), on stderr. */
+static void phase_summary(const char *ledger)
+{
+    FILE *f = fopen(ledger, "r");
+    if (!f)
+        return;
+    double *v[AUDIT_PHASES] = { 0 };
+    size_t n[AUDIT_PHASES] = { 0 }, cap[AUDIT_PHASES] = { 0 };
+    char *line = NULL;
+    size_t len_cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &len_cap, f)) > 0) {
+        cJSON *o = cJSON_ParseWithLength(line, (size_t)len);
+        const cJSON *ph = cJSON_GetObjectItemCaseSensitive(o, "phases_s");
+        for (int i = 0; i < AUDIT_PHASES && cJSON_IsObject(ph); i++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(ph, audit_phase_names[i]);
+            if (cJSON_IsNumber(x) && !kat_grow(&v[i], &cap[i], n[i] + 1, sizeof *v[i]))
+                v[i][n[i]++] = x->valuedouble;
+        }
+        cJSON_Delete(o);
+    }
+    free(line);
+    fclose(f);
+    if (n[AUDIT_PHASE_RUNNER]) {
+        fprintf(stderr, "kaudit: worker time by phase, median seconds over %zu audits:", n[AUDIT_PHASE_RUNNER]);
+        for (int i = 0; i < AUDIT_PHASES; i++) {
+            if (!n[i])
+                continue;
+            qsort(v[i], n[i], sizeof *v[i], by_value);
+            fprintf(stderr, " %s %.1f", audit_phase_names[i], v[i][n[i] / 2]);
+        }
+        fputc('\n', stderr);
+    }
+    for (int i = 0; i < AUDIT_PHASES; i++)
+        free(v[i]);
+}
+
 int audit_batch(const struct audit_args *given)
 {
     struct audit_args args = *given;
@@ -789,8 +837,10 @@ int audit_batch(const struct audit_args *given)
     wait_for_the_rest(&b);
     close(b.ledger_fd);
     b.ledger_fd = -1;
-    if (!a->quiet)
+    if (!a->quiet) {
         fprintf(stderr, "kaudit: %zu of %zu pairs in the ledger %s\n", b.done, b.n, a->ledger);
+        phase_summary(a->ledger);
+    }
     batch_free(&b);
     return rc;
 }
