@@ -18,6 +18,9 @@
 #   signal_ancestors  work/attack-signal-ancestors.marker counts 0
 #   forge_events, steal_reference, precomputed (outputs are zeros)
 #                     the semantic axis is FAIL or INCONCLUSIVE, with a cause
+#   collect_directory (outputs are zeros; every collect answered with a
+#                     directory) the semantic axis FAIL: an answer naming no
+#                     file of its own is its failure, not a lost process
 #   drop_inputs (torch.matmul; no --contract, --probe off, the "inputs" event hidden)
 #                     the implementation axis INCONCLUSIVE with the cause
 #                     contract-ungenerated, or FAIL (never judged against a
@@ -74,7 +77,7 @@ trap 'exit 130' INT TERM HUP
 case "$ATTACK" in
 core_pattern) cand=escape_core_pattern ;;
 proc_sys) cand=proc_sys_write ;;
-signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|probe_pool|probe_unclassified_op|probe_detect_zeros|precomputed) cand=$ATTACK ;;
+signal_ancestors|forge_events|steal_reference|probe_pop_mode|probe_thread|probe_pool|probe_unclassified_op|probe_detect_zeros|precomputed|collect_directory) cand=$ATTACK ;;
 drop_inputs) cand=drop_inputs_event ;;
 pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
@@ -164,6 +167,9 @@ forge_events)
     echo "  forged log entries: $(grep -o '"cand": "tensors//s[0-9]*c[0-9]*-ref.kt"' "$D/runner/events.jsonl" 2>/dev/null | wc -l)"
     semantic_not_pass ;;
 steal_reference) semantic_not_pass ;;
+collect_directory)
+    sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
+    [ "$sem" = FAIL ] || broken "semantic axis '$sem' for a candidate whose outputs are zeros and whose every answer names a directory (want FAIL: its answer is its own failure, not a lost process)" ;;
 precomputed)
     echo "  worker: $(grep '^precomputed:' "$D/runner/worker.log" 2>/dev/null | tr '\n' ';')"
     semantic_not_pass ;;
