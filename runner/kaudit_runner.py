@@ -69,8 +69,9 @@ STARTED = kaudit_events.STARTED
 REF = "kaudit:reference"
 CAND = "kaudit:candidate"
 CALIB = "kaudit:calibration"
-# The indices of the state check's and the long run's slot events: past the
-# sixteen slots, the reserves and the reported slots (at most 16 + 4 + 16)
+# The indices of the extra slots' events (the state check, the long run,
+# train_mode, the reference under the candidate's switches, state_reload):
+# past the sixteen slots, the reserves and the reported slots (at most 16 + 4 + 16)
 STATE_SLOT = 40
 LONG_SLOT = 41
 TRAIN_SLOT = 42
@@ -338,12 +339,12 @@ class Runner:
         if sets is None:
             self.log.event("train_mode_skipped", reason=why)
             return None
-        before = (copy.deepcopy(self.ref.state_dict()), copy.deepcopy(self.ref64.state_dict()))
+        saved64 = copy.deepcopy(self.ref64.state_dict())
         ok, why = self._reference_for(slot, sets)
         if not ok:
             # a call that ran in train mode moved the running statistics: put them back
-            self.ref.load_state_dict(before[0])
-            self.ref64.load_state_dict(before[1])
+            self.ref.load_state_dict(saved)
+            self.ref64.load_state_dict(saved64)
             self.log.event("train_mode_skipped", reason=why)
             return None
         return slot, sets
