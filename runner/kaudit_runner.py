@@ -647,6 +647,21 @@ class Runner:
                                  "candidate": round(time.monotonic() - t0, 3)}
             self.log.event("slot", **record)
 
+    def _extra_slot(self, idx, name, kind, calls, t0=None, layout="contiguous", **more):
+        """The "slot" event of a slot apart from the sixteen (the long run,
+        train_mode, state_reload, the state check, the reference under the
+        candidate's switches), with the seconds each side took when t0 is given."""
+        if t0 is not None:
+            more["seconds"] = {"reference": self.ref_seconds.get(idx), "candidate": round(time.monotonic() - t0, 3)}
+        self.log.event("slot", index=idx, name=name, kind=kind, replaces=None, replaced_because=None,
+                       layout=layout, calls=calls, reserve=False, **more)
+
+    @staticmethod
+    def _failed_call(ci, status, error, **more):
+        """A call entry with nothing to compare: what stopped it (its status and error)."""
+        return dict({"call": ci, "status": status, "error": error, "ref": None, "ref64": None, "cand": None,
+                     "reference_mutates": []}, **more)
+
     def long_run_candidate(self):
         """The long run on the candidate's instance A (every slot's calls before
         it count too): the compared calls on their own values, each followed by
@@ -679,15 +694,10 @@ class Runner:
                     got, status = {"error": str(exc)}, "candidate-process-ended"
                 if status != "ok":
                     # the calls between compared ones raised: the next compared call says so
-                    calls_out.append({"call": k + 1, "position": pos + 1, "status": status,
-                                      "error": "in the calls repeated after position %d: %s"
-                                      % (pos, got.get("error", "?")),
-                                      "ref": None, "ref64": None, "cand": None, "reference_mutates": []})
+                    calls_out.append(self._failed_call(k + 1, status, "in the calls repeated after position %d: %s"
+                                                       % (pos, got.get("error", "?")), position=pos + 1))
                     break
-        self.log.event("slot", index=idx, name="long_run", kind="long", replaces=None, replaced_because=None,
-                       layout="contiguous", calls=calls_out, reserve=False, calls_made=n,
-                       seconds={"reference": self.ref_seconds.get(idx),
-                                "candidate": round(time.monotonic() - t0, 3)})
+        self._extra_slot(idx, "long_run", "long", calls_out, t0, calls_made=n)
 
     def train_mode_candidate(self):
         """The train_mode slot on the candidate's instance A: train mode and the
@@ -701,10 +711,7 @@ class Runner:
         sets[0].drop()
         entry = self._one_call(idx, 0, args, self.ref_results[idx][0], mode="train", rng_seed=slot["rng_seed"],
                                mark=f"kaudit:slot {idx} train_mode candidate")
-        self.log.event("slot", index=idx, name="train_mode", kind="mode", replaces=None, replaced_because=None,
-                       layout="contiguous", calls=[entry], reserve=False,
-                       seconds={"reference": self.ref_seconds.get(idx),
-                                "candidate": round(time.monotonic() - t0, 3)})
+        self._extra_slot(idx, "train_mode", "mode", [entry], t0)
 
     def candidate_flags(self):
         """PyTorch's switches the candidate flipped (event "global_state", each a
@@ -744,9 +751,8 @@ class Runner:
         except Exception as exc:
             entry["status"], entry["error"] = "candidate-raised", \
                 "the reference under the candidate's switches raised: " + short_error(exc)[0]
-        self.log.event("slot", index=FLAGS_SLOT, name="reference_under_candidate_flags", kind="flags",
-                       replaces=None, replaced_because=None, layout="contiguous", calls=[entry], reserve=False,
-                       gating=False, flags={k: after[k] for k in affecting})
+        self._extra_slot(FLAGS_SLOT, "reference_under_candidate_flags", "flags", [entry], gating=False,
+                         flags={k: after[k] for k in affecting})
 
     def state_reload_candidate(self):
         """The slot state_reload on the candidate's instance A, which has run
@@ -768,19 +774,16 @@ class Runner:
             except PartyGone as exc:
                 got = {"status": "candidate-process-ended", "error": str(exc)}
             if got.get("status") != "ok":
-                calls.append({"call": ci, "status": "candidate-process-ended" if got.get("status") ==
-                              "candidate-process-ended" else "candidate-raised", "ref": None, "ref64": None,
-                              "cand": None, "reference_mutates": [], "error": "%s: %s" % (what, got.get("error", "?"))})
+                status = "candidate-process-ended" if got.get("status") == "candidate-process-ended" \
+                    else "candidate-raised"
+                calls.append(self._failed_call(ci, status, "%s: %s" % (what, got.get("error", "?"))))
                 break
             args = sets[0].make(self.device)
             sets[0].drop()
             calls.append(self._one_call(idx, ci, args, self.ref_results[idx][ci],
                                         mark=f"kaudit:slot {idx} state_reload candidate" if ci == 0 else None))
             del args
-        self.log.event("slot", index=idx, name="state_reload", kind="reload", replaces=None, replaced_because=None,
-                       layout="contiguous", calls=calls, reserve=False,
-                       seconds={"reference": self.ref_seconds.get(idx),
-                                "candidate": round(time.monotonic() - t0, 3)})
+        self._extra_slot(idx, "state_reload", "reload", calls, t0)
 
     def state_after_calls(self):
         """The candidate's state after its slots against the reference's after
@@ -798,11 +801,9 @@ class Runner:
         ref = [("state." + k, as_given(k, v)) for k, v in self.ref.state_dict().items()]
         ref64 = [("state." + k, as_given(k, v)) for k, v in self.ref64.state_dict().items()]
         key = (self.sample_key, idx, 0)
-        r = {"ref": self.write(f"s{idx:02d}c0-ref.kt", sampled(ref, key)),
-             "ref64": self.write(f"s{idx:02d}c0-ref64.kt", sampled(ref64, key)),
-             "fp64_error": None, "reference_mutates": []}
-        entry = {"call": 0, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": None, "reference_mutates": [],
-                 "cand": None, "status": "ok"}
+        entry = {"call": 0, "ref": self.write(f"s{idx:02d}c0-ref.kt", sampled(ref, key)),
+                 "ref64": self.write(f"s{idx:02d}c0-ref64.kt", sampled(ref64, key)), "fp64_error": None,
+                 "reference_mutates": [], "cand": None, "status": "ok"}
         name = f"s{idx:02d}c0-cand.kt"
         try:
             took = self.party.request("state", name=name, key=list(key))
@@ -814,8 +815,7 @@ class Runner:
             entry["status"], entry["error"] = "candidate-process-ended", str(exc)
         except (OSError, KeyError, TypeError, ValueError) as exc:
             entry["status"], entry["error"] = "candidate-raised", "taking its state: %s" % exc
-        self.log.event("slot", index=idx, name="state_after_calls", kind="state", replaces=None,
-                       replaced_because=None, layout=None, calls=[entry], reserve=False)
+        self._extra_slot(idx, "state_after_calls", "state", [entry], layout=None)
 
     def _one_call(self, idx, ci, args, r, instance="A", refill=False, keep=False, mark=None, mode=None,
                   rng_seed=None):

@@ -79,6 +79,15 @@ static const struct {
                    { "transposed", KAT_TRANSFORM_TRANSPOSED },
                    { "shapes", KAT_TRANSFORM_SHAPES } };
 
+const char *kat_reported_code(const char *slot_name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", slot_name ? slot_name : "");
+    for (char *p = buf; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    return buf;
+}
+
 int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n)
 {
     *bits = 0;

@@ -64,6 +64,9 @@ extern const struct kat_slot kat_schedule_shape_probes[KAT_SCHEDULE_SHAPE_PROBES
  * distributions, repeated calls, native seeds; the shape slot runs only with
  * the contract's alternative shapes, so it is declared whenever it runs). */
 unsigned kat_slot_transform(const struct kat_slot *s);
+/* The code of the finding that sums up a reported slot's difference: the
+ * slot's name with dashes (layout_strided: layout-strided), into buf. */
+const char *kat_reported_code(const char *slot_name, char *buf, size_t n);
 /* A comma-separated list of transformations ("layouts", "strided",
  * "transposed", "shapes") as bits: 0, or -1 with the first unknown name in bad. */
 int kat_transforms_parse(const char *list, unsigned *bits, char *bad, size_t n);

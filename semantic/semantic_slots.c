@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "events.h"
+#include "schedule.h"
 #include "semantic.h"
 #include "semantic_internal.h"
 
@@ -91,10 +92,7 @@ static void report_only(struct ctx *c, const struct kat_sem_slot *slot, size_t f
     if (!differs)
         return;
     char code[40];
-    snprintf(code, sizeof code, "%s", slot->name);
-    for (char *p = code; *p; p++)
-        if (*p == '_')
-            *p = '-';
+    kat_reported_code(slot->name, code, sizeof code);
     /* the text is copied before sem_add may move the findings */
     char *why = sem_strdup(c, differs);
     /* what the slot tried: the rerun under the candidate's switches, or an input transformation */

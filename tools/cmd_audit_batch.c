@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 
 #include "audit.h"
+#include "schedule.h"
 #include "audit_phases.h"
 #include "audit_exec.h"
 #include "audit_shard.h"
@@ -253,10 +254,7 @@ static void add_reported(cJSON *line, const cJSON *rec)
         if (!cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(slot, "gating")) || !cJSON_IsString(name))
             continue;
         char code[64];
-        snprintf(code, sizeof code, "%s", name->valuestring);
-        for (char *c = code; *c; c++)
-            if (*c == '_')
-                *c = '-';
+        kat_reported_code(name->valuestring, code, sizeof code);
         cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(sem, "findings"))
         {
             const cJSON *fc = cJSON_GetObjectItemCaseSensitive(f, "code");
