@@ -42,7 +42,9 @@ done
 FIX=$KB/src/kernelbench/unit_tests/test_kernels
 L1=$KB/KernelBench/level1
 
-# name  harness  reference  candidate  backend
+# name  harness  reference  candidate  backend  [build folder: KernelBench's
+# build_dir, under $W/build/; a second case naming the same folder finds the
+# first one's build there, warm]
 cases="
 kb_mul_torch kb $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_torch.py cuda
 kb_mul_triton kb $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_triton.py triton
@@ -58,8 +60,13 @@ cl1_mul_inline cl1 $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/cl1_mu
 kb_topk_torch kb $REAL/tasks/topk_values.py $REAL/candidates/kb_topk_torch.py cuda
 kb_sort_torch kb $REAL/tasks/topk_values.py $REAL/candidates/kb_sort_torch.py cuda
 kb_topk_triton kb $REAL/tasks/topk_values.py $REAL/candidates/kb_topk_triton.py triton
+kbd_mul_inline kb $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_inline_builddir.py cuda mul
+kbd_mul_inline_warm kb $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_inline_builddir.py cuda mul
+kbd_matmul_tiled kb $L1/1_Square_matrix_multiplication_.py $REAL/candidates/kb_matmul_inline_tiled.py cuda tiled
+kbd_matmul_atmatmul kb $L1/1_Square_matrix_multiplication_.py $REAL/candidates/kb_matmul_inline_atmatmul.py cuda atmatmul
+kbd_matmul_unused kb $L1/1_Square_matrix_multiplication_.py $REAL/candidates/kb_matmul_inline_unused.py cuda unused
 "
-echo "$cases" | while read -r name harness ref cand backend; do
+echo "$cases" | while read -r name harness ref cand backend bd; do
     [ -n "$name" ] || continue
     case " ${REAL_ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
     if [ $((SECONDS - start)) -ge "$DEADLINE" ]; then say "CASE $name not run (deadline)"; continue; fi
@@ -67,7 +74,13 @@ echo "$cases" | while read -r name harness ref cand backend; do
     mkdir -p "$d"
     if [ "$harness" = kb ]; then
         set -- python3 "$REAL/kernelbench_eval.py" "$KB" "$ref" "$cand" --backend "$backend" --perf-trials 10 --correct-trials 3
-        echo "kaudit run -d session -- python3 tests/gpu/real/kernelbench_eval.py KernelBench $(basename "$ref") $(basename "$cand") --backend $backend --perf-trials 10 --correct-trials 3" >"$d/command.txt"
+        shown=""
+        if [ -n "$bd" ]; then
+            mkdir -p "$W/build/$bd"
+            set -- "$@" --build-dir "$W/build/$bd"
+            shown=" --build-dir build/$bd"
+        fi
+        echo "kaudit run -d session -- python3 tests/gpu/real/kernelbench_eval.py KernelBench $(basename "$ref") $(basename "$cand") --backend $backend --perf-trials 10 --correct-trials 3$shown" >"$d/command.txt"
     else
         set -- python3 "$REAL/cudal1_eval.py" "$CL1" "$ref" "$cand" "$d/cudal1-log.json"
         echo "kaudit run -d session -- python3 tests/gpu/real/cudal1_eval.py CUDA-L1 $(basename "$ref") $(basename "$cand") log.json" >"$d/command.txt"

@@ -2,6 +2,7 @@
 candidate (tests/gpu/real_harness.sh; docs/controls.md, "Real harnesses").
 
   python3 kernelbench_eval.py KERNELBENCH_REPO REF.py CAND.py [--backend cuda|triton] [--perf-trials N]
+                              [--build-dir DIR]
 
 Imports kernelbench.eval from the carried repository (src/ on sys.path) and
 calls eval_kernel_against_ref with its documented arguments, the way
@@ -27,6 +28,9 @@ def main():
     ap.add_argument("--backend", default="cuda")
     ap.add_argument("--perf-trials", type=int, default=10)
     ap.add_argument("--correct-trials", type=int, default=5)
+    # KernelBench's build_dir: it sets TORCH_EXTENSIONS_DIR there, so the
+    # candidate's extension lands where no path pattern names it
+    ap.add_argument("--build-dir", default=None)
     args = ap.parse_args()
     stubs.install()
     sys.path.insert(0, os.path.join(args.repo, "src"))
@@ -46,6 +50,7 @@ def main():
         backend=args.backend,
         check_for_excessive_speedup=True,
         excessive_speedup_threshold=10,
+        build_dir=args.build_dir,
     )
     print(result)
     ok = result is not None and getattr(result, "compiled", False) and getattr(result, "correctness", False)

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# bench/audit_cost_ab.sh - what the isolated audit and stress v2 cost, as
+# ratios of `kaudit audit` wall times in interleaved runs on one GPU machine
+# (docs/audit.md, "Speed"; bench/notes/gpu-suite.md).
+#
+# Builds compared (each the full kaudit carried by tests/gpu/carry_kaudit.sh,
+# with that commit's own tests/audit beside it):
+#   .gpu-carry/kaudit-2417f31   before the isolated audit (one process, root)
+#   .gpu-carry/kaudit-f7d0704   the isolated audit, before stress v2
+#   .gpu-carry/kaudit           this tree
+# Recipe, here: for c in 2417f31 f7d0704: git worktree add /tmp/kw-$c $c,
+# bash tests/gpu/carry_kaudit.sh there, copy its .gpu-carry/kaudit to
+# .gpu-carry/kaudit-$c and its tests/audit to .gpu-carry/kaudit-$c/tests/audit.
+#
+# Each round audits every control of COST_CONTROLS with every build, the
+# builds' order rotated per control and per round (no build always first
+# after a cold start).  One line per audit in $OUT/cost-ab.tsv: round,
+# control, build, exit, wall_s measured outside, the record's wall_s, its
+# certificate, its phase_s.  COST_ROUNDS (2), COST_DEADLINE_S (540): no new
+# audit starts after that many seconds.
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUTDIR=${OUT:-$ROOT/bench-out}
+mkdir -p "$OUTDIR"
+export KAUDIT_PYTHON=${KAUDIT_PYTHON:-python3}
+CONTROLS=${COST_CONTROLS:-"reordered_reduction alt_fp32_algorithm weight_cache_invalidated private_scratch probe_own_matmul hardcoded_nominal"}
+ROUNDS=${COST_ROUNDS:-2}
+DEADLINE=${COST_DEADLINE_S:-540}
+W=$(mktemp -d /tmp/kaudit-cost.XXXXXX)
+chmod 711 "$W"
+table=$OUTDIR/cost-ab.tsv
+builds="2417f31 f7d0704 now"
+printf 'round\tcontrol\tbuild\texit\twall_outside_s\twall_s\tcertificate\tphase_s\n' >"$table"
+start=$SECONDS
+
+kaudit_of() { if [ "$1" = now ]; then echo "$ROOT/.gpu-carry/kaudit/bin/kaudit"; else echo "$ROOT/.gpu-carry/kaudit-$1/bin/kaudit"; fi; }
+audit_dir_of() { if [ "$1" = now ]; then echo "$ROOT/tests/audit"; else echo "$ROOT/.gpu-carry/kaudit-$1/tests/audit"; fi; }
+
+i=0
+for round in $(seq 1 "$ROUNDS"); do
+    for name in $CONTROLS; do
+        i=$((i + 1))
+        set -- $builds
+        # rotate the builds' order by i
+        for _ in $(seq 1 $((i % 3))); do set -- "$2" "$3" "$1"; done
+        for b in "$@"; do
+            [ $((SECONDS - start)) -lt "$DEADLINE" ] || { echo "deadline: round $round $name $b not run" >>"$OUTDIR/cost-log.txt"; continue; }
+            A=$(audit_dir_of "$b")
+            line=$(awk -F'\t' -v n="$name" '$1 == n { print $2 "\t" $3 }' "$A/controls.tsv")
+            task=${line%%	*} cand=${line#*	}
+            d=$W/$round-$name-$b
+            t0=$(date +%s.%N)
+            "$(kaudit_of "$b")" audit --reference "$A/tasks/$task.py" --candidate "$A/candidates/$cand.py" \
+                --contract "$A/contracts/$task.json" --device cuda --weak ACCEPT --quiet \
+                -d "$d" --json "$d.json" >>"$OUTDIR/cost-log.txt" 2>&1
+            rc=$?
+            t1=$(date +%s.%N)
+            rec=$("$KAUDIT_PYTHON" -c 'import json,sys
+try:
+    r = json.load(open(sys.argv[1]))
+    print("%.2f\t%s\t%s" % (r.get("wall_s", -1), r.get("certificate"), json.dumps(r.get("phase_s") or r.get("phases_s"), separators=(",", ":"))))
+except Exception as e:
+    print("-\t-\t" + type(e).__name__)' "$d.json")
+            printf '%s\t%s\t%s\t%s\t%.2f\t%s\n' "$round" "$name" "$b" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$rec" >>"$table"
+            rm -rf "$d"
+        done
+    done
+done
+cat "$table"
