@@ -259,9 +259,11 @@ struct ka_timing_facts {
 
 /* An object a build tool of the run wrote (built_objects.c). */
 struct ka_built {
-    char *path;                 /* the -o argument, made absolute with the tool's working directory */
+    char *path;                 /* the -o argument, made absolute with the tool's working directory;
+                                   with folder, the folder a build driver built in */
     char *tool;                 /* the tool's program name */
     uint32_t pid;
+    int folder;                 /* 1: objects directly in path are the build's (ninja found them up to date) */
     int noted;                  /* its candidate-object finding is written */
 };
 

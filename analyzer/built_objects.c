@@ -8,9 +8,13 @@
  * a linker writes (`-o ext.so`) and the harness then loads is code built on
  * the run's behalf: the candidate's, wherever the build directory is (a
  * KernelBench build_dir, a cache moved by TORCH_EXTENSIONS_DIR), unless the
- * contract's reference.objects claims it.  Path patterns stay the contract's
- * declared fallback (origin.c).  A pass over the traces' first records,
- * before the index, so that every process's modules can use it.
+ * contract's reference.objects claims it.  A build found up to date links
+ * nothing: PyTorch's load_inline still runs `ninja -v` in the extension's
+ * folder (KernelBench's build_dir after a build cache pass or an earlier
+ * sample), so an object directly in the folder a build driver of the run
+ * built in is the build's too.  Path patterns stay the contract's declared
+ * fallback (origin.c).  A pass over the traces' first records, before the
+ * index, so that every process's modules can use it.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -45,11 +49,46 @@ static char *joined(const char *cwd, const char *path)
     return out;
 }
 
-static void add_output(struct ka_run *run, const char *path, uint32_t pid, const char *tool)
+static void add_output(struct ka_run *run, const char *path, uint32_t pid, const char *tool, int folder)
 {
     if (GROW(run->built, run->n_built, run->cap_built))
         return;
-    run->built[run->n_built++] = (struct ka_built){ .path = strdup(path), .pid = pid, .tool = strdup(tool) };
+    run->built[run->n_built++] =
+        (struct ka_built){ .path = strdup(path), .pid = pid, .tool = strdup(tool), .folder = folder };
+}
+
+/* Build drivers: they decide what is out of date and run the compilers for it. */
+static int is_build_driver(const char *name)
+{
+    return !strcmp(name, "ninja") || !strcmp(name, "make") || !strcmp(name, "gmake");
+}
+
+/*
+ * The folder a build driver built in: its working directory, or its -C
+ * folder.  A query (--version, -t TOOL, -n, --help) builds nothing and
+ * names no folder.
+ */
+static void driver_folder(struct ka_run *run, const char *argv, const char *end, const char *cwd, uint32_t pid)
+{
+    const char *dir = NULL;
+    for (const char *a = argv + strlen(argv) + 1; a < end; a += strlen(a) + 1) {
+        if (!strcmp(a, "--version") || !strcmp(a, "--help") || !strcmp(a, "-t") || !strcmp(a, "-n") ||
+            !strncmp(a, "--dry-run", 9) || !strcmp(a, "-q") || !strcmp(a, "--question"))
+            return;
+        if (!strcmp(a, "-C") && a + 3 <= end)
+            dir = a + 3;
+        else if (!strncmp(a, "-C", 2) && a[2])
+            dir = a + 2;
+    }
+    char *path = joined(cwd, dir ? dir : ".");
+    if (!path)
+        return;
+    size_t n = strlen(path);
+    while (n > 1 && (path[n - 1] == '/' || (n > 2 && path[n - 1] == '.' && path[n - 2] == '/')))
+        path[--n] = 0;   /* "dir/." and "dir/" name dir */
+    if (path[0] == '/' && n > 1)
+        add_output(run, path, pid, kat_base_name(argv), 1);
+    free(path);
 }
 
 /* The outputs named by -o (or -oFILE) in a build tool's NUL-joined argv. */
@@ -62,6 +101,10 @@ static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const st
     if (!ka_is_build_tool(argv, exe))
         return;
     const char *end = argv + len;
+    if (is_build_driver(kat_base_name(argv)) && cwd && cwd[0] == '/') {
+        driver_folder(run, argv, end, cwd, pid);
+        return;
+    }
     for (const char *a = argv; a < end; a += strlen(a) + 1) {
         const char *out = NULL;
         if (!strcmp(a, "-o") && a + 3 <= end)
@@ -72,7 +115,7 @@ static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const st
             continue;
         char *path = joined(cwd, out);
         if (path)
-            add_output(run, path, pid, kat_base_name(argv));
+            add_output(run, path, pid, kat_base_name(argv), 0);
         free(path);
     }
 }
@@ -92,6 +135,13 @@ void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
     }
 }
 
+/* path lies directly in folder (not in a folder below it). */
+static int in_folder(const char *path, const char *folder)
+{
+    size_t n = strlen(folder);
+    return !strncmp(path, folder, n) && path[n] == '/' && path[n + 1] && !strchr(path + n + 1, '/');
+}
+
 const struct ka_built *ka_built_object(struct ka_run *run, const char *path)
 {
     if (!path || !*path || !run->n_built)
@@ -99,21 +149,33 @@ const struct ka_built *ka_built_object(struct ka_run *run, const char *path)
     const struct ka_party_spec *ref = &run->c->reference;
     if (ref->n_objects && ka_path_matches(path, ref->objects, ref->n_objects))
         return NULL;
-    for (size_t i = 0; i < run->n_built; i++) {
-        struct ka_built *b = &run->built[i];
-        if (strcmp(b->path, path) != 0)
-            continue;
-        if (!b->noted) {
-            b->noted = 1;
-            struct ka_finding *x = ka_add_finding(
-                &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SUPPORT, "candidate-object", NULL, 0,
-                "%s is the candidate's code: built in this run by pid %u (%s -o %s), whatever its directory",
-                path, b->pid, b->tool, path);
-            ka_field_str(x, "object", path);
-            ka_field_u64(x, "built_by_pid", b->pid);
+    /* an object a tool wrote wins over the folder it lies in */
+    for (int folder = 0; folder < 2; folder++)
+        for (size_t i = 0; i < run->n_built; i++) {
+            struct ka_built *b = &run->built[i];
+            if (b->folder != folder || !(folder ? in_folder(path, b->path) : !strcmp(b->path, path)))
+                continue;
+            if (!b->noted) {
+                b->noted = 1;
+                struct ka_finding *x;
+                if (folder)
+                    x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SUPPORT,
+                                       "candidate-object", NULL, 0,
+                                       "%s is the candidate's code: it lies in the folder that pid %u (%s) "
+                                       "built in during this run (found up to date), whatever the folder",
+                                       path, b->pid, b->tool);
+                else
+                    x = ka_add_finding(&run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SUPPORT,
+                                       "candidate-object", NULL, 0,
+                                       "%s is the candidate's code: built in this run by pid %u (%s -o %s), "
+                                       "whatever its directory",
+                                       path, b->pid, b->tool, path);
+                ka_field_str(x, "object", path);
+                ka_field_u64(x, "built_by_pid", b->pid);
+                ka_field_str(x, "reason", folder ? "build-folder" : "build-output");
+            }
+            return b;
         }
-        return b;
-    }
     return NULL;
 }
 

@@ -325,7 +325,19 @@ static struct ka_analysis *built_elsewhere(struct scene *s, int with_build)
     kernel(s, c, "my_add_kernel", 7, T0 + 12 * MS, T0 + 13 * MS, 4096, 256);
     window(s, T0 + 9 * MS, T0 + 12 * MS, T0 + 11 * MS, T0 + 14 * MS, 3.0f, T0 + 15 * MS);
     finish(s, 1);
-    if (with_build) {
+    if (with_build == 2) {
+        /* a build found up to date: load_inline's `ninja -v` in the extension's folder, no compiler */
+        const char *ninja[] = { "ninja", "-v", NULL };
+        build_process(s, 300, ninja, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 5 * MS);
+    } else if (with_build == 3) {
+        /* queries and builds elsewhere say nothing of the object */
+        const char *version[] = { "ninja", "--version", NULL };
+        build_process(s, 300, version, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 5 * MS);
+        const char *above[] = { "ninja", "-v", NULL };
+        build_process(s, 301, above, "/work/runs/build_dir/level1_p1_s0", T0 + 5 * MS);
+        const char *other[] = { "make", "-C", "ext_p2", NULL };
+        build_process(s, 302, other, "/work/runs/build_dir/level1_p1_s0", T0 + 5 * MS);
+    } else if (with_build) {
         const char *link[] = { "c++", "main.o", "cuda.cuda.o", "-shared", "-L/opt/torch/lib", "-o", "ext_p1.so", NULL };
         build_process(s, 300, link, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 5 * MS);
         const char *compile[] = { "nvcc", "-c", "cuda.cu", "-o", "cuda.cuda.o", NULL };
@@ -345,6 +357,23 @@ Test(implementation, an_object_built_in_the_run_is_the_candidates_wherever_it_wa
     done(&s, a);
     a = built_elsewhere(&s, 0);
     cr_expect_neq(IMPL(a), KA_PASS, "no build in the session: the path alone does not make it the candidate's");
+    cr_expect_not(has_finding(a, "candidate-object"));
+    done(&s, a);
+}
+
+/* A build found up to date (KernelBench's build_dir after its build cache
+ * pass, or a second sample): nothing links, but load_inline's ninja ran in
+ * the object's folder; a query or a build in another folder does not count. */
+Test(implementation, an_object_in_the_folder_a_build_driver_of_the_run_built_in_is_the_candidates)
+{
+    struct scene s;
+    struct ka_analysis *a = built_elsewhere(&s, 2);
+    cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "candidate-object"));
+    done(&s, a);
+    a = built_elsewhere(&s, 3);
+    cr_expect_neq(IMPL(a), KA_PASS, "ninja --version, and builds in the folder above or in a sibling, name no object");
     cr_expect_not(has_finding(a, "candidate-object"));
     done(&s, a);
 }
