@@ -160,6 +160,23 @@ static const struct expectation table[] = {
        recorded with the traces handed over to kaudit run: tests/gpu/real_harness.sh) */
     { "examples/real/cl1_mul_inline", "real/kb-l1-5-scalar-mul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
       { "candidate-work" }, "20 of them its own code", ", 0 of those compute" },
+    /* KernelBench's evaluator with build_dir set (its TORCH_EXTENSIONS_DIR moved to a folder no
+       pattern names; recorded on an H100 on 2026-12-05, tests/gpu/real_harness.sh): the extension
+       is the candidate's because the run built it (a linker's -o), or, built by an earlier run and
+       found up to date, because load_inline's ninja ran in its folder */
+    { "examples/real/kbd_mul_inline", "real/kb-l1-5-scalar-mul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-object", "candidate-work" }, "built in this run by pid", "(ninja)" },
+    { "examples/real/kbd_mul_inline_warm", "real/kb-l1-5-scalar-mul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-object", "candidate-work" }, "(ninja) built in during this run (found up to date)",
+      "-o" },
+    { "examples/real/kbd_matmul_tiled", "real/kb-l1-1-matmul.json", KA_WEAK_ACCEPT, P, P, I, "INCONCL",
+      { "candidate-object", "candidate-work" }, "built in this run by pid", "(ninja)" },
+    /* delegating: cuBLAS called from the extension's own C++ (torch::matmul), and an extension
+       built but torch.matmul in forward */
+    { "examples/real/kbd_matmul_atmatmul", "real/kb-l1-1-matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" }, NULL, NULL },
+    { "examples/real/kbd_matmul_unused", "real/kb-l1-1-matmul.json", KA_WEAK_ACCEPT, F, P, F, "C3b",
+      { "forbidden-vendor-call" }, NULL, NULL },
 };
 
 static struct kinv_inventory *inventory(void)
