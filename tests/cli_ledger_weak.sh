@@ -5,7 +5,13 @@
 # one REJECT, one it never evaluated and a candidate of no KernelBench name left
 # as they were; both layouts of eval_results.json; bad input refused with the
 # file and place and nothing written; then `kaudit validators` scores it.
+# Then CUDA-L1's eval_pipeline logs (one per evaluation, the candidate's code
+# in the first line), joined on the digest of that code: a finished log
+# ACCEPT, an error line REJECT, an unfinished log no decision; the log that
+# examples/real/cl1_mul_inline recorded on the H200 joined to its candidate.
+#   sh tests/cli_ledger_weak.sh KAUDIT [SRCDIR]
 K=$1
+SRC=${2:-$(cd "$(dirname "$0")/.." && pwd)}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 fails=0
@@ -59,5 +65,63 @@ if "$K" validators "$T/out.jsonl" >"$T/md" 2>&1; then
 else
     bad "validators exit $?: $(cat "$T/md")"
 fi
+
+# ---- CUDA-L1: the code's digest (XXH3-128, as kaudit audit's record digests the
+# candidate's file) joins a log to a record
+recd() { # id candidate-path digest certificate
+    printf '{"kaudit_audit_record": 1, "candidate": {"path": "%s", "digest": "%s"}, "certificate": "%s"}\n' "$2" "$3" "$4" >"$T/$1.json"
+    printf '{"id": "%s", "certificate": "%s", "axes": {"semantic": "%s", "implementation": "PASS", "measurement": "PASS"}, "record": "%s"}\n' \
+        "$1" "$4" "$4" "$T/$1.json" >>"$T/l1.jsonl"
+}
+: >"$T/l1.jsonl"
+recd a /w/a.py 1ab43059f492725ace5cf911e5478801 PASS      # "class ModelNew:\n    pass\n"
+recd b /w/b.py 5715c0abc395be1b534ca4b758be6108 FAIL      # "class ModelNew:\n    wrong = 1\n"
+recd c /w/c.py 33baee763a4eacb6e78760145a0c105f PASS      # "class ModelNew:\n    cut = 1\n"
+recd real /w/cl1_mul_inline.py d2861af6929cdcda13f2029b0b650603 PASS   # tests/gpu/real/candidates/cl1_mul_inline.py
+recd other /w/other.py 00000000000000000000000000000000 PASS
+head1() { printf '{"info_string": "", "start_time": "2026-12-05 10:00:00", "code": "%s"}\n' "$1"; }
+{ head1 'class ModelNew:\n    pass\n'
+  printf '{"info_string": "", "info": "stage1:Compile Success", "error": false, "done": false}\n'
+  printf '{"info_string": "", "score": 1.2, "error": false, "done": true}\n'; } >"$T/a.log.json"
+{ head1 'class ModelNew:\n    wrong = 1\n'
+  printf '{"info_string": "", "info": "stage1:Compile Success", "error": false, "done": false}\n'
+  printf '{"info_string": "", "error_msg": "Output mismatch", "error": true, "done": true}\n'; } >"$T/b.log.json"
+{ head1 'class ModelNew:\n    cut = 1\n'
+  printf '{"info_string": "", "info": "stage1:Compile Success", "error": false, "done": false}\n'; } >"$T/c.log.json"
+if "$K" ledger weak "$T/l1.jsonl" --cudal1 "$T/a.log.json" --cudal1 "$T/b.log.json" --cudal1 "$T/c.log.json" \
+    --cudal1 "$SRC/examples/real/cl1_mul_inline/cudal1-log.json" -o "$T/l1out.jsonl" 2>"$T/err3"; then
+    ok "CUDA-L1: exit 0"
+else
+    bad "CUDA-L1: exit $?: $(cat "$T/err3")"
+fi
+want1() { # id expected weak_decisions.CUDA-L1 (or "none")
+    got=$(grep "\"id\":\"$1\"" "$T/l1out.jsonl" | sed -n 's/.*"CUDA-L1":"\([A-Z]*\)".*/\1/p')
+    [ -n "$got" ] || got=none
+    [ "$got" = "$2" ] && ok "CUDA-L1 $1: $2" || bad "CUDA-L1 $1: got $got, want $2: $(grep "\"id\":\"$1\"" "$T/l1out.jsonl")"
+}
+want1 a ACCEPT
+want1 b REJECT
+want1 c none
+want1 real ACCEPT
+want1 other none
+grep -q "3 of 5 records given CUDA-L1's decision from 4 logs" "$T/err3" && ok "CUDA-L1: said how many joined" || bad "CUDA-L1 summary: $(cat "$T/err3")"
+grep -q "1 CUDA-L1 log did not finish" "$T/err3" && ok "CUDA-L1: the unfinished log named" || bad "CUDA-L1 unfinished: $(cat "$T/err3")"
+# bad input: a log whose first line holds no code, a torn line; named, nothing written
+printf '{"info_string": "", "info": "stage1"}\n' >"$T/nocode.json"
+if "$K" ledger weak "$T/l1.jsonl" --cudal1 "$T/a.log.json" --cudal1 "$T/nocode.json" -o "$T/none1.jsonl" 2>"$T/err4"; then
+    bad "a log without code accepted"
+else
+    grep -q "nocode.json':1: no \"code\"" "$T/err4" && ok "log without code refused: $(cat "$T/err4")" || bad "no place named: $(cat "$T/err4")"
+fi
+{ head1 'x'; printf '{"info_string": "", "err\n'; } >"$T/torn.json"
+if "$K" ledger weak "$T/l1.jsonl" --cudal1 "$T/torn.json" -o "$T/none1.jsonl" 2>"$T/err5"; then
+    bad "a torn log accepted"
+else
+    grep -q "torn.json':2: not a JSON object" "$T/err5" && ok "torn log refused at its line" || bad "torn: $(cat "$T/err5")"
+fi
+[ ! -e "$T/none1.jsonl" ] && ok "CUDA-L1: nothing written on bad input" || bad "CUDA-L1: an output was written"
+"$K" ledger weak "$T/l1.jsonl" --cudal1 "$T/a.log.json" --kernelbench "$T/eval_results.json" -o "$T/x.jsonl" 2>/dev/null &&
+    bad "both harnesses at once accepted" || ok "one harness at a time"
+
 echo "$fails failed"
 [ "$fails" -eq 0 ]

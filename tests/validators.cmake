@@ -15,7 +15,7 @@ if(TARGET kaudit_validators)
   kaudit_sanitize(test_selection)
   add_test(NAME validators_selection COMMAND test_selection)
   # KernelBench's own results joined into a ledger as weak decisions (`kaudit ledger weak`)
-  add_test(NAME cli_ledger_weak COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_ledger_weak.sh $<TARGET_FILE:kaudit>)
+  add_test(NAME cli_ledger_weak COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_ledger_weak.sh $<TARGET_FILE:kaudit> ${CMAKE_SOURCE_DIR})
   add_test(NAME cli_validators COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_validators.sh $<TARGET_FILE:kaudit>
     ${CMAKE_SOURCE_DIR})
 endif()

@@ -29,7 +29,8 @@
 
 static const char ledger_usage[] =
     "usage: kaudit ledger merge LEDGER.jsonl... -o OUT.jsonl [--tasks TASKS.jsonl]\n"
-    "       kaudit ledger weak LEDGER.jsonl --kernelbench EVAL_RESULTS.json -o OUT.jsonl [--name NAME]\n"
+    "       kaudit ledger weak LEDGER.jsonl (--kernelbench EVAL_RESULTS.json | --cudal1 LOG.json...)\n"
+    "                          -o OUT.jsonl [--name NAME]\n"
     "\n"
     "weak: the harness's own results as a weak validator's decisions: each line whose audited\n"
     "candidate is a KernelBench kernel (level_L_problem_P_sample_S_kernel.py) gets\n"
@@ -264,33 +265,63 @@ static int ledger_merge(int argc, char **argv)
     return rc;
 }
 
-/* The candidate's path of a ledger line: its audit record's (candidate.path). */
-static char *candidate_of(const cJSON *line)
+/* The candidate of a ledger line, as its audit record names it (candidate.path
+ * and candidate.digest; NULL each when absent). */
+static void candidate_of(const cJSON *line, char **path, char **digest)
 {
+    *path = *digest = NULL;
     const cJSON *record = cJSON_GetObjectItemCaseSensitive(line, "record");
     if (!cJSON_IsString(record))
-        return NULL;
+        return;
     char *text = NULL, err[512];
     size_t len = 0;
     if (kat_read_input(record->valuestring, 0, 64u << 20, &text, &len, err, sizeof err) != 0)
-        return NULL;
+        return;
     cJSON *r = cJSON_ParseWithLength(text, len);
     free(text);
-    const cJSON *path = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "candidate"), "path");
-    char *out = cJSON_IsString(path) ? strdup(path->valuestring) : NULL;
+    const cJSON *cand = cJSON_GetObjectItemCaseSensitive(r, "candidate");
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(cand, "path");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(cand, "digest");
+    *path = cJSON_IsString(p) ? strdup(p->valuestring) : NULL;
+    *digest = cJSON_IsString(d) ? strdup(d->valuestring) : NULL;
     cJSON_Delete(r);
-    return out;
 }
 
-/* `kaudit ledger weak`: KernelBench's results joined into the ledger's weak_decisions. */
+/* The harness results `ledger weak` joins: KernelBench's or CUDA-L1's. */
+struct weak_source {
+    struct kav_kernelbench *kb;
+    struct kav_cudal1 *cl1;
+    const char *name;
+    const char *what;           /* for the summary: the results file, or "N logs" */
+};
+
+static const char *weak_decision(const struct weak_source *w, const cJSON *line)
+{
+    char *path, *digest;
+    candidate_of(line, &path, &digest);
+    const char *d = NULL;
+    long problem, sample;
+    if (w->kb && path && kav_kernelbench_ids(path, &problem, &sample) == 0)
+        d = kav_kernelbench_decision(w->kb, problem, sample);
+    if (w->cl1 && digest)
+        d = kav_cudal1_decision(w->cl1, digest, NULL);
+    free(path);
+    free(digest);
+    return d;
+}
+
+/* `kaudit ledger weak`: a harness's own results joined into the ledger's weak_decisions. */
 static int ledger_weak(int argc, char **argv)
 {
     static const struct option longopts[] = { { "output", required_argument, 0, 'o' },
                                                { "kernelbench", required_argument, 0, 'K' },
+                                               { "cudal1", required_argument, 0, 'C' },
                                                { "name", required_argument, 0, 'N' },
                                                { "help", no_argument, 0, 'h' },
                                                { 0, 0, 0, 0 } };
-    const char *out = NULL, *results = NULL, *name = "KernelBench";
+    const char *out = NULL, *results = NULL, *name = NULL;
+    const char **logs = kat_xcalloc((size_t)argc + 1, sizeof *logs);
+    size_t n_logs = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -298,21 +329,45 @@ static int ledger_weak(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'K': results = optarg; break;
+        case 'C': logs[n_logs++] = optarg; break;
         case 'N': name = optarg; break;
-        case 'h': fputs(ledger_usage, stdout); return KAUDIT_EXIT_OK;
-        default: return cli_bad_option(ledger_usage, c == ':', argv[optind - 1]);
+        case 'h': free(logs); fputs(ledger_usage, stdout); return KAUDIT_EXIT_OK;
+        default: free(logs); return cli_bad_option(ledger_usage, c == ':', argv[optind - 1]);
         }
     }
-    if (!out || !results || optind + 1 != argc)
-        return cli_usage_error(ledger_usage, "weak takes one LEDGER.jsonl, --kernelbench EVAL_RESULTS.json and -o OUT");
+    if (!out || (!results) == (!n_logs) || optind + 1 != argc) {
+        free(logs);
+        return cli_usage_error(ledger_usage, "weak takes one LEDGER.jsonl, -o OUT and either --kernelbench "
+                               "EVAL_RESULTS.json or one or more --cudal1 LOG.json");
+    }
     char err[1024];
-    struct kav_kernelbench *kb;
-    if (kav_kernelbench_load(results, &kb, err, sizeof err) != 0)
+    struct weak_source w = { .name = name ? name : results ? "KernelBench" : "CUDA-L1", .what = results };
+    char what[64];
+    if (results && kav_kernelbench_load(results, &w.kb, err, sizeof err) != 0) {
+        free(logs);
         return cli_error("%s", err);
+    }
+    unsigned unfinished = 0;
+    if (n_logs) {
+        w.cl1 = kav_cudal1_new();
+        for (size_t i = 0; i < n_logs; i++) {
+            int got = kav_cudal1_add(w.cl1, logs[i], err, sizeof err);
+            if (got < 0) {
+                kav_cudal1_free(w.cl1);
+                free(logs);
+                return cli_error("%s", err);
+            }
+            unfinished += got == 1;
+        }
+        snprintf(what, sizeof what, "%zu log%s", n_logs, n_logs == 1 ? "" : "s");
+        w.what = what;
+    }
+    free(logs);
     const char *ledger = argv[optind];
     FILE *f = kat_fopen_input(ledger, 0, err, sizeof err);
     if (!f) {
-        kav_kernelbench_free(kb);
+        kav_kernelbench_free(w.kb);
+        kav_cudal1_free(w.cl1);
         return cli_error("%s", err);
     }
     struct table t = { 0 };
@@ -330,19 +385,15 @@ static int ledger_weak(int argc, char **argv)
             bad = 1;
             break;
         }
-        long problem, sample;
-        char *cand = candidate_of(o);
-        const char *d = cand && kav_kernelbench_ids(cand, &problem, &sample) == 0
-                            ? kav_kernelbench_decision(kb, problem, sample) : NULL;
-        free(cand);
+        const char *d = weak_decision(&w, o);
         if (d) {
-            cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "weak_decisions");
-            if (!cJSON_IsObject(w)) {
+            cJSON *decisions = cJSON_GetObjectItemCaseSensitive(o, "weak_decisions");
+            if (!cJSON_IsObject(decisions)) {
                 cJSON_DeleteItemFromObjectCaseSensitive(o, "weak_decisions");
-                w = cJSON_AddObjectToObject(o, "weak_decisions");
+                decisions = cJSON_AddObjectToObject(o, "weak_decisions");
             }
-            cJSON_DeleteItemFromObjectCaseSensitive(w, name);
-            cJSON_AddStringToObject(w, name, d);
+            cJSON_DeleteItemFromObjectCaseSensitive(decisions, w.name);
+            cJSON_AddStringToObject(decisions, w.name, d);
             joined++;
         } else {
             unjoined++;
@@ -359,14 +410,21 @@ static int ledger_weak(int argc, char **argv)
     }
     free(line);
     fclose(f);
-    kav_kernelbench_free(kb);
+    kav_kernelbench_free(w.kb);
+    kav_cudal1_free(w.cl1);
     int rc = KAUDIT_EXIT_OK;
     if (bad || write_merged(&t, out) != 0) {
         rc = KAUDIT_EXIT_ERROR;
     } else {
-        fprintf(stderr, "kaudit: %u of %u records given %s's decision from '%s'%s in %s\n", joined,
-                joined + unjoined, name, results,
-                unjoined ? " (the others name no KernelBench kernel it evaluated)" : "", out);
+        fprintf(stderr, "kaudit: %u of %u records given %s's decision from %s%s%s%s in %s\n", joined,
+                joined + unjoined, w.name, results ? "'" : "", w.what, results ? "'" : "",
+                !unjoined ? ""
+                : results ? " (the others name no KernelBench kernel it evaluated)"
+                          : " (the others' candidate code is in no finished log)",
+                out);
+        if (unfinished)
+            fprintf(stderr, "kaudit: %u CUDA-L1 log%s did not finish (no \"done\" line): no decision taken from %s\n",
+                    unfinished, unfinished == 1 ? "" : "s", unfinished == 1 ? "it" : "them");
     }
     table_free(&t);
     return rc;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <xxhash.h>
 
 #include "harness_results.h"
 #include "safe_file.h"
@@ -95,4 +96,124 @@ const char *kav_kernelbench_decision(const struct kav_kernelbench *k, long probl
             return decision_of(s);
     }
     return NULL;
+}
+
+/* ---- CUDA-L1 ------------------------------------------------------------ */
+
+struct cudal1_entry {
+    char digest[33];            /* of the candidate's code, as the log's first line holds it */
+    const char *decision;       /* "ACCEPT" or "REJECT" */
+    char *log;                  /* the log it came from */
+};
+
+struct kav_cudal1 {
+    struct cudal1_entry *e;
+    size_t n, cap;
+};
+
+/* One log is one evaluation; far above any real one (its first line holds the code). */
+#define CUDAL1_LOG_MAX (64u << 20)
+
+/* As kaudit audit's record digests its candidate file (XXH3-128, canonical, hex). */
+static void code_digest(const char *code, char hex[33])
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, XXH3_128bits(code, strlen(code)));
+    kat_hex(c.digest, sizeof c.digest, hex);
+}
+
+struct kav_cudal1 *kav_cudal1_new(void)
+{
+    return kat_xcalloc(1, sizeof(struct kav_cudal1));
+}
+
+void kav_cudal1_free(struct kav_cudal1 *k)
+{
+    if (!k)
+        return;
+    for (size_t i = 0; i < k->n; i++)
+        free(k->e[i].log);
+    free(k->e);
+    free(k);
+}
+
+/*
+ * The decision a finished log records: REJECT at the first line with "error":
+ * true (eval_pipeline writes one and stops: a build, lazy-output or
+ * correctness failure); ACCEPT when its last line is "done": true with
+ * "error": false and a "score".  Neither (a run cut short): NULL.
+ */
+static const char *cudal1_decision(const cJSON *line, const char *so_far)
+{
+    if (so_far && !strcmp(so_far, "REJECT"))
+        return so_far;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "error")))
+        return "REJECT";
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "done")) &&
+        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(line, "score")))
+        return "ACCEPT";
+    return NULL;
+}
+
+int kav_cudal1_add(struct kav_cudal1 *k, const char *path, char *err, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (kat_read_input(path, 0, CUDAL1_LOG_MAX, &text, &len, err, n) != 0)
+        return -1;
+    char digest[33] = "";
+    const char *decision = NULL;
+    unsigned lineno = 0;
+    int rc = 0;
+    for (char *p = text, *end = text + len; p < end && rc == 0;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        lineno++;
+        cJSON *o = ll ? cJSON_ParseWithLength(p, ll) : NULL;
+        if (!cJSON_IsObject(o)) {
+            rc = kat_fail(err, n, "'%s':%u: not a JSON object (CUDA-L1's eval_pipeline log has one per line)",
+                          path, lineno);
+        } else if (lineno == 1) {
+            const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "code");
+            if (!cJSON_IsString(code))
+                rc = kat_fail(err, n, "'%s':1: no \"code\": not CUDA-L1's eval_pipeline log (its first line "
+                              "holds the candidate's code)", path);
+            else
+                code_digest(code->valuestring, digest);
+        } else {
+            decision = cudal1_decision(o, decision);
+        }
+        cJSON_Delete(o);
+        p = nl ? nl + 1 : end;
+    }
+    free(text);
+    if (rc != 0)
+        return -1;
+    if (lineno == 0)
+        return kat_fail(err, n, "'%s': empty: not CUDA-L1's eval_pipeline log", path);
+    if (!decision)
+        return 1;   /* the run did not finish: no decision to join */
+    if (k->n == k->cap && kat_grow(&k->e, &k->cap, k->n + 1, sizeof *k->e) != 0)
+        return kat_fail(err, n, "'%s': out of memory", path);
+    struct cudal1_entry *e = &k->e[k->n++];
+    memcpy(e->digest, digest, sizeof e->digest);
+    e->decision = decision;
+    e->log = kat_xstrdup(path);
+    return 0;
+}
+
+const char *kav_cudal1_decision(const struct kav_cudal1 *k, const char *digest, const char **log)
+{
+    const char *found = NULL;
+    for (size_t i = 0; digest && i < k->n; i++) {
+        if (strcmp(k->e[i].digest, digest) != 0)
+            continue;
+        /* the same code evaluated twice: ACCEPT only when every log says so */
+        if (!found || !strcmp(k->e[i].decision, "REJECT")) {
+            found = k->e[i].decision;
+            if (log)
+                *log = k->e[i].log;
+        }
+    }
+    return found;
 }

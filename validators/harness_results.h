@@ -9,6 +9,12 @@
  * older layout holds one object per problem, sample 0); a sample is ACCEPTed
  * when it compiled and was correct.  Its generated kernels are named
  * level_L_problem_P_sample_S_kernel.py: the join key.
+ *
+ * CUDA-L1 (eval/eval_cuda.py, eval_pipeline): one log of JSON lines per
+ * evaluation, its first line {"info_string", "start_time", "code"} with the
+ * candidate's source; the digest of that code (as `kaudit audit` digests the
+ * candidate's file) is the join key.  REJECT at a line with "error": true,
+ * ACCEPT when the log ends "done": true with a "score".
  */
 #ifndef KAV_HARNESS_RESULTS_H
 #define KAV_HARNESS_RESULTS_H
@@ -27,5 +33,18 @@ int kav_kernelbench_ids(const char *path, long *problem, long *sample);
 
 /* "ACCEPT", "REJECT", or NULL when the results hold no such sample. */
 const char *kav_kernelbench_decision(const struct kav_kernelbench *k, long problem, long sample);
+
+struct kav_cudal1;
+
+struct kav_cudal1 *kav_cudal1_new(void);
+void kav_cudal1_free(struct kav_cudal1 *k);
+
+/* Reads one eval_pipeline log into k: 0; 1 when the run did not finish (no
+ * decision, nothing added); -1 with err naming the file and line. */
+int kav_cudal1_add(struct kav_cudal1 *k, const char *path, char *err, size_t n);
+
+/* "ACCEPT", "REJECT" (any log of that code rejecting it), or NULL; *log names
+ * the log it came from. */
+const char *kav_cudal1_decision(const struct kav_cudal1 *k, const char *digest, const char **log);
 
 #endif
