@@ -7,7 +7,10 @@
 # with that commit's own tests/audit beside it):
 #   .gpu-carry/kaudit-2417f31   before the isolated audit (one process, root)
 #   .gpu-carry/kaudit-f7d0704   the isolated audit, before stress v2
-#   .gpu-carry/kaudit           this tree
+#   .gpu-carry/kaudit           this tree ("now"); "now-after-reference": the
+#                               same with KAUDIT_PARTY_START=after-reference
+#                               (the candidate's process started after the
+#                               reference's build, as before start_early)
 # Recipe, here: for c in 2417f31 f7d0704: git worktree add /tmp/kw-$c $c,
 # bash tests/gpu/carry_kaudit.sh there, copy its .gpu-carry/kaudit to
 # .gpu-carry/kaudit-$c and its tests/audit to .gpu-carry/kaudit-$c/tests/audit.
@@ -16,8 +19,9 @@
 # builds' order rotated per control and per round (no build always first
 # after a cold start).  One line per audit in $OUT/cost-ab.tsv: round,
 # control, build, exit, wall_s measured outside, the record's wall_s, its
-# certificate, its phase_s.  COST_ROUNDS (2), COST_DEADLINE_S (540): no new
-# audit starts after that many seconds.
+# certificate, its phases_s (phase_s for builds before it).  COST_BUILDS
+# (default "2417f31 f7d0704 now"), COST_ROUNDS (2), COST_DEADLINE_S (540): no
+# new audit starts after that many seconds.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUTDIR=${OUT:-$ROOT/bench-out}
@@ -29,20 +33,22 @@ DEADLINE=${COST_DEADLINE_S:-540}
 W=$(mktemp -d /tmp/kaudit-cost.XXXXXX)
 chmod 711 "$W"
 table=$OUTDIR/cost-ab.tsv
-builds="2417f31 f7d0704 now"
+builds=${COST_BUILDS:-"2417f31 f7d0704 now"}
 printf 'round\tcontrol\tbuild\texit\twall_outside_s\twall_s\tcertificate\tphase_s\n' >"$table"
 start=$SECONDS
 
-kaudit_of() { if [ "$1" = now ]; then echo "$ROOT/.gpu-carry/kaudit/bin/kaudit"; else echo "$ROOT/.gpu-carry/kaudit-$1/bin/kaudit"; fi; }
-audit_dir_of() { if [ "$1" = now ]; then echo "$ROOT/tests/audit"; else echo "$ROOT/.gpu-carry/kaudit-$1/tests/audit"; fi; }
+kaudit_of() { case "$1" in now*) echo "$ROOT/.gpu-carry/kaudit/bin/kaudit" ;; *) echo "$ROOT/.gpu-carry/kaudit-$1/bin/kaudit" ;; esac; }
+audit_dir_of() { case "$1" in now*) echo "$ROOT/tests/audit" ;; *) echo "$ROOT/.gpu-carry/kaudit-$1/tests/audit" ;; esac; }
+party_start_of() { case "$1" in now-after-reference) echo after-reference ;; *) echo "" ;; esac; }
 
 i=0
 for round in $(seq 1 "$ROUNDS"); do
     for name in $CONTROLS; do
         i=$((i + 1))
+        # the builds' order rotated by i
         set -- $builds
-        # rotate the builds' order by i
-        for _ in $(seq 1 $((i % 3))); do set -- "$2" "$3" "$1"; done
+        n=$#
+        for _ in $(seq 1 $((i % n))); do first=$1; shift; set -- "$@" "$first"; done
         for b in "$@"; do
             [ $((SECONDS - start)) -lt "$DEADLINE" ] || { echo "deadline: round $round $name $b not run" >>"$OUTDIR/cost-log.txt"; continue; }
             A=$(audit_dir_of "$b")
@@ -50,7 +56,7 @@ for round in $(seq 1 "$ROUNDS"); do
             task=${line%%	*} cand=${line#*	}
             d=$W/$round-$name-$b
             t0=$(date +%s.%N)
-            "$(kaudit_of "$b")" audit --reference "$A/tasks/$task.py" --candidate "$A/candidates/$cand.py" \
+            KAUDIT_PARTY_START=$(party_start_of "$b") "$(kaudit_of "$b")" audit --reference "$A/tasks/$task.py" --candidate "$A/candidates/$cand.py" \
                 --contract "$A/contracts/$task.json" --device cuda --weak ACCEPT --quiet \
                 -d "$d" --json "$d.json" >>"$OUTDIR/cost-log.txt" 2>&1
             rc=$?
@@ -58,7 +64,7 @@ for round in $(seq 1 "$ROUNDS"); do
             rec=$("$KAUDIT_PYTHON" -c 'import json,sys
 try:
     r = json.load(open(sys.argv[1]))
-    print("%.2f\t%s\t%s" % (r.get("wall_s", -1), r.get("certificate"), json.dumps(r.get("phase_s") or r.get("phases_s"), separators=(",", ":"))))
+    print("%.2f\t%s\t%s" % (r.get("wall_s", -1), r.get("certificate"), json.dumps(r.get("phases_s") or r.get("phase_s"), separators=(",", ":"))))
 except Exception as e:
     print("-\t-\t" + type(e).__name__)' "$d.json")
             printf '%s\t%s\t%s\t%s\t%.2f\t%s\n' "$round" "$name" "$b" "$rc" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$rec" >>"$table"

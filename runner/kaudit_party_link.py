@@ -11,6 +11,7 @@ Apart from kaudit_runner.py: the channel and the process's lifetime are
 their own job; the runner only says what to ask.
 """
 
+import importlib.util
 import json
 import os
 import select
@@ -19,7 +20,8 @@ import subprocess
 import sys
 import time
 
-import torch
+# No torch at import: the runner starts the candidate's process before its own
+# PyTorch import (start_early), so that the two imports overlap.
 
 # An answer's line is at most this long (events included): a process that
 # sends more is not answering any more.
@@ -34,10 +36,40 @@ class PartyGone(Exception):
     """The candidate's process ended, or stopped answering in the channel's terms."""
 
 
+def torch_dir():
+    """PyTorch's package folder, found without importing it (None when absent)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    origin = spec.origin if spec else None
+    return os.path.dirname(origin) if origin else None
+
+
+def start_early(argv):
+    """The candidate's process started from the runner's plan (argv[1]) before
+    the runner imports PyTorch: both interpreters import it at once, where the
+    candidate's used to wait for the runner's import and the reference's build
+    (seconds on a GPU machine).  None when the plan says not to (describe_only,
+    KAUDIT_PARTY_START=late) or cannot be read, or the start fails: the runner
+    then starts it at its usual point, and says why if that fails too."""
+    if os.environ.get("KAUDIT_PARTY_START") in ("late", "after-reference") or len(argv) != 2:
+        return None
+    try:
+        with open(argv[1]) as f:
+            plan = json.load(f)
+        if plan.get("kaudit_plan") != 1 or plan.get("describe_only") or "party" not in plan:
+            return None
+        return PartyLink(plan, None, None, wait=False)
+    except Exception:  # the runner reads the plan again and reports it
+        return None
+
+
 class PartyLink:
     def __init__(self, plan, log, guard, wait=True):
         """Starts the candidate's process; with wait, until it is ready (else
-        wait_ready() later: its Python and PyTorch import meanwhile)."""
+        wait_ready() later: its Python and PyTorch import meanwhile).  Without
+        a log (start_early) its "party started" event waits for attach()."""
         spec = plan["party"]
         self.log = log
         self.guard = guard
@@ -60,9 +92,18 @@ class PartyLink:
         self.wfd = req_w
         self.rfd = ans_r
         self.buf = b""
-        self.log.event("party", status="started", pid=self.proc.pid, argv_roots=len(argv))
+        self.started = {"pid": self.proc.pid, "argv_roots": len(argv)}
+        if log is not None:
+            self.log.event("party", status="started", **self.started)
         if wait:
             self.wait_ready()
+
+    def attach(self, log, guard, early):
+        """The runner's log and write guard for a process start_early started
+        (its "party started" event, with early: seconds since then)."""
+        self.log = log
+        self.guard = guard
+        self.log.event("party", status="started", early=round(early, 3), **self.started)
 
     def wait_ready(self):
         """Its confinement report (logged), then its "ready"; PartyGone when it ends first."""
@@ -82,7 +123,7 @@ class PartyLink:
         (sys.prefix, the import path, torch), less any that holds the
         audit's evidence (the runner's directory, the plan)."""
         roots = list(spec["read_roots"])
-        for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(torch.__file__)] + sys.path:
+        for p in [sys.prefix, sys.base_prefix, sys.exec_prefix, torch_dir()] + sys.path:
             if p and os.path.isdir(p):
                 roots.append(os.path.realpath(p))
         evidence = [os.path.realpath(e) for e in spec["evidence"]]
@@ -165,6 +206,8 @@ class PartyLink:
 
     def hand(self, name, obj):
         """obj written for the candidate's process to read (a directory it may not write)."""
+        import torch   # imported by the runner long before any hand-off
+
         path = os.path.join(self.handoff, name)
         tmp = path + ".tmp"
         with self.guard.own():
@@ -214,4 +257,5 @@ class PartyLink:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
-        self.log.event("party", status="ended", returncode=self.proc.returncode)
+        if self.log is not None:
+            self.log.event("party", status="ended", returncode=self.proc.returncode)

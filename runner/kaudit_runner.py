@@ -46,6 +46,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import kaudit_events  # noqa: E402  (beside this file; first: the events' "t" counts torch's import)
+import kaudit_party_link  # noqa: E402  (beside this file; no torch)
+
+# The candidate's process starts before anything here imports PyTorch, so
+# that its interpreter's import runs beside this one's
+# (kaudit_party_link.start_early).
+EARLY_PARTY = kaudit_party_link.start_early(sys.argv) if __name__ == "__main__" else None
+EARLY_PARTY_T = time.monotonic()
+
 import kaudit_tensors  # noqa: E402  (beside this file)
 import kaudit_flags  # noqa: E402  (beside this file)
 import kaudit_probe  # noqa: E402  (beside this file; imported before the candidate is)
@@ -602,8 +610,15 @@ class Runner:
         """The candidate's process started while the reference works, so that its
         interpreter and PyTorch import (seconds, on the CPU) overlap the
         reference's slots; it imports nothing of the candidate until asked.
-        KAUDIT_PARTY_START=late starts it when the candidate is built (the
-        order before, for measuring the difference)."""
+        Normally it was started before this process imported PyTorch
+        (EARLY_PARTY) and is only adopted here.  For measuring the difference:
+        KAUDIT_PARTY_START=after-reference starts it here, late when the
+        candidate is built."""
+        global EARLY_PARTY
+        if EARLY_PARTY is not None:
+            self.party, EARLY_PARTY = EARLY_PARTY, None
+            self.party.attach(self.log, self.guard, time.monotonic() - EARLY_PARTY_T)
+            return
         if os.environ.get("KAUDIT_PARTY_START") == "late":
             return
         try:
@@ -1042,6 +1057,8 @@ def run_weak(r, plan, log):
 def end_party(r):
     if r is not None and r.party is not None:
         r.party.close()
+    if EARLY_PARTY is not None:   # started, never used (the reference failed first)
+        EARLY_PARTY.close()
 
 
 def main(argv):
@@ -1084,6 +1101,8 @@ def main(argv):
 
 if __name__ == "__main__":
     code = main(sys.argv)
+    if EARLY_PARTY is not None:   # main ended before the party was adopted (a bad plan, no CUDA)
+        EARLY_PARTY.close()
     sys.stdout.flush()
     sys.stderr.flush()
     # os._exit: a candidate's atexit handlers or lingering threads cannot

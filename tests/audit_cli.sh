@@ -212,6 +212,11 @@ read-only*) check "cand_writes_outside: the session was read-only for the worker
 esac
 check "control: the honest audit was not refused any write" \
     sh -c "! grep -q write_outside '$T/control/runner/events.jsonl'"
+# the candidate's process starts before the runner imports PyTorch (its own
+# import runs beside the runner's): its "started" event says how long before
+# the runner adopted it
+check "control: the candidate's process was started before the runner's PyTorch import" \
+    grep -q '"status": "started", "early": ' "$T/control/runner/events.jsonl"
 
 # ---------------------------------------------------------------- usage errors
 audit no_reference --candidate "$CANDS/private_scratch.py"
