@@ -37,11 +37,12 @@ if "$K" ledger weak "$T/ledger.jsonl" --kernelbench "$T/eval_results.json" -o "$
 else
     bad "exit $?: $(cat "$T/err")"
 fi
-want() { # id expected weak_decisions.KernelBench (or "none")
-    got=$(grep "\"id\":\"$1\"" "$T/out.jsonl" | sed -n 's/.*"KernelBench":"\([A-Z]*\)".*/\1/p')
+decided() { # ledger harness id expected weak_decisions.HARNESS (or "none")
+    got=$(grep "\"id\":\"$3\"" "$1" | sed -n "s/.*\"$2\":\"\\([A-Z]*\\)\".*/\\1/p")
     [ -n "$got" ] || got=none
-    [ "$got" = "$2" ] && ok "$1: $2" || bad "$1: got $got, want $2: $(grep "\"id\":\"$1\"" "$T/out.jsonl")"
+    [ "$got" = "$4" ] && ok "$2 $3: $4" || bad "$2 $3: got $got, want $4: $(grep "\"id\":\"$3\"" "$1")"
 }
+want() { decided "$T/out.jsonl" KernelBench "$@"; }
 want p3 ACCEPT
 want p4 REJECT
 want p5 none
@@ -94,11 +95,7 @@ if "$K" ledger weak "$T/l1.jsonl" --cudal1 "$T/a.log.json" --cudal1 "$T/b.log.js
 else
     bad "CUDA-L1: exit $?: $(cat "$T/err3")"
 fi
-want1() { # id expected weak_decisions.CUDA-L1 (or "none")
-    got=$(grep "\"id\":\"$1\"" "$T/l1out.jsonl" | sed -n 's/.*"CUDA-L1":"\([A-Z]*\)".*/\1/p')
-    [ -n "$got" ] || got=none
-    [ "$got" = "$2" ] && ok "CUDA-L1 $1: $2" || bad "CUDA-L1 $1: got $got, want $2: $(grep "\"id\":\"$1\"" "$T/l1out.jsonl")"
-}
+want1() { decided "$T/l1out.jsonl" CUDA-L1 "$@"; }
 want1 a ACCEPT
 want1 b REJECT
 want1 c none
