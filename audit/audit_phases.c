@@ -12,6 +12,7 @@
 
 const char *const audit_phase_names[AUDIT_PHASES] = {
     "runner_start", "reference", "candidate_build", "slots", "probe", "timing", "runner",
+    "reference_fp64", "party_wait",
 };
 
 struct reading {
@@ -55,6 +56,10 @@ static int on_event(const cJSON *e, unsigned lineno, void *arg)
             r->aligned = t;
     } else if (!strcmp(ev, "slot")) {
         r->last_slot = t;
+        add(&r->s[AUDIT_PHASE_REFERENCE_FP64],
+            kat_event_num(cJSON_GetObjectItemCaseSensitive(e, "seconds"), "reference_fp64", -1));
+    } else if (!strcmp(ev, "party") && kat_event_str(e, "status") && !strcmp(kat_event_str(e, "status"), "ready")) {
+        add(&r->s[AUDIT_PHASE_PARTY_WAIT], kat_event_num(e, "waited", -1));
     } else if (!strcmp(ev, "probe")) {
         add(&r->s[AUDIT_PHASE_PROBE], kat_event_num(e, "seconds", -1));
     } else if (!strcmp(ev, "timing") && r->building) {

@@ -17,6 +17,8 @@ enum audit_phase {
     AUDIT_PHASE_PROBE,          /* the causal probe's replays */
     AUDIT_PHASE_TIMING,         /* the candidate's timed calls and the paired timing checks */
     AUDIT_PHASE_RUNNER,         /* the runner's whole time, to its "done" */
+    AUDIT_PHASE_REFERENCE_FP64, /* of the reference's slots, the fp64 twin's share */
+    AUDIT_PHASE_PARTY_WAIT,     /* the runner waiting for the candidate's process to be ready */
     AUDIT_PHASES
 };
 

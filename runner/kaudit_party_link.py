@@ -106,7 +106,9 @@ class PartyLink:
         self.log.event("party", status="started", early=round(early, 3), **self.started)
 
     def wait_ready(self):
-        """Its confinement report (logged), then its "ready"; PartyGone when it ends first."""
+        """Its confinement report (logged), then its "ready" (logged with the
+        seconds this process waited for it); PartyGone when it ends first."""
+        t0 = time.monotonic()
         first = self._line()
         if first is None or first.get("op") != "confinement":
             raise PartyGone(self._why("before it reported its confinement"))
@@ -116,6 +118,7 @@ class PartyLink:
         ready = self._line()
         if ready is None or ready.get("op") != "ready":
             raise PartyGone(self._why("before it was ready"))
+        self.log.event("party", status="ready", waited=round(time.monotonic() - t0, 3))
 
     @staticmethod
     def _read_roots(spec):

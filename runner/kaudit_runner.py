@@ -124,6 +124,7 @@ class Runner:
         self.party = None
         self.ref_results = {}    # slot index -> its calls' reference files
         self.ref_seconds = {}    # slot index -> seconds of its reference phase
+        self.ref64_seconds = {}  # slot index -> of those, the fp64 twin's (its inputs, call and file)
         self.ref_aliasing = {}   # slot index -> the reference's outputs a later call overwrote
         self.turn = DeviceTurns(plan, self.device, log, guard)
 
@@ -399,6 +400,7 @@ class Runner:
         # later call overwrite (it returns its input) is known: the candidate
         # is not convicted for aliasing exactly as the reference does.
         buffers, kept = None, []
+        fp64_s = 0.0
         try:
             for ci, (_, vi) in enumerate(calls, start=first_call):
                 args = sets[vi].make(self.device)
@@ -421,17 +423,20 @@ class Runner:
                        and not bool(torch.isfinite(v).all())]
                 if bad and slot["kind"] != "native":
                     return False, f"the reference output {bad[0]} is not finite on this slot's inputs"
+                t64 = time.monotonic()
                 args64 = sets[vi].make(self.device, fp64=True)
                 try:
                     if train:
                         torch.manual_seed(slot["rng_seed"])
                     out64 = self.call(self.ref64, args64, CALIB)
                     leaves64 = output_leaves(out64) + [(f"input[{i}]", args64[i]) for i in mut]
+                    # written through the host: the device's work is done when this returns
                     f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (self.sample_key, idx, ci)))
                     fp64_error = None
                 except Exception as exc:  # fp64 unsupported by an operator
                     f64 = None
                     fp64_error = short_error(exc)[0]
+                fp64_s += time.monotonic() - t64
                 f32 = self.write(f"s{idx:02d}c{ci}-ref.kt", sampled(leaves, (self.sample_key, idx, ci)))
                 sets[vi].drop()
                 if repeated:
@@ -456,7 +461,14 @@ class Runner:
         self.ref_results[idx] = self.ref_results.get(idx, [])[:first_call] + results
         self.ref_aliasing[idx] = overwritten(kept)
         self.ref_seconds[idx] = round(time.monotonic() - t0, 3)
+        self.ref64_seconds[idx] = round(fp64_s, 3)
         return True, None
+
+    def _seconds(self, idx, t0):
+        """A slot event's "seconds": the reference's (and of those its fp64
+        twin's) and the candidate's since t0."""
+        return {"reference": self.ref_seconds.get(idx), "reference_fp64": self.ref64_seconds.get(idx),
+                "candidate": round(time.monotonic() - t0, 3)}
 
     def time_calls(self, model, party, mark):
         """One warm-up, then timed calls the way KernelBench times them:
@@ -658,8 +670,7 @@ class Runner:
                 sets[0].drop()
                 calls_out.append(self._one_call(idx, 0, args, refs[0], mark=mark))
                 del args
-            record["seconds"] = {"reference": self.ref_seconds.get(idx),
-                                 "candidate": round(time.monotonic() - t0, 3)}
+            record["seconds"] = self._seconds(idx, t0)
             self.log.event("slot", **record)
 
     def _extra_slot(self, idx, name, kind, calls, t0=None, layout="contiguous", **more):
@@ -667,7 +678,7 @@ class Runner:
         train_mode, state_reload, the state check, the reference under the
         candidate's switches), with the seconds each side took when t0 is given."""
         if t0 is not None:
-            more["seconds"] = {"reference": self.ref_seconds.get(idx), "candidate": round(time.monotonic() - t0, 3)}
+            more["seconds"] = self._seconds(idx, t0)
         self.log.event("slot", index=idx, name=name, kind=kind, replaces=None, replaced_because=None,
                        layout=layout, calls=calls, reserve=False, **more)
 
