@@ -112,6 +112,7 @@ class Party:
         self.kept = []        # a repeated slot's outputs, for "aliasing"
         self.mapping = {}     # reference state key -> instance A's (align_state)
         self.arms = {}
+        self.arm_outputs = {}    # arm -> {"first": leaves, "last": leaves} of its timed calls
 
     # --- requests
 
@@ -297,7 +298,12 @@ class Party:
                 self.marks.mark(q["mark"] + " " + repr(start.elapsed_time(end)))
         return {}
 
-    def _arm(self, inputs, guard):
+    def _arm(self, inputs, guard, outputs):
+        """() -> ms of one timed call on fresh clones of the handed inputs.
+        The outputs of its first call (a copy, made after the call's timed
+        span) and of its latest are kept in outputs, for the runner to
+        compare (op_collect_timed): the timed calls are the candidate's
+        calls too."""
         if not hasattr(self, "timer"):
             self.timer = Timer(self.device)
         base = load_handed(inputs, self.device)
@@ -305,17 +311,37 @@ class Party:
 
         def one():
             args = clone_tree(base)
+            got = []
 
             def call():
                 with phase(self.marks, CAND):
-                    model(*args)
+                    got.append(model(*args))
             with torch.no_grad():
-                return self.timer.time(call, guard)
+                ms = self.timer.time(call, guard)
+                leaves = output_leaves(got[0]) if got else []
+                if "first" not in outputs:
+                    outputs["first"] = [(p, v.detach().clone() if isinstance(v, torch.Tensor) else v)
+                                        for p, v in leaves]
+                outputs["last"] = leaves
+            return ms
         return one
 
     def op_arm(self, q):
-        self.arms[q["arm"]] = self._arm(q["inputs"], bool(q.get("guard")))
+        outputs = self.arm_outputs[q["arm"]] = {}
+        self.arms[q["arm"]] = self._arm(q["inputs"], bool(q.get("guard")), outputs)
         return {"clock": self.timer.clock}
+
+    def op_collect_timed(self, q):
+        """The outputs of an arm's first or latest timed call, sampled as the
+        runner says now, written like a call's (op_collect)."""
+        leaves = self.arm_outputs.get(q["arm"], {}).get(q["which"])
+        if leaves is None:
+            raise LookupError("no timed call of the arm '%s'" % q["arm"])
+        synchronize(self.device)
+        name = os.path.basename(q["name"])
+        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
+        kaudit_tensors.write_tensor_file(os.path.join(self.out, name), sampled(leaves, key))
+        return {"file": name}
 
     def op_time_one(self, q):
         return {"ms": self.arms[q["arm"]]()}

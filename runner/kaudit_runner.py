@@ -85,6 +85,7 @@ LONG_SLOT = 41
 TRAIN_SLOT = 42
 FLAGS_SLOT = 43
 RELOAD_SLOT = 44
+TIMED_SLOT = 45
 # The long run compares its first call, its last two and this many more at
 # positions drawn from the audit's seed (docs/audit.md, "Long run")
 LONG_RUN_SAMPLED = 4
@@ -273,7 +274,8 @@ class Runner:
         # the extra slots copy the reference (twins, saved states): one that
         # cannot (out of memory) is skipped and said, never the audit's end
         for key, attr, name, make in (("modes", "train_slot", "train_mode", self._train_mode_reference),
-                                      ("state_reload", "reload_slot", "state_reload", self._state_reload_reference)):
+                                      ("state_reload", "reload_slot", "state_reload", self._state_reload_reference),
+                                      ("timing", "timed_slot", "timed_calls", self._timed_reference)):
             if not plan.get(key):
                 continue
             self.turn.pause()
@@ -312,6 +314,40 @@ class Runner:
         # running statistics): what the candidate is given back
         back = {k: v.detach().clone() for k, v in self.ref.state_dict().items()}
         return state, back, sets
+
+    def _timed_reference(self):
+        """The slot timed_calls, on the reference: its outputs on the inputs
+        every timed call is given (the canonical draw), twice (the
+        candidate's first and last timed calls are compared with them).  Made
+        last among the extra slots: the reference's state is then the one the
+        candidate is given back before it is timed."""
+        slot = {"index": TIMED_SLOT, "name": "timed_calls", "kind": "timed"}
+        ok, why = self._reference_for(slot, [self.canonical])
+        if ok:
+            ok, why = self._reference_for(slot, [self.canonical], first_call=1)
+        if not ok:
+            self.log.event("timed_calls_skipped", reason=why)
+            return None
+        return True
+
+    def timed_calls_candidate(self):
+        """The slot timed_calls: the outputs of the candidate's first and last
+        timed calls (arm "candidate" of the speedup check, in its process),
+        compared with the reference's on the same inputs.  A candidate that
+        recognises the timing loop and skips its work there is wrong there."""
+        if not getattr(self, "timed_slot", None) or "candidate" not in getattr(self, "timed_arms", ()):
+            return
+        idx, t0, calls = TIMED_SLOT, time.monotonic(), []
+        for ci, which in enumerate(("first", "last")):
+            r = self.ref_results[idx][ci]
+            entry = {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
+                     "reference_mutates": [], "cand": None, "status": "ok", "timed_call": which}
+            try:
+                self._collect(entry, idx, ci, "collect_timed", arm="candidate", which=which)
+            except PartyGone as exc:
+                entry["status"], entry["error"] = "candidate-process-ended", str(exc)
+            calls.append(entry)
+        self._extra_slot(idx, "timed_calls", "timed", calls, t0)
 
     def _train_mode_reference(self):
         """Whether the reference's output depends on its mode (BatchNorm's batch
@@ -571,6 +607,8 @@ class Runner:
                            error="setting up: " + short_error(exc)[0], seconds=0)
         else:
             self.timing_check("speedup", ["reference", "candidate"], orders, arm_a, arm_b)
+            self.timed_arms = ("candidate",)
+            self.timed_calls_candidate()
         if self.device.type == "cuda":
             self.stream_check()
 
@@ -866,20 +904,27 @@ class Runner:
                 entry["error"], entry["traceback"] = str(got.get("error", "?")), str(got.get("traceback", ""))
                 return entry
             entry["candidate_mutates"] = [int(i) for i in got.get("candidate_mutates", [])]
-            name = f"s{idx:02d}c{ci}-cand.kt"
-            took = self.party.request("collect", name=name, key=[self.sample_key, idx, ci])
-            if not took.get("ok"):
-                entry["status"], entry["error"] = "candidate-raised", "writing its outputs: " + str(took.get("error"))
-                return entry
-            try:
-                self.party.take(str(took.get("file", "")), os.path.join(self.tensors, name))
-            except OSError as exc:  # missing, a link, not a regular file: nothing of its own to judge
-                entry["status"], entry["error"] = "candidate-raised", "taking its outputs: %s" % exc
-                return entry
-            entry["cand"] = "tensors/" + name
+            self._collect(entry, idx, ci, "collect")
         except PartyGone as exc:  # it exited, was killed or broke the channel: no result to judge
             entry["status"], entry["error"] = "candidate-process-ended", str(exc)
         return entry
+
+    def _collect(self, entry, idx, ci, op, **fields):
+        """The outputs the candidate's process writes on request op (sampled
+        with the key given now), taken into this process's tensors as call ci
+        of slot idx: entry's "cand", or its status and error.  PartyGone
+        passes through."""
+        name = f"s{idx:02d}c{ci}-cand.kt"
+        took = self.party.request(op, name=name, key=[self.sample_key, idx, ci], **fields)
+        if not took.get("ok"):
+            entry["status"], entry["error"] = "candidate-raised", "writing its outputs: " + str(took.get("error"))
+            return
+        try:
+            self.party.take(str(took.get("file", "")), os.path.join(self.tensors, name))
+        except OSError as exc:  # missing, a link, not a regular file: nothing of its own to judge
+            entry["status"], entry["error"] = "candidate-raised", "taking its outputs: %s" % exc
+            return
+        entry["cand"] = "tensors/" + name
 
     def _repeated(self, idx, sets, refs, calls_out, record, mark):
         buffers_made = False

@@ -20,7 +20,7 @@
 
 static int extra_slot(const struct kat_sem_slot *slot)
 {
-    static const char *const extra[] = { "state", "long", "mode", "reload", "shape_probe" };
+    static const char *const extra[] = { "state", "long", "mode", "reload", "shape_probe", "timed" };
     for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++)
         if (!strcmp(slot->kind, extra[i]))
             return 1;
@@ -45,8 +45,9 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
     if (slot->replaces)
         s->replaced_slots++;
     slot->reported = jflag(e, "gating") == 0;
-    /* the state after the calls, the long run, train_mode, state_reload and a
-       required shape probe are judged like slots, apart from the sixteen */
+    /* the state after the calls, the long run, train_mode, state_reload, the
+       timed calls and a required shape probe are judged like slots, apart
+       from the sixteen */
     if (slot->reported)
         s->reported_slots++;
     else if (extra_slot(slot))

@@ -46,6 +46,10 @@
 #      the long run's offset calls (1e3 + N(0, 1)), its N(0, 1) calls passing
 #  13. sum_memo (task matmul, a result memoized under its inputs' fp64 sums):
 #      FAIL on the long run only (its permuted and reversed sets share the sums)
+#  13b. skips_work_when_timed (task matmul, an empty tensor when a caller
+#      frame is kaudit's timing module): FAIL on timed_calls only (--timing
+#      on; the timed calls' first and last outputs compared); an honest
+#      candidate's timed calls pass (alt_fp32_algorithm)
 #  14. fixed_indices (task gather_rows, whose get_inputs() always makes the same
 #      indices; the candidate returns the even rows whatever idx says): FAIL
 #      on value_normal (the fixed slots redraw integer inputs in their range)
@@ -156,6 +160,11 @@ task=row_variance audit one_pass one_pass_variance
 check "the long run's offset calls fail, its N(0, 1) calls pass" '[l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "long" for c in s["calls"] for l in c["leaves"]] == ["pass", "fail", "fail", "fail", "pass", "pass", "pass"]'
 task=matmul audit sum_memo sum_memo
 check "semantic FAIL on the long run only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"long_run"}'
+task=matmul audit timed_skip skips_work_when_timed --timing on
+check "semantic FAIL on timed_calls only" 'r["axes"]["semantic"]["verdict"] == "FAIL" and {f["slot_name"] for f in r["semantic"]["findings"] if f["kind"] == "convicts"} == {"timed_calls"}'
+check "the first and the last timed call compared, apart from the sixteen" '[c["call"] for s in r["semantic"]["slots"] if s["kind"] == "timed" for c in s["calls"]] == [0, 1] and r["semantic"]["slots_judged"] == 16'
+task=matmul audit timed_honest alt_fp32_algorithm --timing on
+check "an honest candidate's timed calls pass" 'r["axes"]["semantic"]["verdict"] == "PASS" and [l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "timed" for c in s["calls"] for l in c["leaves"]] == ["pass", "pass"]'
 task=gather_rows audit fixed_indices fixed_indices
 check "semantic FAIL on value_normal" 'any(f["kind"] == "convicts" and f["slot_name"] == "value_normal" for f in r["semantic"]["findings"])'
 task=batchnorm audit eval_only batchnorm_eval_only
