@@ -245,6 +245,8 @@ class PartyLink:
             pass
 
     def close(self):
+        if self.wfd < 0:
+            return   # closed before: the numbers may name other files by now
         try:
             if not self.gone:
                 os.write(self.wfd, b'{"op": "exit"}\n')
@@ -255,6 +257,7 @@ class PartyLink:
                 os.close(fd)
             except OSError:
                 pass
+        self.wfd = self.rfd = -1
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

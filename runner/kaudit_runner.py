@@ -1111,10 +1111,12 @@ def run_weak(r, plan, log):
 
 
 def end_party(r):
+    global EARLY_PARTY
     if r is not None and r.party is not None:
         r.party.close()
-    if EARLY_PARTY is not None:   # started, never used (the reference failed first)
+    if EARLY_PARTY is not None:   # started, never adopted (the reference failed first)
         EARLY_PARTY.close()
+        EARLY_PARTY = None        # closed once: its descriptors' numbers may be reused
 
 
 def main(argv):
@@ -1157,8 +1159,7 @@ def main(argv):
 
 if __name__ == "__main__":
     code = main(sys.argv)
-    if EARLY_PARTY is not None:   # main ended before the party was adopted (a bad plan, no CUDA)
-        EARLY_PARTY.close()
+    end_party(None)   # one main ended before adopting (a bad plan, no CUDA)
     sys.stdout.flush()
     sys.stderr.flush()
     # os._exit: a candidate's atexit handlers or lingering threads cannot
