@@ -332,10 +332,11 @@ class Runner:
 
     def timed_calls_candidate(self):
         """The slot timed_calls: the outputs of the candidate's first and last
-        timed calls (arm "candidate" of the speedup check, in its process),
-        compared with the reference's on the same inputs.  A candidate that
-        recognises the timing loop and skips its work there is wrong there."""
-        if not getattr(self, "timed_slot", None) or "candidate" not in getattr(self, "timed_arms", ()):
+        timed calls (arm "candidate" of the speedup check, in its process, once
+        that check finished), compared with the reference's on the same
+        inputs.  A candidate that recognises the timing loop and skips its
+        work there is wrong there."""
+        if not getattr(self, "timed_slot", None):
             return
         idx, t0, calls = TIMED_SLOT, time.monotonic(), []
         for ci, which in enumerate(("first", "last")):
@@ -546,6 +547,7 @@ class Runner:
             record["error"] = short_error(exc)[0]
         record["seconds"] = round(time.monotonic() - t0, 3)
         self.log.event("timing", **record)
+        return record["status"]
 
     def timed(self, model, party, guard=False):
         """An arm: () -> ms of one call of model on inputs of its own.  Each
@@ -606,9 +608,10 @@ class Runner:
             self.log.event("timing", check="speedup", arms=["reference", "candidate"], clock="?", status="error",
                            error="setting up: " + short_error(exc)[0], seconds=0)
         else:
-            self.timing_check("speedup", ["reference", "candidate"], orders, arm_a, arm_b)
-            self.timed_arms = ("candidate",)
-            self.timed_calls_candidate()
+            if self.timing_check("speedup", ["reference", "candidate"], orders, arm_a, arm_b) == "ok":
+                self.timed_calls_candidate()
+            elif getattr(self, "timed_slot", None):
+                self.log.event("timed_calls_skipped", reason="the speedup check did not finish")
         if self.device.type == "cuda":
             self.stream_check()
 
@@ -630,6 +633,7 @@ class Runner:
             record["error"] = short_error(exc)[0]
         record["seconds"] = round(time.monotonic() - t0, 3)
         self.log.event("timing", **record)
+        return record["status"]
 
     # --- candidate side: its own process (kaudit_party.py, through kaudit_party_link.py)
 
