@@ -292,6 +292,14 @@ static void print_semantic(const struct kat_semantic *s)
     }
     if (total > shown)
         printf("    ... %u more (the record lists every one)\n", total - shown);
+    /* what the reported slots found: they do not gate, but a user must see
+       "right on the task's inputs; wrong for a strided view" */
+    for (size_t i = 0; i < s->n_findings; i++) {
+        const struct kat_sem_finding *f = &s->findings[i];
+        char code[40];
+        if (f->kind == KAT_SEM_SIGNAL && f->slot_name && !strcmp(f->code, kat_reported_code(f->slot_name, code, sizeof code)))
+            printf("    [reported, not gating] %s: %s\n", f->code, f->text ? f->text : "");
+    }
 }
 
 /* The worker's confinement, applied by kaudit run in its command's child:

@@ -108,6 +108,16 @@ check "layout-strided and layout-transposed reported as signals" "all($kinds.get
 check "slots 8 and 9 are native seeds standing in" '[(s["index"], s["kind"], s.get("replaces")) for s in r["semantic"]["slots"] if s["index"] in (8, 9)] == [(8, "native", "layout_strided"), (9, "native", "layout_transposed")]'
 check "the reported slots say they do not gate" '[s["name"] for s in r["semantic"]["slots"] if s.get("gating") is False] == ["layout_strided", "layout_transposed", "shape_odd_sizes", "shape_batch"]'
 check "no finding convicts" 'not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
+# what the audit prints says it too (a user reads that, not the record)
+# shellcheck disable=SC2086
+timeout 300 "$K" audit --reference "$A/tasks/softmax.py" --candidate "$A/candidates/contiguous_only.py" $contract \
+    --device "${KAUDIT_TEST_DEVICE:-cpu}" --probe off --seed 7 -d "$T/printed" >"$T/printed.out" 2>&1 </dev/null
+if grep -q "^    \[reported, not gating\] layout-strided: " "$T/printed.out" &&
+    grep -q "^    \[reported, not gating\] layout-transposed: " "$T/printed.out"; then
+    echo "  ok: the printed summary shows the layout findings"
+else
+    echo "  FAILED: the printed summary shows the layout findings"; sed 's/^/    /' "$T/printed.out"; fails=$((fails + 1))
+fi
 
 # shellcheck disable=SC2086
 audit required contiguous_only $contract --require layouts
