@@ -9,6 +9,10 @@
 # in the first line), joined on the digest of that code: a finished log
 # ACCEPT, an error line REJECT, an unfinished log no decision; the log that
 # examples/real/cl1_mul_inline recorded on the H200 joined to its candidate.
+# Then KernelBot's result lines (POPCORN_FD's "key: value"), joined on the
+# digest of submission.py beside each: check pass ACCEPT, check fail REJECT,
+# no check line no decision; a line that is no "key: value" and a result with
+# no submission.py beside it refused.
 #   sh tests/cli_ledger_weak.sh KAUDIT [SRCDIR]
 K=$1
 SRC=${2:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -119,6 +123,43 @@ fi
 [ ! -e "$T/none1.jsonl" ] && ok "CUDA-L1: nothing written on bad input" || bad "CUDA-L1: an output was written"
 "$K" ledger weak "$T/l1.jsonl" --cudal1 "$T/a.log.json" --kernelbench "$T/eval_results.json" -o "$T/x.jsonl" 2>/dev/null &&
     bad "both harnesses at once accepted" || ok "one harness at a time"
+
+# ---- KernelBot: work folders with submission.py and the lines eval.py wrote
+for x in a b c; do mkdir -p "$T/kb_$x"; done
+printf 'class ModelNew:\n    pass\n' >"$T/kb_a/submission.py"
+printf 'class ModelNew:\n    wrong = 1\n' >"$T/kb_b/submission.py"
+printf 'class ModelNew:\n    cut = 1\n' >"$T/kb_c/submission.py"
+printf 'test-count: 2\ntest.0.spec: m: 64\ntest.0.status: pass\ntest.1.status: pass\ncheck: pass\n' >"$T/kb_a/result.txt"
+printf 'test-count: 2\ntest.0.status: pass\ntest.1.status: fail\ntest.1.error: mismatch found\ncheck: fail\n' >"$T/kb_b/result.txt"
+printf 'benchmark-count: 1\nbenchmark.0.spec: m: 64\n' >"$T/kb_c/result.txt"
+: >"$T/kbot.jsonl"
+cp "$T/l1.jsonl" "$T/kbot.jsonl"
+if "$K" ledger weak "$T/kbot.jsonl" --kernelbot "$T/kb_a/result.txt" --kernelbot "$T/kb_b/result.txt" \
+    --kernelbot "$T/kb_c/result.txt" -o "$T/kbout.jsonl" 2>"$T/err6"; then
+    ok "KernelBot: exit 0"
+else
+    bad "KernelBot: exit $?: $(cat "$T/err6")"
+fi
+want2() { decided "$T/kbout.jsonl" KernelBot "$@"; }
+want2 a ACCEPT
+want2 b REJECT
+want2 c none
+want2 real none
+grep -q "2 of 5 records given KernelBot's decision from 3 result files" "$T/err6" && ok "KernelBot: said how many joined" || bad "KernelBot summary: $(cat "$T/err6")"
+grep -q "1 KernelBot result file did not finish" "$T/err6" && ok "KernelBot: the unfinished one named" || bad "KernelBot unfinished: $(cat "$T/err6")"
+mkdir -p "$T/kb_lone" && printf 'check: pass\n' >"$T/kb_lone/result.txt"
+if "$K" ledger weak "$T/kbot.jsonl" --kernelbot "$T/kb_lone/result.txt" -o "$T/none2.jsonl" 2>"$T/err7"; then
+    bad "a result without submission.py accepted"
+else
+    grep -q "kb_lone/result.txt': no submission.py beside it" "$T/err7" && ok "no submission.py: refused, named" || bad "lone: $(cat "$T/err7")"
+fi
+printf 'check pass\n' >"$T/kb_a/torn.txt"
+if "$K" ledger weak "$T/kbot.jsonl" --kernelbot "$T/kb_a/torn.txt" -o "$T/none2.jsonl" 2>"$T/err8"; then
+    bad "a line that is no key: value accepted"
+else
+    grep -q "torn.txt':1: not a \"key: value\" line" "$T/err8" && ok "KernelBot: bad line refused at its line" || bad "torn: $(cat "$T/err8")"
+fi
+[ ! -e "$T/none2.jsonl" ] && ok "KernelBot: nothing written on bad input" || bad "KernelBot: an output was written"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

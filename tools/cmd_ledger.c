@@ -29,8 +29,8 @@
 
 static const char ledger_usage[] =
     "usage: kaudit ledger merge LEDGER.jsonl... -o OUT.jsonl [--tasks TASKS.jsonl]\n"
-    "       kaudit ledger weak LEDGER.jsonl (--kernelbench EVAL_RESULTS.json | --cudal1 LOG.json...)\n"
-    "                          -o OUT.jsonl [--name NAME]\n"
+    "       kaudit ledger weak LEDGER.jsonl (--kernelbench EVAL_RESULTS.json | --cudal1 LOG.json...\n"
+    "                          | --kernelbot RESULT.txt...) -o OUT.jsonl [--name NAME]\n"
     "\n"
     "weak: the harness's own results as a weak validator's decisions: each line whose audited\n"
     "candidate is a KernelBench kernel (level_L_problem_P_sample_S_kernel.py) gets\n"
@@ -287,10 +287,10 @@ static void candidate_of(const cJSON *line, char **path, char **digest)
     cJSON_Delete(r);
 }
 
-/* The harness results `ledger weak` joins: KernelBench's or CUDA-L1's. */
+/* The harness results `ledger weak` joins: KernelBench's, or CUDA-L1's or KernelBot's (by code). */
 struct weak_source {
     struct kav_kernelbench *kb;
-    struct kav_cudal1 *cl1;
+    struct kav_code_decisions *by_code;
     const char *name;
     const char *what;           /* for the summary: the results file, or "N logs" */
 };
@@ -303,8 +303,8 @@ static const char *weak_decision(const struct weak_source *w, const cJSON *line)
     long problem, sample;
     if (w->kb && path && kav_kernelbench_ids(path, &problem, &sample) == 0)
         d = kav_kernelbench_decision(w->kb, problem, sample);
-    if (w->cl1 && digest)
-        d = kav_cudal1_decision(w->cl1, digest, NULL);
+    if (w->by_code && digest)
+        d = kav_code_decision(w->by_code, digest, NULL);
     free(path);
     free(digest);
     return d;
@@ -316,12 +316,14 @@ static int ledger_weak(int argc, char **argv)
     static const struct option longopts[] = { { "output", required_argument, 0, 'o' },
                                                { "kernelbench", required_argument, 0, 'K' },
                                                { "cudal1", required_argument, 0, 'C' },
+                                               { "kernelbot", required_argument, 0, 'B' },
                                                { "name", required_argument, 0, 'N' },
                                                { "help", no_argument, 0, 'h' },
                                                { 0, 0, 0, 0 } };
     const char *out = NULL, *results = NULL, *name = NULL;
     const char **logs = kat_xcalloc((size_t)argc + 1, sizeof *logs);
     size_t n_logs = 0;
+    int cudal1 = 0, kernelbot = 0;
     int c;
     optind = 1;
     opterr = 0;
@@ -329,19 +331,21 @@ static int ledger_weak(int argc, char **argv)
         switch (c) {
         case 'o': out = optarg; break;
         case 'K': results = optarg; break;
-        case 'C': logs[n_logs++] = optarg; break;
+        case 'C': logs[n_logs++] = optarg; cudal1 = 1; break;
+        case 'B': logs[n_logs++] = optarg; kernelbot = 1; break;
         case 'N': name = optarg; break;
         case 'h': free(logs); fputs(ledger_usage, stdout); return KAUDIT_EXIT_OK;
         default: free(logs); return cli_bad_option(ledger_usage, c == ':', argv[optind - 1]);
         }
     }
-    if (!out || (!results) == (!n_logs) || optind + 1 != argc) {
+    if (!out || (!!results + cudal1 + kernelbot) != 1 || optind + 1 != argc) {
         free(logs);
-        return cli_usage_error(ledger_usage, "weak takes one LEDGER.jsonl, -o OUT and either --kernelbench "
-                               "EVAL_RESULTS.json or one or more --cudal1 LOG.json");
+        return cli_usage_error(ledger_usage, "weak takes one LEDGER.jsonl, -o OUT and one harness's results: "
+                               "--kernelbench EVAL_RESULTS.json, or --cudal1 LOG.json..., or --kernelbot RESULT.txt...");
     }
     char err[1024];
-    struct weak_source w = { .name = name ? name : results ? "KernelBench" : "CUDA-L1", .what = results };
+    const char *harness = results ? "KernelBench" : cudal1 ? "CUDA-L1" : "KernelBot";
+    struct weak_source w = { .name = name ? name : harness, .what = results };
     char what[64];
     if (results && kav_kernelbench_load(results, &w.kb, err, sizeof err) != 0) {
         free(logs);
@@ -349,17 +353,18 @@ static int ledger_weak(int argc, char **argv)
     }
     unsigned unfinished = 0;
     if (n_logs) {
-        w.cl1 = kav_cudal1_new();
+        w.by_code = kav_code_decisions_new();
         for (size_t i = 0; i < n_logs; i++) {
-            int got = kav_cudal1_add(w.cl1, logs[i], err, sizeof err);
+            int got = cudal1 ? kav_cudal1_add(w.by_code, logs[i], err, sizeof err)
+                             : kav_kernelbot_add(w.by_code, logs[i], err, sizeof err);
             if (got < 0) {
-                kav_cudal1_free(w.cl1);
+                kav_code_decisions_free(w.by_code);
                 free(logs);
                 return cli_error("%s", err);
             }
             unfinished += got == 1;
         }
-        snprintf(what, sizeof what, "%zu log%s", n_logs, n_logs == 1 ? "" : "s");
+        snprintf(what, sizeof what, "%zu %s%s", n_logs, cudal1 ? "log" : "result file", n_logs == 1 ? "" : "s");
         w.what = what;
     }
     free(logs);
@@ -367,7 +372,7 @@ static int ledger_weak(int argc, char **argv)
     FILE *f = kat_fopen_input(ledger, 0, err, sizeof err);
     if (!f) {
         kav_kernelbench_free(w.kb);
-        kav_cudal1_free(w.cl1);
+        kav_code_decisions_free(w.by_code);
         return cli_error("%s", err);
     }
     struct table t = { 0 };
@@ -411,7 +416,7 @@ static int ledger_weak(int argc, char **argv)
     free(line);
     fclose(f);
     kav_kernelbench_free(w.kb);
-    kav_cudal1_free(w.cl1);
+    kav_code_decisions_free(w.by_code);
     int rc = KAUDIT_EXIT_OK;
     if (bad || write_merged(&t, out) != 0) {
         rc = KAUDIT_EXIT_ERROR;
@@ -420,11 +425,12 @@ static int ledger_weak(int argc, char **argv)
                 joined + unjoined, w.name, results ? "'" : "", w.what, results ? "'" : "",
                 !unjoined ? ""
                 : results ? " (the others name no KernelBench kernel it evaluated)"
-                          : " (the others' candidate code is in no finished log)",
+                          : " (the others' candidate code is in no finished run)",
                 out);
         if (unfinished)
-            fprintf(stderr, "kaudit: %u CUDA-L1 log%s did not finish (no \"done\" line): no decision taken from %s\n",
-                    unfinished, unfinished == 1 ? "" : "s", unfinished == 1 ? "it" : "them");
+            fprintf(stderr, "kaudit: %u %s %s%s did not finish (no %s line): no decision taken from %s\n", unfinished,
+                    harness, cudal1 ? "log" : "result file", unfinished == 1 ? "" : "s",
+                    cudal1 ? "\"done\"" : "\"check\"", unfinished == 1 ? "it" : "them");
     }
     table_free(&t);
     return rc;

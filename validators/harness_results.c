@@ -98,16 +98,16 @@ const char *kav_kernelbench_decision(const struct kav_kernelbench *k, long probl
     return NULL;
 }
 
-/* ---- CUDA-L1 ------------------------------------------------------------ */
+/* ---- decisions keyed by the candidate's code: CUDA-L1, KernelBot ----------- */
 
-struct cudal1_entry {
-    char digest[33];            /* of the candidate's code, as the log's first line holds it */
+struct code_entry {
+    char digest[33];            /* of the candidate's code */
     const char *decision;       /* "ACCEPT" or "REJECT" */
-    char *log;                  /* the log it came from */
+    char *source;               /* the log or result file it came from */
 };
 
-struct kav_cudal1 {
-    struct cudal1_entry *e;
+struct kav_code_decisions {
+    struct code_entry *e;
     size_t n, cap;
 };
 
@@ -115,26 +115,38 @@ struct kav_cudal1 {
 #define CUDAL1_LOG_MAX (64u << 20)
 
 /* As kaudit audit's record digests its candidate file (XXH3-128, canonical, hex). */
-static void code_digest(const char *code, char hex[33])
+static void code_digest(const char *code, size_t len, char hex[33])
 {
     XXH128_canonical_t c;
-    XXH128_canonicalFromHash(&c, XXH3_128bits(code, strlen(code)));
+    XXH128_canonicalFromHash(&c, XXH3_128bits(code, len));
     kat_hex(c.digest, sizeof c.digest, hex);
 }
 
-struct kav_cudal1 *kav_cudal1_new(void)
+struct kav_code_decisions *kav_code_decisions_new(void)
 {
-    return kat_xcalloc(1, sizeof(struct kav_cudal1));
+    return kat_xcalloc(1, sizeof(struct kav_code_decisions));
 }
 
-void kav_cudal1_free(struct kav_cudal1 *k)
+void kav_code_decisions_free(struct kav_code_decisions *k)
 {
     if (!k)
         return;
     for (size_t i = 0; i < k->n; i++)
-        free(k->e[i].log);
+        free(k->e[i].source);
     free(k->e);
     free(k);
+}
+
+static int add_decision(struct kav_code_decisions *k, const char *digest, const char *decision, const char *path,
+                        char *err, size_t n)
+{
+    if (k->n == k->cap && kat_grow(&k->e, &k->cap, k->n + 1, sizeof *k->e) != 0)
+        return kat_fail(err, n, "'%s': out of memory", path);
+    struct code_entry *e = &k->e[k->n++];
+    memcpy(e->digest, digest, sizeof e->digest);
+    e->decision = decision;
+    e->source = kat_xstrdup(path);
+    return 0;
 }
 
 /*
@@ -155,7 +167,7 @@ static const char *cudal1_decision(const cJSON *line, const char *so_far)
     return NULL;
 }
 
-int kav_cudal1_add(struct kav_cudal1 *k, const char *path, char *err, size_t n)
+int kav_cudal1_add(struct kav_code_decisions *k, const char *path, char *err, size_t n)
 {
     char *text = NULL;
     size_t len = 0;
@@ -179,7 +191,7 @@ int kav_cudal1_add(struct kav_cudal1 *k, const char *path, char *err, size_t n)
                 rc = kat_fail(err, n, "'%s':1: no \"code\": not CUDA-L1's eval_pipeline log (its first line "
                               "holds the candidate's code)", path);
             else
-                code_digest(code->valuestring, digest);
+                code_digest(code->valuestring, strlen(code->valuestring), digest);
         } else {
             decision = cudal1_decision(o, decision);
         }
@@ -193,26 +205,78 @@ int kav_cudal1_add(struct kav_cudal1 *k, const char *path, char *err, size_t n)
         return kat_fail(err, n, "'%s': empty: not CUDA-L1's eval_pipeline log", path);
     if (!decision)
         return 1;   /* the run did not finish: no decision to join */
-    if (k->n == k->cap && kat_grow(&k->e, &k->cap, k->n + 1, sizeof *k->e) != 0)
-        return kat_fail(err, n, "'%s': out of memory", path);
-    struct cudal1_entry *e = &k->e[k->n++];
-    memcpy(e->digest, digest, sizeof e->digest);
-    e->decision = decision;
-    e->log = kat_xstrdup(path);
-    return 0;
+    return add_decision(k, digest, decision, path, err, n);
 }
 
-const char *kav_cudal1_decision(const struct kav_cudal1 *k, const char *digest, const char **log)
+/* One KernelBot result file: far above any real one. */
+#define KERNELBOT_LINES_MAX (16u << 20)
+
+/* The submission beside a result file: DIR/submission.py, as KernelBot's runner lays out its work folder. */
+static int submission_digest(const char *path, char hex[33], char *err, size_t n)
+{
+    const char *slash = strrchr(path, '/');
+    char *sub = NULL;
+    if (asprintf(&sub, "%.*ssubmission.py", slash ? (int)(slash - path + 1) : 0, path) < 0)
+        return kat_fail(err, n, "'%s': out of memory", path);
+    char *text = NULL;
+    size_t len = 0;
+    char why[512];
+    int rc = kat_read_input(sub, 0, KERNELBOT_LINES_MAX, &text, &len, why, sizeof why);
+    if (rc != 0)
+        kat_fail(err, n, "'%s': no submission.py beside it to join on (%s)", path, why);
+    else
+        code_digest(text, len, hex);
+    free(text);
+    free(sub);
+    return rc;
+}
+
+int kav_kernelbot_add(struct kav_code_decisions *k, const char *path, char *err, size_t n)
+{
+    char *text = NULL;
+    size_t len = 0;
+    if (kat_read_input(path, 0, KERNELBOT_LINES_MAX, &text, &len, err, n) != 0)
+        return -1;
+    const char *decision = NULL;
+    unsigned lineno = 0;
+    int rc = 0;
+    for (char *p = text, *end = text + len; p < end && rc == 0;) {
+        char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        lineno++;
+        const char *colon = ll ? memchr(p, ':', ll) : NULL;
+        if (ll && (!colon || colon + 1 >= p + ll || colon[1] != ' ')) {
+            rc = kat_fail(err, n, "'%s':%u: not a \"key: value\" line (KernelBot's eval writes those to POPCORN_FD)",
+                          path, lineno);
+        } else if (ll && colon - p == 5 && !memcmp(p, "check", 5)) {
+            /* the last check line decides: pass, or anything else (fail) */
+            size_t vl = ll - 7;
+            decision = vl == 4 && !memcmp(colon + 2, "pass", 4) ? "ACCEPT" : "REJECT";
+        }
+        p = nl ? nl + 1 : end;
+    }
+    free(text);
+    if (rc != 0)
+        return -1;
+    if (!decision)
+        return 1;   /* no check line: the run did not finish */
+    char digest[33];
+    if (submission_digest(path, digest, err, n) != 0)
+        return -1;
+    return add_decision(k, digest, decision, path, err, n);
+}
+
+const char *kav_code_decision(const struct kav_code_decisions *k, const char *digest, const char **source)
 {
     const char *found = NULL;
     for (size_t i = 0; digest && i < k->n; i++) {
         if (strcmp(k->e[i].digest, digest) != 0)
             continue;
-        /* the same code evaluated twice: ACCEPT only when every log says so */
+        /* the same code evaluated twice: ACCEPT only when every run says so */
         if (!found || !strcmp(k->e[i].decision, "REJECT")) {
             found = k->e[i].decision;
-            if (log)
-                *log = k->e[i].log;
+            if (source)
+                *source = k->e[i].source;
         }
     }
     return found;

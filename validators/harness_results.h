@@ -15,6 +15,10 @@
  * candidate's source; the digest of that code (as `kaudit audit` digests the
  * candidate's file) is the join key.  REJECT at a line with "error": true,
  * ACCEPT when the log ends "done": true with a "score".
+ *
+ * KernelBot (gpu-mode; its problems' eval.py): "key: value" lines on
+ * POPCORN_FD, "check: pass" or "check: fail" among them; its runner's work
+ * folder holds submission.py, whose digest is the join key.
  */
 #ifndef KAV_HARNESS_RESULTS_H
 #define KAV_HARNESS_RESULTS_H
@@ -34,17 +38,23 @@ int kav_kernelbench_ids(const char *path, long *problem, long *sample);
 /* "ACCEPT", "REJECT", or NULL when the results hold no such sample. */
 const char *kav_kernelbench_decision(const struct kav_kernelbench *k, long problem, long sample);
 
-struct kav_cudal1;
+/* Decisions keyed by the digest of the candidate's code (CUDA-L1, KernelBot). */
+struct kav_code_decisions;
 
-struct kav_cudal1 *kav_cudal1_new(void);
-void kav_cudal1_free(struct kav_cudal1 *k);
+struct kav_code_decisions *kav_code_decisions_new(void);
+void kav_code_decisions_free(struct kav_code_decisions *k);
 
 /* Reads one eval_pipeline log into k: 0; 1 when the run did not finish (no
  * decision, nothing added); -1 with err naming the file and line. */
-int kav_cudal1_add(struct kav_cudal1 *k, const char *path, char *err, size_t n);
+int kav_cudal1_add(struct kav_code_decisions *k, const char *path, char *err, size_t n);
 
-/* "ACCEPT", "REJECT" (any log of that code rejecting it), or NULL; *log names
- * the log it came from. */
-const char *kav_cudal1_decision(const struct kav_cudal1 *k, const char *digest, const char **log);
+/* Reads one KernelBot result file (the "key: value" lines its eval.py writes
+ * to POPCORN_FD) into k, keyed by the digest of submission.py beside it: 0;
+ * 1 when it holds no "check" line; -1 with err naming the file and line. */
+int kav_kernelbot_add(struct kav_code_decisions *k, const char *path, char *err, size_t n);
+
+/* "ACCEPT", "REJECT" (any run of that code rejecting it), or NULL; *source
+ * names the file it came from. */
+const char *kav_code_decision(const struct kav_code_decisions *k, const char *digest, const char **source);
 
 #endif
