@@ -120,6 +120,12 @@ static const int refused[] = {
 #ifdef SYS_pidfd_getfd
     SYS_pidfd_getfd,
 #endif
+    /* a filter of its own (seccomp(2); prctl's PR_SET_SECCOMP below) can trap
+       and rewrite what the process's harness code writes (pygpubench's
+       seccomp_trap): none of PyTorch, CUDA or a compiler installs one */
+#ifdef SYS_seccomp
+    SYS_seccomp,
+#endif
 };
 
 const char *syscall_filter_refused(void)
@@ -127,7 +133,7 @@ const char *syscall_filter_refused(void)
     return "ptrace,process_vm_readv,process_vm_writev,perf_event_open,bpf,kexec_load,kexec_file_load,init_module,"
            "finit_module,delete_module,mount,umount2,pivot_root,move_mount,fsopen,keyctl,add_key,request_key,setns,"
            "unshare,swapon,swapoff,reboot,settimeofday,clock_settime,syslog,acct,open_by_handle_at,userfaultfd,iopl,"
-           "ioperm,kcmp,pidfd_getfd";
+           "ioperm,kcmp,pidfd_getfd,seccomp,prctl(PR_SET_SECCOMP)";
 }
 
 int syscall_filter_apply(char *why, size_t n)
@@ -137,7 +143,7 @@ int syscall_filter_apply(char *why, size_t n)
     return -1;
 #else
     enum { N_REFUSED = sizeof refused / sizeof refused[0] };
-    struct sock_filter prog[6 + 2 * N_REFUSED + 1];
+    struct sock_filter prog[6 + 2 * N_REFUSED + 5];
     size_t k = 0;
     prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
     prog[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FILTER_ARCH, 1, 0);
@@ -152,6 +158,12 @@ int syscall_filter_apply(char *why, size_t n)
         prog[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)refused[i], 0, 1);
         prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
     }
+    /* prctl(PR_SET_SECCOMP, ...): refused; every other prctl allowed (the low
+       word of the first argument: both architectures are little-endian) */
+    prog[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)SYS_prctl, 0, 3);
+    prog[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+    prog[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, PR_SET_SECCOMP, 0, 1);
+    prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
     prog[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
     struct sock_fprog fprog = { .len = (unsigned short)k, .filter = prog };
     if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog, 0, 0) != 0) {

@@ -17,9 +17,9 @@
     "directories and writes only beneath the --write ones (and its own /proc/PID), no TCP,\n"                        \
     "no signal or abstract socket outside it where the kernel's Landlock can say so, and\n"                          \
     "a seccomp filter refusing ptrace, process_vm_*, perf_event_open, bpf, kexec, modules,\n"                        \
-    "mount, keyrings and namespaces.  What was put in force is one JSON line on\n"                                   \
-    "descriptor N (default: stderr); a mechanism this machine lacks is named there and\n"                            \
-    "COMMAND runs anyway.\n"
+    "mount, keyrings, namespaces and seccomp filters of its own.  What was put in force\n"                           \
+    "is one JSON line on descriptor N (default: stderr); a mechanism this machine lacks\n"                           \
+    "is named there and COMMAND runs anyway.\n"
 
 enum { MAX_ROOTS = 256 };
 
