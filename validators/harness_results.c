@@ -167,45 +167,70 @@ static const char *cudal1_decision(const cJSON *line, const char *so_far)
     return NULL;
 }
 
-int kav_cudal1_add(struct kav_code_decisions *k, const char *path, char *err, size_t n)
+/*
+ * Reads path (at most max bytes) and calls on_line for each line (without its
+ * newline), stopping at the first that returns -1: the number of lines read,
+ * or -1 with err set (naming the file and the line).
+ */
+typedef int (*line_fn)(const char *line, size_t len, unsigned lineno, void *arg, char *err, size_t n);
+
+static long each_line(const char *path, size_t max, line_fn on_line, void *arg, char *err, size_t n)
 {
     char *text = NULL;
     size_t len = 0;
-    if (kat_read_input(path, 0, CUDAL1_LOG_MAX, &text, &len, err, n) != 0)
+    if (kat_read_input(path, 0, max, &text, &len, err, n) != 0)
         return -1;
-    char digest[33] = "";
-    const char *decision = NULL;
     unsigned lineno = 0;
     int rc = 0;
     for (char *p = text, *end = text + len; p < end && rc == 0;) {
         char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        lineno++;
-        cJSON *o = ll ? cJSON_ParseWithLength(p, ll) : NULL;
-        if (!cJSON_IsObject(o)) {
-            rc = kat_fail(err, n, "'%s':%u: not a JSON object (CUDA-L1's eval_pipeline log has one per line)",
-                          path, lineno);
-        } else if (lineno == 1) {
-            const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "code");
-            if (!cJSON_IsString(code))
-                rc = kat_fail(err, n, "'%s':1: no \"code\": not CUDA-L1's eval_pipeline log (its first line "
-                              "holds the candidate's code)", path);
-            else
-                code_digest(code->valuestring, strlen(code->valuestring), digest);
-        } else {
-            decision = cudal1_decision(o, decision);
-        }
-        cJSON_Delete(o);
+        rc = on_line(p, nl ? (size_t)(nl - p) : (size_t)(end - p), ++lineno, arg, err, n);
         p = nl ? nl + 1 : end;
     }
     free(text);
-    if (rc != 0)
+    return rc != 0 ? -1 : (long)lineno;
+}
+
+/* What one run's file says: the digest of its code and its decision. */
+struct run_reading {
+    const char *path;
+    char digest[33];
+    const char *decision;
+};
+
+static int cudal1_line(const char *line, size_t len, unsigned lineno, void *arg, char *err, size_t n)
+{
+    struct run_reading *r = arg;
+    cJSON *o = len ? cJSON_ParseWithLength(line, len) : NULL;
+    int rc = 0;
+    if (!cJSON_IsObject(o)) {
+        rc = kat_fail(err, n, "'%s':%u: not a JSON object (CUDA-L1's eval_pipeline log has one per line)", r->path,
+                      lineno);
+    } else if (lineno == 1) {
+        const cJSON *code = cJSON_GetObjectItemCaseSensitive(o, "code");
+        if (!cJSON_IsString(code))
+            rc = kat_fail(err, n, "'%s':1: no \"code\": not CUDA-L1's eval_pipeline log (its first line "
+                          "holds the candidate's code)", r->path);
+        else
+            code_digest(code->valuestring, strlen(code->valuestring), r->digest);
+    } else {
+        r->decision = cudal1_decision(o, r->decision);
+    }
+    cJSON_Delete(o);
+    return rc;
+}
+
+int kav_cudal1_add(struct kav_code_decisions *k, const char *path, char *err, size_t n)
+{
+    struct run_reading r = { .path = path };
+    long lines = each_line(path, CUDAL1_LOG_MAX, cudal1_line, &r, err, n);
+    if (lines < 0)
         return -1;
-    if (lineno == 0)
+    if (lines == 0)
         return kat_fail(err, n, "'%s': empty: not CUDA-L1's eval_pipeline log", path);
-    if (!decision)
+    if (!r.decision)
         return 1;   /* the run did not finish: no decision to join */
-    return add_decision(k, digest, decision, path, err, n);
+    return add_decision(k, r.digest, r.decision, path, err, n);
 }
 
 /* One KernelBot result file: far above any real one. */
@@ -231,39 +256,31 @@ static int submission_digest(const char *path, char hex[33], char *err, size_t n
     return rc;
 }
 
+static int kernelbot_line(const char *line, size_t len, unsigned lineno, void *arg, char *err, size_t n)
+{
+    struct run_reading *r = arg;
+    const char *colon = len ? memchr(line, ':', len) : NULL;
+    if (len && (!colon || colon + 1 >= line + len || colon[1] != ' '))
+        return kat_fail(err, n, "'%s':%u: not a \"key: value\" line (KernelBot's eval writes those to POPCORN_FD)",
+                        r->path, lineno);
+    if (len && colon - line == 5 && !memcmp(line, "check", 5)) {
+        /* the last check line decides: pass, or anything else (fail) */
+        size_t vl = len - 7;
+        r->decision = vl == 4 && !memcmp(colon + 2, "pass", 4) ? "ACCEPT" : "REJECT";
+    }
+    return 0;
+}
+
 int kav_kernelbot_add(struct kav_code_decisions *k, const char *path, char *err, size_t n)
 {
-    char *text = NULL;
-    size_t len = 0;
-    if (kat_read_input(path, 0, KERNELBOT_LINES_MAX, &text, &len, err, n) != 0)
+    struct run_reading r = { .path = path };
+    if (each_line(path, KERNELBOT_LINES_MAX, kernelbot_line, &r, err, n) < 0)
         return -1;
-    const char *decision = NULL;
-    unsigned lineno = 0;
-    int rc = 0;
-    for (char *p = text, *end = text + len; p < end && rc == 0;) {
-        char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        lineno++;
-        const char *colon = ll ? memchr(p, ':', ll) : NULL;
-        if (ll && (!colon || colon + 1 >= p + ll || colon[1] != ' ')) {
-            rc = kat_fail(err, n, "'%s':%u: not a \"key: value\" line (KernelBot's eval writes those to POPCORN_FD)",
-                          path, lineno);
-        } else if (ll && colon - p == 5 && !memcmp(p, "check", 5)) {
-            /* the last check line decides: pass, or anything else (fail) */
-            size_t vl = ll - 7;
-            decision = vl == 4 && !memcmp(colon + 2, "pass", 4) ? "ACCEPT" : "REJECT";
-        }
-        p = nl ? nl + 1 : end;
-    }
-    free(text);
-    if (rc != 0)
-        return -1;
-    if (!decision)
+    if (!r.decision)
         return 1;   /* no check line: the run did not finish */
-    char digest[33];
-    if (submission_digest(path, digest, err, n) != 0)
+    if (submission_digest(path, r.digest, err, n) != 0)
         return -1;
-    return add_decision(k, digest, decision, path, err, n);
+    return add_decision(k, r.digest, r.decision, path, err, n);
 }
 
 const char *kav_code_decision(const struct kav_code_decisions *k, const char *digest, const char **source)
