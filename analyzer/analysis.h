@@ -274,6 +274,8 @@ struct ka_analysis {
     int phases_seen;                    /* NVTX phase marks of the contract were found */
     unsigned timed_windows;
     unsigned build_failures;
+    unsigned build_processes;           /* compiler, linker and build driver processes of the run */
+    double build_wall_s;                /* the union of their lifetimes (-1: none ended in the trace) */
 };
 
 /*

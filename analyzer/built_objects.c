@@ -120,8 +120,51 @@ static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const st
     }
 }
 
+/* A build tool process's lifetime, for the build's wall time. */
+struct span {
+    uint64_t start, end;
+};
+
+static int by_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The union of the spans' lengths, in seconds (sorts them). */
+static double union_s(struct span *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_start);
+    uint64_t total = 0, cur_start = 0, cur_end = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || v[i].start > cur_end) {
+            total += cur_end - cur_start;
+            cur_start = v[i].start;
+            cur_end = v[i].end;
+        } else if (v[i].end > cur_end) {
+            cur_end = v[i].end;
+        }
+    }
+    total += cur_end - cur_start;
+    return (double)total / 1e9;
+}
+
+/* When the process whose trace t is ended (its PROCESS_END), 0 when the trace holds none. */
+static uint64_t end_of(struct kat_trace *t)
+{
+    struct kat_record r;
+    char err[256];
+    while (kat_trace_next(t, &r, err, sizeof err) == 1)
+        if (r.type == KAT_REC_PROCESS_END)
+            return ((const struct kat_process_end_rec *)r.body)->time_ns;
+    return 0;
+}
+
 void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
 {
+    struct span *spans = NULL;
+    size_t n_spans = 0, cap_spans = 0;
+    run->a->build_wall_s = -1;
     for (size_t i = 0; i < kat_session_trace_count(s); i++) {
         char err[256];
         struct kat_trace *t = kat_trace_open(kat_session_trace_path(s, i), err, sizeof err);
@@ -129,10 +172,22 @@ void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
             continue;   /* the index says why */
         struct kat_record r;
         /* PROCESS_START comes first (the reader consumes the strings before it) */
-        if (kat_trace_next(t, &r, err, sizeof err) == 1 && r.type == KAT_REC_PROCESS_START)
-            tool_outputs(run, t, r.body, kat_trace_header(t)->pid);
+        if (kat_trace_next(t, &r, err, sizeof err) == 1 && r.type == KAT_REC_PROCESS_START) {
+            const struct kat_process_start_rec *st = r.body;
+            if (ka_is_build_tool(kat_trace_string(t, st->argv_string), kat_trace_string(t, st->exe_string))) {
+                run->a->build_processes++;
+                uint64_t start = st->time_ns, end = 0;
+                tool_outputs(run, t, st, kat_trace_header(t)->pid);
+                end = end_of(t);
+                if (end > start && !GROW(spans, n_spans, cap_spans))
+                    spans[n_spans++] = (struct span){ start, end };
+            }
+        }
         kat_trace_close(t);
     }
+    if (n_spans)
+        run->a->build_wall_s = union_s(spans, n_spans);
+    free(spans);
 }
 
 /* path lies directly in folder (not in a folder below it). */

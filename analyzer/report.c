@@ -228,6 +228,11 @@ char *ka_report_json(const struct ka_analysis *a)
     cJSON_AddNumberToObject(stats, "timed_windows", a->timed_windows);
     cJSON_AddBoolToObject(stats, "phase_marks", a->phases_seen);
     cJSON_AddNumberToObject(stats, "build_failures", a->build_failures);
+    cJSON_AddNumberToObject(stats, "build_processes", a->build_processes);
+    if (a->build_wall_s >= 0)
+        cJSON_AddNumberToObject(stats, "build_wall_s", a->build_wall_s);
+    else
+        cJSON_AddNullToObject(stats, "build_wall_s");
     cJSON *kb = cJSON_AddObjectToObject(root, "kernels");
     for (int o = 0; o < KA_ORIGIN_COUNT; o++) {
         cJSON *row = cJSON_AddObjectToObject(kb, ka_origin_name(o));

@@ -204,6 +204,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     /* where the worker's time went, by the runner's own clock */
     double phases[AUDIT_PHASES];
     audit_phases_read(p->runner_dir, phases);
+    phases[AUDIT_PHASE_BUILD_TOOLS] = an->build_wall_s;   /* from the worker's session, not the log */
     audit_phases_write(&j, phases);
     kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");

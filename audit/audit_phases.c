@@ -12,7 +12,7 @@
 
 const char *const audit_phase_names[AUDIT_PHASES] = {
     "runner_start", "reference", "candidate_build", "slots", "probe", "timing", "runner",
-    "reference_fp64", "party_wait",
+    "reference_fp64", "party_wait", "build_tools",
 };
 
 struct reading {

@@ -19,6 +19,8 @@ enum audit_phase {
     AUDIT_PHASE_RUNNER,         /* the runner's whole time, to its "done" */
     AUDIT_PHASE_REFERENCE_FP64, /* of the reference's slots, the fp64 twin's share */
     AUDIT_PHASE_PARTY_WAIT,     /* the runner waiting for the candidate's process to be ready */
+    AUDIT_PHASE_BUILD_TOOLS,    /* compilers, linkers and build drivers alive (the trace's processes; not
+                                   from the log: audit_one sets it from the analysis) */
     AUDIT_PHASES
 };
 

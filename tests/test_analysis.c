@@ -342,6 +342,9 @@ static struct ka_analysis *built_elsewhere(struct scene *s, int with_build)
         build_process(s, 300, link, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 5 * MS);
         const char *compile[] = { "nvcc", "-c", "cuda.cu", "-o", "cuda.cuda.o", NULL };
         build_process(s, 301, compile, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 4 * MS);
+        /* nvcc's child, alive within its parent's span and the link's: counted once */
+        const char *ptxas[] = { "ptxas", "-arch=sm_90", "-o", "/tmp/tmpxft_1.cubin", "/tmp/tmpxft_1.ptx", NULL };
+        build_process(s, 302, ptxas, "/work/runs/build_dir/level1_p1_s0/ext_p1", T0 + 4 * MS + MS / 2);
     }
     return analyze(s, add_contract, NULL);
 }
@@ -354,8 +357,14 @@ Test(implementation, an_object_built_in_the_run_is_the_candidates_wherever_it_wa
                  a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
     cr_expect_eq(a->kernels_by[KA_ORIGIN_CANDIDATE][KA_PARTY_CANDIDATE], 1);
     cr_expect(has_finding(a, "candidate-object"));
+    /* the build's wall time: the compile (4-5 ms), its ptxas (4.5-5.5 ms) and the link (5-6 ms)
+       alive, 2 ms in all (3 ms summed) */
+    cr_expect_eq(a->build_processes, 3);
+    cr_expect(fabs(a->build_wall_s - 0.002) < 1e-9, "build_wall_s %.9f", a->build_wall_s);
     done(&s, a);
     a = built_elsewhere(&s, 0);
+    cr_expect_eq(a->build_processes, 0);
+    cr_expect_lt(a->build_wall_s, 0, "no build: no wall time");
     cr_expect_neq(IMPL(a), KA_PASS, "no build in the session: the path alone does not make it the candidate's");
     cr_expect_not(has_finding(a, "candidate-object"));
     done(&s, a);
