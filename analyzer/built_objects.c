@@ -91,15 +91,15 @@ static void driver_folder(struct ka_run *run, const char *argv, const char *end,
     free(path);
 }
 
-/* The outputs named by -o (or -oFILE) in a build tool's NUL-joined argv. */
+/* What a build tool process (the caller checked it is one) wrote: the outputs
+ * named by -o (or -oFILE) in its NUL-joined argv; for a build driver, the
+ * folder it built in. */
 static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const struct kat_process_start_rec *s,
                          uint32_t pid)
 {
     const char *argv = kat_trace_string(t, s->argv_string);
     uint32_t len = kat_trace_string_length(t, s->argv_string);
-    const char *exe = kat_trace_string(t, s->exe_string), *cwd = kat_trace_string(t, s->cwd_string);
-    if (!ka_is_build_tool(argv, exe))
-        return;
+    const char *cwd = kat_trace_string(t, s->cwd_string);
     const char *end = argv + len;
     if (is_build_driver(kat_base_name(argv)) && cwd && cwd[0] == '/') {
         driver_folder(run, argv, end, cwd, pid);

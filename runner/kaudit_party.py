@@ -216,14 +216,20 @@ class Party:
                                                       if isinstance(v, torch.Tensor)]))
         return {"status": "ok", "candidate_mutates": mut}
 
+    def _write_sampled(self, q, leaves):
+        """leaves sampled with the key the runner gives in q, written into this
+        process's own directory under q's name (its base name only): the
+        answer the runner takes the file by."""
+        name = os.path.basename(q["name"])
+        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
+        kaudit_tensors.write_tensor_file(os.path.join(self.out, name), sampled(leaves, key))
+        return {"file": name}
+
     def op_collect(self, q):
         """The last call's outputs, sampled as the runner says now that the call has returned."""
-        name = os.path.basename(q["name"])
-        path = os.path.join(self.out, name)
-        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
-        kaudit_tensors.write_tensor_file(path, sampled(self.pending, key))
+        answer = self._write_sampled(q, self.pending)
         self.pending = []
-        return {"file": name}
+        return answer
 
     def op_reload(self, q):
         """A state handed by the runner loaded into instance A, as the first was
@@ -267,10 +273,7 @@ class Party:
         # in the reference's dtypes (a cast from a narrower floating dtype is exact)
         leaves = [("state." + a, now[b].to(self.ref_state[a].dtype) if now[b].dtype != self.ref_state[a].dtype
                    else now[b]) for a, b in self.mapping.items()]
-        name = os.path.basename(q["name"])
-        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
-        kaudit_tensors.write_tensor_file(os.path.join(self.out, name), sampled(leaves, key))
-        return {"file": name}
+        return self._write_sampled(q, leaves)
 
     def op_aliasing(self, q):
         synchronize(self.device)
@@ -338,10 +341,7 @@ class Party:
         if leaves is None:
             raise LookupError("no timed call of the arm '%s'" % q["arm"])
         synchronize(self.device)
-        name = os.path.basename(q["name"])
-        key = tuple(q["key"]) if isinstance(q["key"], list) else q["key"]
-        kaudit_tensors.write_tensor_file(os.path.join(self.out, name), sampled(leaves, key))
-        return {"file": name}
+        return self._write_sampled(q, leaves)
 
     def op_time_one(self, q):
         return {"ms": self.arms[q["arm"]]()}

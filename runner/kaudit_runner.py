@@ -340,9 +340,8 @@ class Runner:
             return
         idx, t0, calls = TIMED_SLOT, time.monotonic(), []
         for ci, which in enumerate(("first", "last")):
-            r = self.ref_results[idx][ci]
-            entry = {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
-                     "reference_mutates": [], "cand": None, "status": "ok", "timed_call": which}
+            # the timed calls run on clones: no input of theirs is compared
+            entry = dict(self._entry(ci, self.ref_results[idx][ci]), reference_mutates=[], timed_call=which)
             try:
                 self._collect(entry, idx, ci, "collect_timed", arm="candidate", which=which)
             except PartyGone as exc:
@@ -889,8 +888,7 @@ class Runner:
                   rng_seed=None):
         """One call in the candidate's process on args, handed over; its outputs
         sampled as this process says once the call has returned."""
-        entry = {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
-                 "reference_mutates": r["reference_mutates"], "cand": None, "status": "ok"}
+        entry = self._entry(ci, r)
         try:
             inputs = self.party.hand("inputs.pt", list(args))
             got = self.party.request("call", inputs=inputs, instance=instance, refill=refill, keep=keep,
@@ -912,6 +910,13 @@ class Runner:
         except PartyGone as exc:  # it exited, was killed or broke the channel: no result to judge
             entry["status"], entry["error"] = "candidate-process-ended", str(exc)
         return entry
+
+    @staticmethod
+    def _entry(ci, r):
+        """A call's event entry before the candidate's answer: the reference's
+        files r gives for it, nothing of the candidate's yet."""
+        return {"call": ci, "ref": r["ref"], "ref64": r["ref64"], "fp64_error": r["fp64_error"],
+                "reference_mutates": r["reference_mutates"], "cand": None, "status": "ok"}
 
     def _collect(self, entry, idx, ci, op, **fields):
         """The outputs the candidate's process writes on request op (sampled
