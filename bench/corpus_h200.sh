@@ -13,7 +13,8 @@
 # machine; no run starts with less than CORPUS_MIN_LEFT_S (150) left of
 # CORPUS_DEADLINE_S (560), and a run cut by its limit is run again next time.
 # Results: $OUT/corpus.tsv (one line per candidate), corpus-evidence.tar.gz
-# (ledger lines, records, the evaluator's output), corpus-log.txt.
+# (ledger lines, records, event logs, the evaluator's output), corpus-log.txt.
+# CORPUS_LIST: another list of the same columns (a subset), beside $LB.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUTDIR=${OUT:-$ROOT/bench-out}
@@ -21,6 +22,7 @@ mkdir -p "$OUTDIR"
 K=${KAUDIT:-$ROOT/.gpu-carry/kaudit/bin/kaudit}
 KB=$ROOT/.gpu-carry/KernelBench
 LB=$ROOT/.gpu-carry/leaderboard
+LIST=${CORPUS_LIST:-$LB/list.tsv}   # a subset: the same columns, its own file
 W=${CORPUS_WORK:-/tmp/kaudit-corpus}
 LANES=${CORPUS_LANES:-8}
 DEADLINE=${CORPUS_DEADLINE_S:-560}
@@ -31,7 +33,7 @@ mkdir -p "$W/done" "$W/kb" "$W/audit"
 chmod 711 "$W" "$W/audit"
 start=$SECONDS
 say() { echo "$*" | tee -a "$log"; }
-say "corpus: $(tail -n +2 "$LB/list.tsv" | wc -l) candidates, $LANES lanes; kaudit $("$K" version | head -1); $($KAUDIT_PYTHON -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0))' 2>&1)"
+say "corpus: $(tail -n +2 "$LIST" | wc -l) candidates, $LANES lanes; kaudit $("$K" version | head -1); $($KAUDIT_PYTHON -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0))' 2>&1)"
 
 left() { echo $((DEADLINE - (SECONDS - start))); }
 
@@ -74,7 +76,7 @@ run_audit() {
 
 lane() {
     local k=0
-    tail -n +2 "$LB/list.tsv" | while IFS=$'\t' read -r id level problem solution model kind; do
+    tail -n +2 "$LIST" | while IFS=$'\t' read -r id level problem solution model kind; do
         if [ $((k % LANES)) -eq "$1" ]; then
             if [ $((k % 2)) -eq 0 ]; then
                 run_kb "$id" "$problem" "$solution"; run_audit "$id" "$problem" "$solution"
@@ -92,7 +94,7 @@ say "lanes done after $((SECONDS - start)) s"
 
 # One line per candidate: the two walls and their ratio, KernelBench's decision,
 # the certificate and what the ledger line says.
-$KAUDIT_PYTHON - "$LB/list.tsv" "$W" <<'EOF' >"$OUTDIR/corpus.tsv"
+$KAUDIT_PYTHON - "$LIST" "$W" <<'EOF' >"$OUTDIR/corpus.tsv"
 import json, os, sys
 lst, w = sys.argv[1], sys.argv[2]
 print("\t".join(["id", "model", "kind", "kb_decision", "kb_wall_s", "audit_wall_s", "ratio", "certificate", "outcome",
@@ -119,5 +121,6 @@ for row in list(open(lst))[1:]:
 EOF
 cut -f1,4-11 "$OUTDIR/corpus.tsv" | tee -a "$log"
 (cd "$W" && tar -czf "$OUTDIR/corpus-evidence.tar.gz" done kb/*/out.txt audit/*/ledger.jsonl audit/*/out.txt \
-    audit/*/ledger.jsonl.d/*/record.json audit/*/ledger.jsonl.d/*/runner/worker.log 2>/dev/null)
+    audit/*/ledger.jsonl.d/*/record.json audit/*/ledger.jsonl.d/*/runner/worker.log \
+    audit/*/ledger.jsonl.d/*/runner/events.jsonl 2>/dev/null)
 ls -la "$OUTDIR" | tee -a "$log"
