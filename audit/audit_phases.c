@@ -12,7 +12,7 @@
 
 const char *const audit_phase_names[AUDIT_PHASES] = {
     "runner_start", "reference", "candidate_build", "slots", "probe", "timing", "runner",
-    "reference_fp64", "party_wait", "build_tools",
+    "reference_fp64", "party_wait", "build_tools", "build_overlapped",
 };
 
 struct reading {
@@ -20,6 +20,7 @@ struct reading {
     double last_t;          /* the latest "t" before the candidate's build began */
     double reference_end;   /* -1 until the candidate's first build stage */
     double aligned;         /* t of align_state */
+    double build_requested; /* t of the "party" event build_requested: the build began then */
     double last_slot;
     int building;
 };
@@ -59,10 +60,14 @@ static int on_event(const cJSON *e, unsigned lineno, void *arg)
         const char *kind = kat_event_str(e, "kind");
         if (!kind || strcmp(kind, "timed") != 0)
             r->last_slot = t;
+
         add(&r->s[AUDIT_PHASE_REFERENCE_FP64],
             kat_event_num(cJSON_GetObjectItemCaseSensitive(e, "seconds"), "reference_fp64", -1));
     } else if (!strcmp(ev, "party") && kat_event_str(e, "status") && !strcmp(kat_event_str(e, "status"), "ready")) {
         add(&r->s[AUDIT_PHASE_PARTY_WAIT], kat_event_num(e, "waited", -1));
+    } else if (!strcmp(ev, "party") && kat_event_str(e, "status") &&
+               !strcmp(kat_event_str(e, "status"), "build_requested")) {
+        r->build_requested = t;
     } else if (!strcmp(ev, "probe")) {
         add(&r->s[AUDIT_PHASE_PROBE], kat_event_num(e, "seconds", -1));
     } else if (!strcmp(ev, "timing") && r->building) {
@@ -81,7 +86,8 @@ void audit_phases_read(const char *runner_dir, double s[AUDIT_PHASES])
 {
     for (int i = 0; i < AUDIT_PHASES; i++)
         s[i] = -1;
-    struct reading r = { .s = s, .last_t = -1, .reference_end = -1, .aligned = -1, .last_slot = -1 };
+    struct reading r = { .s = s, .last_t = -1, .reference_end = -1, .aligned = -1, .last_slot = -1,
+                         .build_requested = -1 };
     if (kat_events_each(runner_dir, NULL, on_event, &r) != 0)
         return;
     double start = s[AUDIT_PHASE_RUNNER_START];
@@ -91,6 +97,8 @@ void audit_phases_read(const char *runner_dir, double s[AUDIT_PHASES])
         s[AUDIT_PHASE_CANDIDATE_BUILD] = r.aligned - r.reference_end;
     if (r.aligned >= 0 && r.last_slot >= r.aligned)
         s[AUDIT_PHASE_SLOTS] = r.last_slot - r.aligned;
+    if (r.build_requested >= 0 && r.reference_end >= r.build_requested)
+        s[AUDIT_PHASE_BUILD_OVERLAPPED] = r.reference_end - r.build_requested;
 }
 
 void audit_phases_write(struct kat_json *j, const double s[AUDIT_PHASES])

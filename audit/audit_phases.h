@@ -21,6 +21,8 @@ enum audit_phase {
     AUDIT_PHASE_PARTY_WAIT,     /* the runner waiting for the candidate's process to be ready */
     AUDIT_PHASE_BUILD_TOOLS,    /* compilers, linkers and build drivers alive (the trace's processes; not
                                    from the log: audit_one sets it from the analysis) */
+    AUDIT_PHASE_BUILD_OVERLAPPED, /* of the candidate's build, the seconds that ran beside the reference's
+                                     slots (requested before them); candidate_build is the wait beyond */
     AUDIT_PHASES
 };
 

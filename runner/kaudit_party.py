@@ -410,7 +410,8 @@ def main(argv):
         return 4
     ch = Channel(int(argv[1]), int(argv[2]))
     party = Party(ch)
-    ch.send({"op": "ready", "pid": os.getpid(), "torch": torch.__version__})
+    preimported = kaudit_probe.preimport()
+    ch.send({"op": "ready", "pid": os.getpid(), "torch": torch.__version__, "preimported": preimported})
     while True:
         q = ch.receive()
         if q is None or q.get("op") == "exit":

@@ -77,6 +77,7 @@ class PartyLink:
         self.out = spec["out_dir"]
         self.gone = None
         self.confinement = None
+        self.ready = False
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
         argv = [spec["kaudit"], "confine"]
@@ -118,7 +119,9 @@ class PartyLink:
         ready = self._line()
         if ready is None or ready.get("op") != "ready":
             raise PartyGone(self._why("before it was ready"))
-        self.log.event("party", status="ready", waited=round(time.monotonic() - t0, 3))
+        self.ready = True
+        self.log.event("party", status="ready", waited=round(time.monotonic() - t0, 3),
+                       preimported=ready.get("preimported") if isinstance(ready.get("preimported"), dict) else None)
 
     @staticmethod
     def _read_roots(spec):
@@ -184,6 +187,12 @@ class PartyLink:
     def request(self, op, **fields):
         """Sends a request and returns its answer; the events allowed before it are
         logged.  PartyGone when the process has ended or breaks the channel."""
+        self.send(op, **fields)
+        return self.answer(op)
+
+    def send(self, op, **fields):
+        """A request written to the process's channel, answered later (answer()):
+        the pipe holds it until the process reads it, ready or not."""
         if self.gone:
             raise PartyGone(self.gone)
         data = (json.dumps({"op": op, **fields}) + "\n").encode()
@@ -193,6 +202,13 @@ class PartyLink:
         except OSError:
             self.gone = self._why("(it closed its channel)")
             raise PartyGone(self.gone)
+
+    def answer(self, op):
+        """The answer to the request op sent last, its allowed events logged."""
+        if self.gone:
+            raise PartyGone(self.gone)
+        if not self.ready:
+            self.wait_ready()
         while True:
             msg = self._line()
             if msg is None:

@@ -48,6 +48,36 @@ try:
 except Exception:  # very old PyTorch
     TorchDispatchMode = None
 
+
+def preimport():
+    """What the first operator dispatched under a TorchDispatchMode imports, imported
+    before the candidate's process says it is ready: on PyTorch 2.x that first
+    dispatch imports torch._dynamo (seconds on the GPU machine), which otherwise
+    falls inside the probe's first replay, on the audit's critical path, while
+    here it overlaps the reference's work.  Returns {"module", "seconds"} or with
+    "error"; None where there is nothing to import (PyTorch 1.x) or
+    KAUDIT_PROBE_PREIMPORT=off (for measuring the difference).  A failure is
+    reported, never fatal: the probe then meets it as it would have."""
+    if os.environ.get("KAUDIT_PROBE_PREIMPORT") == "off":
+        return None
+    import importlib
+    import importlib.util
+    name = "torch._dynamo"
+    try:
+        if importlib.util.find_spec(name) is None:
+            return None
+    except Exception:
+        return None
+    t0 = time.monotonic()
+    got = {"module": name}
+    try:
+        importlib.import_module(name)
+    except Exception as exc:
+        got["error"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
+    got["seconds"] = round(time.monotonic() - t0, 3)
+    return got
+
+
 # At most this many calls' input sizes are logged per operator.
 SIZES_KEPT = 8
 # The probe's inputs: get_inputs() under the plan's seed plus this (the slots' native

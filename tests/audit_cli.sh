@@ -121,6 +121,8 @@ check "control: phases_s, each shown, within the runner's time" \
     [ "$(jget "$T/control.json" "all(r['phases_s'][k] is not None and r['phases_s'][k] >= 0 for k in ('runner_start', 'reference', 'candidate_build', 'slots', 'probe', 'timing', 'runner')) and sum(r['phases_s'][k] for k in ('runner_start', 'reference', 'candidate_build', 'slots')) <= r['phases_s']['runner'] + 1e-6")" = True ]
 check "control: phases_s, the fp64 twin's share within the reference's, the wait for the candidate's process shown" \
     [ "$(jget "$T/control.json" "r['phases_s']['reference_fp64'] is not None and 0 <= r['phases_s']['reference_fp64'] <= r['phases_s']['reference'] and r['phases_s']['party_wait'] is not None and r['phases_s']['party_wait'] >= 0")" = True ]
+check "control: phases_s, the build requested before the reference's slots, its overlap within the reference's time" \
+    [ "$(jget "$T/control.json" "r['phases_s']['build_overlapped'] is not None and 0 < r['phases_s']['build_overlapped'] <= r['phases_s']['reference']")" = True ]
 check "control: implementation FAIL on CPU, by the causal probe" \
     [ "$(jget "$T/control.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "FAIL decided" ]
 check "control: the probe's counterfactual in the finding" \

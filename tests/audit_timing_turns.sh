@@ -55,9 +55,10 @@ check "free: two turns, both held" [ "$(jget "$R" "[t['status'] for t in r['timi
 check "free: device cpu" [ "$(jget "$R" "r['timing']['turns'][0]['device']")" = cpu ]
 check "free: the lock files were made" [ -f "$KAUDIT_TIMING_LOCK_DIR/cpu.lock" ] && [ -f "$KAUDIT_TIMING_LOCK_DIR/cpu.gate" ]
 
-# 2. Another audit works on the device (shared) until 2 s after this one's
-#    reference slots began: the reference's timed phase waits for it.
-hold sh "$T/waits/runner/events.jsonl" precision 2
+# 2. Another audit works on the device (shared) until 2 s after this one
+#    adopted its candidate's process (event party, just before the
+#    reference's timed phase): the reference's timed phase waits for it.
+hold sh "$T/waits/runner/events.jsonl" party 2
 audit waits
 wait $holder
 R=$T/waits/record.json
