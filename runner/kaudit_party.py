@@ -148,7 +148,8 @@ class Party:
         # state check compares there after the same cast
         now = self.cand.state_dict()
         return {"casts": {a: str(now[b].dtype).replace("torch.", "") for a, b in self.mapping.items()
-                          if now[b].dtype != self.ref_state[a].dtype}}
+                          if now[b].dtype != self.ref_state[a].dtype},
+                "reference_only": [a for a in self.ref_state if a not in self.mapping]}
 
     def new_candidate(self):
         torch.manual_seed(self.seed)
@@ -272,7 +273,7 @@ class Party:
         now = self.cand.state_dict()
         # in the reference's dtypes (a cast from a narrower floating dtype is exact)
         leaves = [("state." + a, now[b].to(self.ref_state[a].dtype) if now[b].dtype != self.ref_state[a].dtype
-                   else now[b]) for a, b in self.mapping.items()]
+                   else now[b]) for a, b in ((a, self.mapping[a]) for a in self.ref_state if a in self.mapping)]
         return self._write_sampled(q, leaves)
 
     def op_aliasing(self, q):

@@ -67,7 +67,7 @@ from kaudit_inputs import (SlotInputs, base_specs, clone_tree, has_redrawable_in
 from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, overwritten,  # noqa: E402
                           sampled, snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
-from kaudit_state import redraw_state  # noqa: E402
+from kaudit_state import BOOKKEEPING, redraw_state  # noqa: E402
 from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
 from kaudit_party_link import PartyGone, PartyLink  # noqa: E402
 from kaudit_marks import Marks, load_module, phase  # noqa: E402
@@ -671,6 +671,11 @@ class Runner:
             raise StageFailed(got.get("stage_failed") or "import_candidate")
         casts = got.get("casts")
         self.state_casts = {str(k): str(v) for k, v in casts.items()} if isinstance(casts, dict) else {}
+        # the reference's bookkeeping the candidate does not hold (align_state): left
+        # out of the state check; nothing else is, whatever the process says
+        only = got.get("reference_only")
+        self.state_reference_only = {k for k in only if isinstance(k, str) and k.rsplit(".", 1)[-1] in BOOKKEEPING} \
+            if isinstance(only, list) else set()
 
     def start_party(self):
         """The candidate's process started while the reference works, so that its
@@ -878,8 +883,9 @@ class Runner:
             another floating dtype) and back, so that an untouched copy compares equal."""
             dt = getattr(torch, casts[k], None) if k in casts else None
             return v.to(dt).to(v.dtype) if isinstance(dt, torch.dtype) and v.is_floating_point() else v
-        ref = [("state." + k, as_given(k, v)) for k, v in self.ref.state_dict().items()]
-        ref64 = [("state." + k, as_given(k, v)) for k, v in self.ref64.state_dict().items()]
+        skip = getattr(self, "state_reference_only", set())
+        ref = [("state." + k, as_given(k, v)) for k, v in self.ref.state_dict().items() if k not in skip]
+        ref64 = [("state." + k, as_given(k, v)) for k, v in self.ref64.state_dict().items() if k not in skip]
         key = (self.sample_key, idx, 0)
         entry = {"call": 0, "ref": self.write(f"s{idx:02d}c0-ref.kt", sampled(ref, key)),
                  "ref64": self.write(f"s{idx:02d}c0-ref64.kt", sampled(ref64, key)), "fp64_error": None,

@@ -32,6 +32,9 @@ def align_state(rs, cand):
             mapping = {a: b for a, b in pairs}
             how = "positional"
     if mapping is None:
+        mapping = by_similarity(rs, cs)
+        how = "by-similarity" if mapping is not None else None
+    if mapping is None:
         extra = [k for k in ckeys if k not in rs]
         missing = [k for k in rkeys if k not in cs]
         if extra and not missing:
@@ -55,10 +58,84 @@ def align_state(rs, cand):
         x, y = new[b], after[b]
         if x.shape != y.shape or x.dtype != y.dtype or not torch.equal(x.detach().cpu(), y.detach().cpu()):
             raise AlignmentError("state-values-differ", f"after injection '{b}' does not hold the reference's '{a}'")
-    info = {"mapping": how, "tensors": len(mapping), "pairs": [[a, b] for a, b in list(mapping.items())[:64]]}
+    info = {"mapping": how, "tensors": len(mapping), "pairs": [[a, b] for a, b in list(mapping.items())[:64]],
+            "unverified": 0 if how == "by-name" else interchangeable(rs, mapping)}
+    if len(mapping) < len(rkeys):
+        info["reference_only"] = [k for k in rkeys if k not in mapping][:64]
     if casts:
         info["casts"] = dict(list(casts.items())[:64])
     return info, mapping
+
+
+# Reference state no forward reads: BatchNorm's count of training batches
+# (it only sets the running statistics' update factor when momentum is None).
+# A candidate that holds the statistics under other names need not keep it.
+BOOKKEEPING = ("num_batches_tracked",)
+# Abbreviations in candidates' names for the modules a task's state lives in.
+NAME_WORDS = {"bn": ("batch", "norm"), "batchnorm": ("batch", "norm"), "gn": ("group", "norm"),
+              "groupnorm": ("group", "norm"), "ln": ("layer", "norm"), "layernorm": ("layer", "norm"),
+              "w": ("weight",), "b": ("bias",), "gamma": ("weight",), "beta": ("bias",), "mu": ("mean",),
+              "fc": ("linear",), "gemm": ("linear",), "matmul": ("linear",), "lin": ("linear",),
+              "variance": ("var",)}
+NAME_NOISE = ("running", "self", "param", "buffer", "")
+
+
+def name_words(key):
+    """The words of a state key: split at dots and underscores, abbreviations
+    spelled out, digits and words that say nothing of the role dropped."""
+    out = set()
+    for part in key.lower().replace(".", "_").split("_"):
+        if part.isdigit() or part in NAME_NOISE:
+            continue
+        out.update(NAME_WORDS.get(part, (part,)))
+    return out
+
+
+def by_similarity(rs, cs):
+    """A mapping between keys that differ, by the words of their names among
+    tensors of the same shape and castable dtype: each reference tensor to the
+    candidate tensor whose name shares most words with it, taken best first;
+    None when a choice ties, a tensor is left over (but the reference's
+    bookkeeping), or a pair shares no word where its shape has company.  It is
+    verified by the outputs alone (the record's "unverified"): a wrong one
+    cannot pass the slots with re-drawn values, and a FAIL under it is no
+    conviction (semantic.c)."""
+    rkeys = [k for k in rs if not (k.rsplit(".", 1)[-1] in BOOKKEEPING and k not in cs)]
+    ckeys = list(cs)
+    if len(rkeys) != len(ckeys) or not rkeys:
+        return None
+
+    def fits(a, b):
+        return tuple(rs[a].shape) == tuple(cs[b].shape) and castable(rs[a], cs[b])
+
+    def score(a, b):
+        wa, wb = name_words(a), name_words(b)
+        return len(wa & wb) / max(1, len(wa | wb))
+
+    pairs = sorted(((score(a, b), a, b) for a in rkeys for b in ckeys if fits(a, b)), reverse=True)
+    mapping, taken = {}, set()
+    for i, (sc, a, b) in enumerate(pairs):
+        if a in mapping or b in taken:
+            continue
+        # a tie with another open pair of a or of b: the names do not decide
+        rivals = [p for p in pairs[i + 1:] if p[0] == sc and (p[1] == a or p[2] == b)
+                  and p[1] not in mapping and p[2] not in taken]
+        company = sum(1 for p in pairs if p[1] == a) > 1
+        if rivals or (sc == 0 and company):
+            return None
+        mapping[a] = b
+        taken.add(b)
+    return mapping if len(mapping) == len(rkeys) else None
+
+
+def interchangeable(rs, mapping):
+    """How many mapped reference tensors share their shape and dtype with
+    another mapped one: where only a name or a position put them, a swap would
+    pass every check but the outputs."""
+    kinds = {}
+    for a in mapping:
+        kinds.setdefault((tuple(rs[a].shape), rs[a].dtype), []).append(a)
+    return sum(len(v) for v in kinds.values() if len(v) > 1)
 
 
 def castable(r, c):

@@ -105,6 +105,10 @@ static void on_stage(struct ctx *c, const cJSON *e)
         return;
     if (strcmp(stage, "align_state") == 0 && strcmp(status, "ok") == 0) {
         c->s->alignment = sem_strdup(c, kat_event_str(e, "mapping"));
+        if (strcmp(c->s->alignment ? c->s->alignment : "", "by-name") != 0) {
+            double u = kat_event_num(e, "unverified", 0);
+            c->s->alignment_unverified = u > 0 && u < 1e9 ? (unsigned)u : 0;
+        }
         return;
     }
     if (strcmp(status, "ok") == 0)
@@ -188,6 +192,25 @@ static void decide(struct ctx *c, unsigned planned)
                 s->candidate_cudnn_tf32 == 1 ? "torch.backends.cudnn.allow_tf32, PyTorch's default"
                                              : "torch.backends.cuda.matmul.allow_tf32");
     }
+    /* A mapping only the outputs verify (positional or by the names' words,
+     * among tensors of one shape): outputs that differ may be the mapping's
+     * fault, not the candidate's, so they convict nothing and the axis
+     * abstains, as the paper does for a correspondence it cannot verify.
+     * Outputs that match verify it: a swap of re-drawn values shows. */
+    size_t unverified_mismatches = 0;
+    if (s->alignment_unverified)
+        for (size_t i = 0; i < s->n_findings; i++)
+            if (s->findings[i].kind == KAT_SEM_CONVICTS) {
+                s->findings[i].kind = KAT_SEM_SIGNAL;
+                unverified_mismatches++;
+            }
+    if (unverified_mismatches)
+        sem_add(c, KAT_SEM_UNRESOLVED, "state-mapping-unverified", NULL, -1,
+            "the outputs differ (%zu piece%s of evidence), but the state was aligned %s, with %u tensors that "
+            "share their shape and dtype with another: the mapping may be what differs, so nothing convicts",
+            unverified_mismatches, unverified_mismatches == 1 ? "" : "s",
+            strcmp(s->alignment, "positional") == 0 ? "by position" : "by the words of the names",
+            s->alignment_unverified);
     const struct kat_sem_finding *first_fail = NULL, *first_unresolved = NULL;
     size_t fails = 0;
     /* the slots that decide: reported slots and dropped ones do not */

@@ -85,7 +85,9 @@ struct kat_semantic {
     char *degenerate;          /* R-B measured: why the reference cannot certify, or NULL */
     int signature;             /* a FAIL on a stress slot (an executable input the provider does not draw) */
     struct kat_tol_params params;
-    char *alignment;           /* "by-name", "positional", "none", or NULL when not reached */
+    char *alignment;           /* "by-name", "positional", "by-similarity", "none", or NULL when not reached */
+    unsigned alignment_unverified; /* mapped tensors a swap among equals would leave unnoticed but for the
+                                      outputs (positional, by-similarity): then a mismatch convicts nothing */
     char *python, *torch;      /* versions the runner reported */
     /* PyTorch's TF32 switches while the candidate ran (the reference runs
      * with both off): 1 on, 0 off, -1 not reported */

@@ -35,6 +35,11 @@
 #      on state_reload, whose fresh weight it halves), none of the sixteen
 #  10. weight_cache_invalidated (task linear, honours the injected state):
 #      semantic PASS, state_after_calls and state_reload judged and passed
+#  10a. renamed_state (task batchnorm; its state under names of its own,
+#      bn_weight ... bn_var, no batch count, as the leaderboard's L2 41):
+#      semantic PASS, aligned by-similarity, the state check passed;
+#      renamed_state_swapped (the same, scale and shift swapped): INCONCLUSIVE,
+#      state-mapping-unverified (its mismatches convict nothing), never PASS
 #  10b. weights_packed_once (task linear, packs its weight at its first call):
 #      FAIL on state_reload only (a second state loaded after its calls)
 # Long run (docs/audit.md, "Long run"):
@@ -157,6 +162,11 @@ task=batchnorm audit init_statistics batchnorm_init_statistics
 check "semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["code"] == "value-mismatch" and f["slot"] < 16 for f in r["semantic"]["findings"])'
 task=linear audit folds_scale folds_scale_inplace
 check "semantic FAIL on the state after the calls, none of the sixteen" '("state_after_calls", "state.fc.weight") in [(f["slot_name"], f.get("leaf")) for f in r["semantic"]["findings"] if f["kind"] == "convicts"] and not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts" and f["slot"] < 16]'
+task=batchnorm audit renamed_state renamed_state
+check "semantic PASS, the state aligned by the words of its names" 'r["axes"]["semantic"]["verdict"] == "PASS" and r["semantic"]["state_alignment"] == "by-similarity"'
+check "the state after the calls judged without the reference's batch count" '[c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
+task=batchnorm audit renamed_swapped renamed_state_swapped
+check "semantic INCONCLUSIVE, state-mapping-unverified: nothing convicts" 'r["axes"]["semantic"]["verdict"] == "INCONCLUSIVE" and "state-mapping-unverified" in [f["code"] for f in r["semantic"]["findings"] if f["kind"] == "unresolved"] and not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
 task=linear audit honours_state weight_cache_invalidated
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "the state after the calls judged, apart from the sixteen" 'r["semantic"]["slots_judged"] == 16 and [c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
@@ -196,5 +206,21 @@ task=linear audit fp16 fp16_weights
 check "aligned by name through a cast" 'r["semantic"]["state_alignment"] == "by-name"'
 check "semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["kind"] == "convicts" and f["code"] == "value-mismatch" and f["slot_name"] == "value_normal" for f in r["semantic"]["findings"])'
 check "its state untouched" '[l["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"] for l in c["leaves"]] == ["pass", "pass"]'
+# The names' words on the leaderboard's L2 41 (nn.Linear, BatchNorm1d, GroupNorm
+# against weight, bias, bn_weight, bn_bias, bn_mean, bn_var, gn_weight, gn_bias),
+# and two unnamed tensors of one shape that nothing can place.
+mapped=$(PYTHONPATH="$SRC/runner" "$PY" - <<'PYEOF'
+import torch.nn as nn, torch
+from kaudit_state import by_similarity
+ref = nn.ModuleDict({"gemm": nn.Linear(8, 4), "batch_norm": nn.BatchNorm1d(4), "group_norm": nn.GroupNorm(2, 4)})
+cand = {"weight": torch.zeros(4, 8)}
+cand.update({k: torch.zeros(4) for k in ("bias", "bn_weight", "bn_bias", "bn_mean", "bn_var", "gn_weight", "gn_bias")})
+m = by_similarity(ref.state_dict(), cand)
+print(sorted(m.items()) if m else None, by_similarity(nn.LayerNorm(4).state_dict(), {"p1": torch.ones(4), "p2": torch.zeros(4)}))
+PYEOF
+)
+want="[('batch_norm.bias', 'bn_bias'), ('batch_norm.running_mean', 'bn_mean'), ('batch_norm.running_var', 'bn_var'), ('batch_norm.weight', 'bn_weight'), ('gemm.bias', 'bias'), ('gemm.weight', 'weight'), ('group_norm.bias', 'gn_bias'), ('group_norm.weight', 'gn_weight')] None"
+if [ "$mapped" = "$want" ]; then echo "ok: by-similarity maps L2 41's names, places no unnamed pair"
+else echo "FAIL: by-similarity: $mapped"; fails=$((fails + 1)); fi
 echo "$fails failed"
 [ "$fails" -eq 0 ]
