@@ -42,6 +42,7 @@ struct audit_args {
     /* batch */
     const char *batch, *ledger;
     int jobs;
+    int jobs_auto;              /* --jobs auto: audit_jobs_auto() once the pairs are read */
     int jobs_given;             /* --jobs was given (with --gpus and without it: one worker per GPU) */
     const char *shard;          /* --shard i/N (audit_shard.h); NULL: SLURM_ARRAY_TASK_*, else all */
     const char *gpus;           /* --gpus auto|LIST: the workers' CUDA_VISIBLE_DEVICES, in turn */

@@ -199,3 +199,29 @@ int audit_gpus_parse(const char *spec, const char *(*env)(const char *), const c
     *n = count;
     return 0;
 }
+
+int audit_jobs_auto(long cpus, unsigned long long mem_kib, size_t pairs)
+{
+    long jobs = cpus / 2;
+    if (mem_kib && (unsigned long long)jobs > mem_kib / AUDIT_JOB_MEMORY_KIB)
+        jobs = (long)(mem_kib / AUDIT_JOB_MEMORY_KIB);
+    if ((size_t)jobs > pairs)
+        jobs = (long)pairs;
+    if (jobs > 256)
+        jobs = 256;
+    return jobs < 1 ? 1 : (int)jobs;
+}
+
+unsigned long long audit_mem_available_kib(const char *meminfo)
+{
+    FILE *f = fopen(meminfo, "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}

@@ -41,4 +41,15 @@ int audit_gpus_parse(const char *spec, const char *(*env)(const char *), const c
                      char *err, size_t errlen);
 void audit_gpus_free(char **gpus, size_t n);
 
+/* --jobs auto: how many audits a batch runs at once.  A cold audit is a
+ * build (load_inline's nvcc and host compiler, two cores busy for a minute)
+ * and two PyTorch processes; the GPU phases take turns by themselves
+ * (docs/timing.md, "Concurrent audits").  So one audit per two CPUs, at most
+ * one per AUDIT_JOB_MEMORY_KIB of available memory (mem_kib 0: unknown, not
+ * limited), at most the batch's pairs and 256, at least 1. */
+#define AUDIT_JOB_MEMORY_KIB (6ULL << 20)
+int audit_jobs_auto(long cpus, unsigned long long mem_kib, size_t pairs);
+/* MemAvailable from a meminfo file (/proc/meminfo) in KiB; 0 when unread. */
+unsigned long long audit_mem_available_kib(const char *meminfo);
+
 #endif

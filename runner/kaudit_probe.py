@@ -52,9 +52,11 @@ except Exception:  # very old PyTorch
 def preimport():
     """What the first operator dispatched under a TorchDispatchMode imports, imported
     before the candidate's process says it is ready: on PyTorch 2.x that first
-    dispatch imports torch._dynamo (seconds on the GPU machine), which otherwise
-    falls inside the probe's first replay, on the audit's critical path, while
-    here it overlaps the reference's work.  Returns {"module", "seconds"} or with
+    dispatch imports torch._dynamo (4 to 9 s on the H100 machine), which
+    otherwise falls inside the probe's first replay, on the audit's critical
+    path, while here it overlaps the runner's own start and the reference's
+    timing (the build it delays waits in the channel meanwhile: measured in
+    bench/notes/gpu-suite.md, 2026-12-05, third session).  Returns {"module", "seconds"} or with
     "error"; None where there is nothing to import (PyTorch 1.x) or
     KAUDIT_PROBE_PREIMPORT=off (for measuring the difference).  A failure is
     reported, never fatal: the probe then meets it as it would have."""

@@ -57,6 +57,13 @@ for bad in 0/2 3/2 2 a/b 1/0; do
     check "--shard $bad: says why" grep -q -- "--shard" bad.jsonl.err
 done
 check "no ledger from the refused shards" [ ! -e bad.jsonl ]
+# --jobs auto: one per two CPUs and 6 GiB available, at most the pairs (3 here), said
+batch ja.jsonl --shard 1/2 --jobs auto
+check "--jobs auto: exit 0 ($(cat ja.jsonl.err))" [ "$(cat ja.jsonl.rc)" = 0 ]
+check "--jobs auto: says how many and from what ($(grep -- '--jobs auto' ja.jsonl.err))" \
+    grep -Eq -- "--jobs auto: [1-3] at once \([0-9]+ CPUs, [0-9.]+ GiB available, 3 pairs\)" ja.jsonl.err
+batch jb.jsonl --jobs many
+check "--jobs many: a usage error (exit $(cat jb.jsonl.rc))" [ "$(cat jb.jsonl.rc)" = 2 ]
 timeout 60 "$K" audit --reference a.py --candidate b.py --shard 1/2 --device cpu >/dev/null 2>"$T/one.err"
 check "--shard without --batch: a usage error" sh -c "[ $? = 2 ] && grep -q 'needs --batch' '$T/one.err'"
 

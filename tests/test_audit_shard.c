@@ -207,3 +207,27 @@ Test(gpus, auto_counts_the_device_nodes)
     cr_assert_eq(n, 0, "no device node, no GPU");
     rmdir(dir);
 }
+
+Test(jobs, auto_is_two_cpus_and_six_gib_each_bounded_by_the_pairs)
+{
+    /* the H100 machine: 16 CPUs, 128 GiB: eight at once (the corpus's eight lanes) */
+    cr_assert_eq(audit_jobs_auto(16, 120ULL << 20, 24), 8);
+    cr_assert_eq(audit_jobs_auto(16, 120ULL << 20, 3), 3, "no more than the pairs");
+    cr_assert_eq(audit_jobs_auto(16, 13ULL << 20, 24), 2, "13 GiB: two of 6 GiB");
+    cr_assert_eq(audit_jobs_auto(16, 0, 24), 8, "memory unknown: the CPUs decide");
+    cr_assert_eq(audit_jobs_auto(1, 1ULL << 20, 24), 1, "never none");
+    cr_assert_eq(audit_jobs_auto(1024, 0, 10000), 256, "at most 256");
+}
+
+Test(jobs, mem_available_read_from_meminfo)
+{
+    char path[] = "/tmp/kaudit-meminfo.XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs("MemTotal:       131072000 kB\nMemFree:         1000 kB\nMemAvailable:   125829120 kB\n", f);
+    fclose(f);
+    cr_assert_eq(audit_mem_available_kib(path), 125829120ULL);
+    unlink(path);
+    cr_assert_eq(audit_mem_available_kib(path), 0, "unread: 0");
+}

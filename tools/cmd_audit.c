@@ -57,7 +57,8 @@
     "  --allow-read DIR       the candidate's process may also read beneath DIR (up to 8; a prebuilt library)\n" \
     "  --quiet                print nothing but errors\n"                                                        \
     "batch: --batch TASKS.jsonl (one {\"id\", \"reference\", \"candidate\", [\"contract\", \"weak\"]} per line),\n" \
-    "  -o LEDGER.jsonl, --jobs N (2); records and audit directories go beside the ledger.\n"                     \
+    "  -o LEDGER.jsonl, --jobs N|auto (2; auto: one per two CPUs and 6 GiB available, at most the pairs);\n"     \
+    "  records and audit directories go beside the ledger.\n"                                                    \
     "  --shard i/N (1 <= i <= N): the task lines k (from 0) with k mod N = i-1; without it a Slurm\n"            \
     "  array task's SLURM_ARRAY_TASK_ID/COUNT/MIN pick the shard.  --gpus auto|0,1,...: each worker\n"           \
     "  gets one GPU in turn (CUDA_VISIBLE_DEVICES), --jobs defaulting to one per GPU.\n"
@@ -141,11 +142,16 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         case 'q': a->quiet = 1; break;
         case 'B': a->batch = optarg; break;
         case 'J': {
+            a->jobs_given = 1;
+            if (!strcmp(optarg, "auto")) {
+                a->jobs_auto = 1;
+                break;
+            }
             long j = strtol(optarg, &end, 10);
             if (*end || j < 1 || j > 256)
-                return cli_usage_error(AUDIT_USAGE, "--jobs takes 1 to 256, not '%s'", optarg);
+                return cli_usage_error(AUDIT_USAGE, "--jobs takes 1 to 256 or auto, not '%s'", optarg);
             a->jobs = (int)j;
-            a->jobs_given = 1;
+            a->jobs_auto = 0;
             break;
         }
         case 'H': {

@@ -742,6 +742,14 @@ static int batch_pairs(struct batch *b, struct audit_args *args)
     keep_shard(&shard, b->pairs, &b->n);
     if (shard.count && !args->quiet)
         fprintf(stderr, "kaudit: %s: %zu of the %zu pairs of %s\n", shard.source, b->n, in_file, args->batch);
+    if (args->jobs_auto) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned long long mem = audit_mem_available_kib("/proc/meminfo");
+        args->jobs = audit_jobs_auto(cpus, mem, b->n);
+        if (!args->quiet)
+            fprintf(stderr, "kaudit: --jobs auto: %d at once (%ld CPUs, %.1f GiB available, %zu pairs)\n", args->jobs,
+                    cpus, (double)mem / (1 << 20), b->n);
+    }
     return 0;
 }
 
