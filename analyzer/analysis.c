@@ -354,6 +354,9 @@ void ka_analysis_free(struct ka_analysis *a)
 {
     if (!a)
         return;
+    for (size_t i = 0; i < a->n_builds; i++)
+        free(a->builds[i].folder);
+    free(a->builds);
     free(a->session_dir);
     free(a->contract_file);
     free(a->task_id);

@@ -276,6 +276,18 @@ struct ka_analysis {
     unsigned build_failures;
     unsigned build_processes;           /* compiler, linker and build driver processes of the run */
     double build_wall_s;                /* the union of their lifetimes (-1: none ended in the trace) */
+    struct ka_build *builds;            /* the same per build: per working folder, first started first */
+    size_t n_builds;
+};
+
+/* One build of the run: the build tool processes that ran in one working
+ * folder (load_inline's ninja and the compilers it starts there, which
+ * inherit it), and the union of their lifetimes. */
+#define KA_BUILDS_REPORTED 32   /* analysis.json's read.builds: the first this many */
+struct ka_build {
+    char *folder;
+    unsigned processes;
+    double wall_s;
 };
 
 /*

@@ -120,9 +120,11 @@ static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const st
     }
 }
 
-/* A build tool process's lifetime, for the build's wall time. */
+/* A build tool process's lifetime, for the build's wall time, and its
+ * working folder, which names its build. */
 struct span {
     uint64_t start, end;
+    char *folder;
 };
 
 static int by_start(const void *a, const void *b)
@@ -160,6 +162,44 @@ static uint64_t end_of(struct kat_trace *t)
     return 0;
 }
 
+static int by_folder_then_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    int c = strcmp(x->folder, y->folder);
+    return c ? c : by_start(a, b);
+}
+
+/* The spans grouped by folder: one ka_build each, in the order their first
+ * process started. */
+static void builds_of(struct ka_analysis *a, struct span *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_folder_then_start);
+    uint64_t *first = NULL;
+    size_t cap = 0, cap_first = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !strcmp(v[j].folder, v[i].folder))
+            j++;
+        if (GROW(a->builds, a->n_builds, cap) || GROW(first, a->n_builds, cap_first))
+            break;
+        first[a->n_builds] = v[i].start;
+        a->builds[a->n_builds++] =
+            (struct ka_build){ kat_xstrdup(v[i].folder), (unsigned)(j - i), union_s(v + i, j - i) };
+        i = j;
+    }
+    /* insertion by the first start: a run has a handful of builds */
+    for (size_t i = 1; i < a->n_builds; i++)
+        for (size_t k = i; k > 0 && first[k - 1] > first[k]; k--) {
+            struct ka_build b = a->builds[k];
+            a->builds[k] = a->builds[k - 1];
+            a->builds[k - 1] = b;
+            uint64_t f = first[k];
+            first[k] = first[k - 1];
+            first[k - 1] = f;
+        }
+    free(first);
+}
+
 void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
 {
     struct span *spans = NULL;
@@ -178,15 +218,20 @@ void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
                 run->a->build_processes++;
                 uint64_t start = st->time_ns, end = 0;
                 tool_outputs(run, t, st, kat_trace_header(t)->pid);
+                const char *cwd = kat_trace_string(t, st->cwd_string);
                 end = end_of(t);
                 if (end > start && !GROW(spans, n_spans, cap_spans))
-                    spans[n_spans++] = (struct span){ start, end };
+                    spans[n_spans++] = (struct span){ start, end, kat_xstrdup(cwd ? cwd : "") };
             }
         }
         kat_trace_close(t);
     }
-    if (n_spans)
+    if (n_spans) {
         run->a->build_wall_s = union_s(spans, n_spans);
+        builds_of(run->a, spans, n_spans);
+    }
+    for (size_t i = 0; i < n_spans; i++)
+        free(spans[i].folder);
     free(spans);
 }
 

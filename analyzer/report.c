@@ -233,6 +233,14 @@ char *ka_report_json(const struct ka_analysis *a)
         cJSON_AddNumberToObject(stats, "build_wall_s", a->build_wall_s);
     else
         cJSON_AddNullToObject(stats, "build_wall_s");
+    cJSON *builds = cJSON_AddArrayToObject(stats, "builds");
+    for (size_t i = 0; i < a->n_builds && i < KA_BUILDS_REPORTED; i++) {
+        cJSON *b = cJSON_CreateObject();
+        add_string(b, "folder", a->builds[i].folder);
+        cJSON_AddNumberToObject(b, "processes", a->builds[i].processes);
+        cJSON_AddNumberToObject(b, "wall_s", a->builds[i].wall_s);
+        cJSON_AddItemToArray(builds, b);
+    }
     cJSON *kb = cJSON_AddObjectToObject(root, "kernels");
     for (int o = 0; o < KA_ORIGIN_COUNT; o++) {
         cJSON *row = cJSON_AddObjectToObject(kb, ka_origin_name(o));

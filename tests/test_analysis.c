@@ -361,6 +361,11 @@ Test(implementation, an_object_built_in_the_run_is_the_candidates_wherever_it_wa
        alive, 2 ms in all (3 ms summed) */
     cr_expect_eq(a->build_processes, 3);
     cr_expect(fabs(a->build_wall_s - 0.002) < 1e-9, "build_wall_s %.9f", a->build_wall_s);
+    /* one folder, one build */
+    cr_assert_eq(a->n_builds, 1);
+    cr_expect_str_eq(a->builds[0].folder, "/work/runs/build_dir/level1_p1_s0/ext_p1");
+    cr_expect_eq(a->builds[0].processes, 3);
+    cr_expect(fabs(a->builds[0].wall_s - 0.002) < 1e-9, "the build's wall_s %.9f", a->builds[0].wall_s);
     done(&s, a);
     a = built_elsewhere(&s, 0);
     cr_expect_eq(a->build_processes, 0);
@@ -384,6 +389,16 @@ Test(implementation, an_object_in_the_folder_a_build_driver_of_the_run_built_in_
     a = built_elsewhere(&s, 3);
     cr_expect_neq(IMPL(a), KA_PASS, "ninja --version, and builds in the folder above or in a sibling, name no object");
     cr_expect_not(has_finding(a, "candidate-object"));
+    /* two folders, two builds, each its processes' union: the query (started at 5 ms) is ext_p1's,
+       ninja and make in level1_p1_s0 (both from 5 ms) the other's; the first started first */
+    cr_assert_eq(a->n_builds, 2);
+    cr_expect_str_eq(a->builds[0].folder, "/work/runs/build_dir/level1_p1_s0");
+    cr_expect_eq(a->builds[0].processes, 2);
+    cr_expect_str_eq(a->builds[1].folder, "/work/runs/build_dir/level1_p1_s0/ext_p1");
+    cr_expect_eq(a->builds[1].processes, 1);
+    cr_expect(fabs(a->builds[0].wall_s + a->builds[1].wall_s - 2 * a->build_wall_s) < 1e-9,
+              "both from 5 ms for 1 ms: each build's wall is the run's (%.9f, %.9f, %.9f)", a->builds[0].wall_s,
+              a->builds[1].wall_s, a->build_wall_s);
     done(&s, a);
 }
 
