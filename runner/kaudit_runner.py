@@ -140,7 +140,7 @@ class Runner:
             kaudit_tensors.write_tensor_file(path, leaves)
         return "tensors/" + name
 
-    # --- reference side (before the candidate exists)
+    # --- reference side, in this process (the candidate builds in its own meanwhile, out of reach)
 
     def build_reference(self):
         plan = self.plan
@@ -680,11 +680,11 @@ class Runner:
     def start_party(self):
         """The candidate's process started while the reference works, so that its
         interpreter and PyTorch import (seconds, on the CPU) overlap the
-        reference's slots; it imports nothing of the candidate until asked.
-        Normally it was started before this process imported PyTorch
+        reference's timing and slots; it imports nothing of the candidate until
+        asked.  Normally it was started before this process imported PyTorch
         (EARLY_PARTY) and is only adopted here.  For measuring the difference:
-        KAUDIT_PARTY_START=after-reference starts it here, late when the
-        candidate is built."""
+        KAUDIT_PARTY_START=after-reference starts it here, after the reference's
+        build; late, when the build is requested (begin_build)."""
         global EARLY_PARTY
         if EARLY_PARTY is not None:
             self.party, EARLY_PARTY = EARLY_PARTY, None
@@ -695,7 +695,7 @@ class Runner:
         try:
             self.party = PartyLink(self.plan, self.log, self.guard, wait=False)
         except (PartyGone, OSError):
-            self.party = None   # build_candidate tries again and says why
+            self.party = None   # begin_build tries again; build_candidate says why
 
     def _ask(self, op, stage_name=None, **fields):
         """A request to the candidate's process; when the process is gone, a stage
