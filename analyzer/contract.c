@@ -256,6 +256,7 @@ void ka_contract_free(struct ka_contract *k)
     free(k->library_uses);
     free(k->timing_dtype);
     free(k->alternative_shapes);
+    free(k->candidate_only_state);
     for (size_t i = 0; i < k->n_inputs; i++) {
         free(k->inputs[i].name);
         free(k->inputs[i].shape);

@@ -121,6 +121,11 @@ struct ka_contract {
      * layouts get_inputs() itself makes are the task's: docs/audit.md,
      * "What gates") */
     unsigned stress_layouts;
+    /* state.candidate_only: names of state the candidate may hold that the
+     * reference lacks (kept at the candidate's own values, never mapped), as
+     * compact JSON text; NULL when none is declared (then such state makes
+     * the semantic axis abstain, as the paper's rule says) */
+    char *candidate_only_state;
 };
 
 #define KA_LAYOUT_CONTIGUOUS (1u << 0)

@@ -461,6 +461,41 @@ static void parse_stress(struct ctx *c, const cJSON *v, struct ka_contract *k)
         fail(c, "stress", "out of memory");
 }
 
+/* "state": {"candidate_only": ["gamma", "beta"]}: state the candidate may
+ * hold that the reference lacks; the paper abstains on such state unless it
+ * is declared (docs/audit.md, "State alignment"). */
+static void parse_state(struct ctx *c, const cJSON *v, struct ka_contract *k)
+{
+    if (!v)
+        return;
+    if (!cJSON_IsObject(v)) {
+        fail(c, "state", "expected an object, found %s", type_name(v));
+        return;
+    }
+    static const char *const keys[] = { "candidate_only", NULL };
+    only_keys(c, v, "state", keys);
+    const cJSON *names = get(c, v, "candidate_only", "state", 0);
+    if (!names)
+        return;
+    if (!cJSON_IsArray(names) || cJSON_GetArraySize(names) > 64) {
+        fail(c, "state.candidate_only", "expected an array of at most 64 state names");
+        return;
+    }
+    int i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, names)
+    {
+        if (!cJSON_IsString(e) || !*e->valuestring || strlen(e->valuestring) > 256) {
+            fail(c, "state.candidate_only", "entry %d: expected a state name (a state_dict key)", i);
+            return;
+        }
+        i++;
+    }
+    k->candidate_only_state = cJSON_PrintUnformatted(names);
+    if (!k->candidate_only_state)
+        fail(c, "state", "out of memory");
+}
+
 static void parse_inputs(struct ctx *c, const cJSON *v, struct ka_contract *k)
 {
     if (!v)
@@ -549,7 +584,7 @@ int ka_contract_parse(const char *text, size_t len, const char *name, struct ka_
     }
     static const char *const keys[] = {
         "kaudit_contract", "task_id", "description", "reference", "candidate", "phases",
-        "implementation", "reference_work", "degenerate_reference", "timing", "inputs", "stress", NULL,
+        "implementation", "reference_work", "degenerate_reference", "timing", "inputs", "stress", "state", NULL,
     };
     only_keys(&c, root, "(top)", keys);
     const cJSON *ver = get(&c, root, "kaudit_contract", "(top)", 1);
@@ -591,6 +626,7 @@ int ka_contract_parse(const char *text, size_t len, const char *name, struct ka_
     parse_timing(&c, get(&c, root, "timing", "(top)", 0), k);
     parse_inputs(&c, get(&c, root, "inputs", "(top)", 0), k);
     parse_stress(&c, get(&c, root, "stress", "(top)", 0), k);
+    parse_state(&c, get(&c, root, "state", "(top)", 0), k);
 
     /* Patterns are matched with fnmatch: reject the ones it cannot use. */
     for (size_t i = 0; !c.failed && i < k->candidate.n_objects; i++)

@@ -575,6 +575,7 @@ static int audit_plan(struct audit_run *r)
     r->plan = (struct kat_plan){ .reference = p->reference, .candidate = p->candidate, .device = a->device,
                                  .seed = p->seed, .out_dir = p->runner_dir, .work_dir = p->work,
                                  .alternative_shapes = contract ? contract->alternative_shapes : NULL,
+                                 .candidate_only_state = contract ? contract->candidate_only_state : NULL,
                                  .gated_transforms = p->stress_gated,
                                  .long_run_calls = AUDIT_LONG_RUN_CALLS, .modes = 1, .state_reload = 1,
                                  .timed_calls = 5, .write_roots = task_roots, .n_write_roots = n_task_roots,

@@ -129,6 +129,8 @@ class Party:
         sys.addaudithook(self.guard.hook)
         self.init_inputs = load_handed(q["init"], "cpu")
         self.ref_state = load_handed(q["state"], self.device)
+        declared = q.get("candidate_only")
+        self.candidate_only = frozenset(str(k) for k in declared) if isinstance(declared, list) else frozenset()
         with phase(self.marks, CAND):
             def load_candidate():
                 mod = load_module("kaudit_candidate", q["candidate"])
@@ -138,7 +140,7 @@ class Party:
             self.cand_mod = stage(self.log, "import_candidate", load_candidate)
         self.instances["A"] = stage(self.log, "build_candidate", self.new_candidate)
         try:
-            info, self.mapping = align_state(self.ref_state, self.instances["A"])
+            info, self.mapping = align_state(self.ref_state, self.instances["A"], self.candidate_only)
         except AlignmentError as exc:
             self.log.event("stage", stage="align_state", status="unresolved", code=exc.code, error=str(exc))
             raise StageFailed("align_state")
@@ -174,7 +176,7 @@ class Party:
         if inst not in self.instances:
             try:
                 m = self.new_candidate()
-                align_state(self.ref_state, m)
+                align_state(self.ref_state, m, self.candidate_only)
             except Exception as exc:
                 return {"status": "candidate-raised", "error": "building a fresh instance: " + short_error(exc)[0]}
             self.instances[inst] = m
@@ -236,7 +238,7 @@ class Party:
         """A state handed by the runner loaded into instance A, as the first was
         (align_state: the verified mapping, values read back)."""
         try:
-            align_state(load_handed(q["state"], self.device), self.cand)
+            align_state(load_handed(q["state"], self.device), self.cand, self.candidate_only)
         except AlignmentError as exc:
             return {"status": "candidate-raised", "error": "%s: %s" % (exc.code, exc)}
         except Exception as exc:

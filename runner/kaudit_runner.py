@@ -650,7 +650,8 @@ class Runner:
             state = self.party.hand("state.pt", self.ref_state)
             self.party.send("build", device=str(self.device), candidate=plan["candidate"], init=init, state=state,
                             out_dir=self.party.out, build_seed=self.derived("candidate-build"),
-                            write_roots=plan["party"]["python_write_roots"])
+                            write_roots=plan["party"]["python_write_roots"],
+                            candidate_only=plan.get("candidate_only_state") or [])
             self.log.event("party", status="build_requested")
         except (PartyGone, OSError) as exc:
             self.build_error = exc

@@ -9,18 +9,23 @@ parameters.
 import torch
 
 
-def align_state(rs, cand):
+def align_state(rs, cand, candidate_only=frozenset()):
     """Inject the reference's state (rs, its state_dict as built) into the
-    candidate through a verified mapping: keys (by name, else by position),
-    shapes, dtypes, then the values read back, and coverage (every tensor of
-    both sides mapped once; a floating tensor of another floating dtype gets
-    the reference's value cast to it).  Returns a description and the mapping
-    (reference key -> candidate key); raises AlignmentError when the
+    candidate through a verified mapping: keys (by name, else by position,
+    else by the words of the names), shapes, dtypes, then the values read
+    back, and coverage (every tensor of both sides mapped once, but the
+    candidate's keys the contract declares its own, candidate_only, which
+    keep the candidate's values; a floating tensor of another floating dtype
+    gets the reference's value cast to it).  Returns a description and the
+    mapping (reference key -> candidate key); raises AlignmentError when the
     correspondence is unresolved."""
-    cs = cand.state_dict()
+    whole = cand.state_dict()
+    own = [k for k in whole if k in candidate_only and k not in rs]
+    cs = {k: v for k, v in whole.items() if k not in own}
     rkeys, ckeys = list(rs.keys()), list(cs.keys())
     if not rkeys and not ckeys:
-        return {"mapping": "none", "tensors": 0}, {}
+        return ({"mapping": "none", "tensors": 0, "candidate_only": own} if own else
+                {"mapping": "none", "tensors": 0}), {}
     mapping = None
     how = None
     if set(rkeys) == set(ckeys):
@@ -52,7 +57,8 @@ def align_state(rs, cand):
     # weights) gets the reference's value cast to it; the outputs then decide
     casts = {a: str(cs[b].dtype).replace("torch.", "") for a, b in mapping.items() if rs[a].dtype != cs[b].dtype}
     new = {b: rs[a].detach().clone().to(cs[b].dtype) for a, b in mapping.items()}
-    cand.load_state_dict(new, strict=True)
+    # the declared state of its own keeps its values (strict: every key given)
+    cand.load_state_dict({**{k: whole[k] for k in own}, **new}, strict=True)
     after = cand.state_dict()
     for a, b in mapping.items():
         x, y = new[b], after[b]
@@ -62,6 +68,8 @@ def align_state(rs, cand):
             "unverified": 0 if how == "by-name" else interchangeable(rs, mapping)}
     if len(mapping) < len(rkeys):
         info["reference_only"] = [k for k in rkeys if k not in mapping][:64]
+    if own:
+        info["candidate_only"] = own[:64]
     if casts:
         info["casts"] = dict(list(casts.items())[:64])
     return info, mapping

@@ -246,6 +246,11 @@ int kat_plan_write(const char *path, const struct kat_plan *p, char *err, size_t
         kat_json_raw(&j, "alternative_shapes", p->alternative_shapes);
     else
         kat_json_null(&j, "alternative_shapes");
+    /* The state the contract lets the candidate hold that the reference lacks. */
+    if (p->candidate_only_state)
+        kat_json_raw(&j, "candidate_only_state", p->candidate_only_state);
+    else
+        kat_json_null(&j, "candidate_only_state");
     /* The causal probe (docs/audit.md, "Causal probe"): what to perturb; null: no probe. */
     if (p->probe) {
         kat_json_open(&j, "probe", '{');

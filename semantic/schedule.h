@@ -81,6 +81,7 @@ struct kat_plan {
     const char *out_dir;                /* events.jsonl and tensors/ go here */
     const char *work_dir;               /* the runner's working directory */
     const char *alternative_shapes;     /* JSON array text from the contract, or NULL */
+    const char *candidate_only_state;   /* the contract's state.candidate_only, JSON array text, or NULL */
     unsigned timed_calls;
     int timing;                 /* the measurement tier's timing checks (A/A, speedup, stream differential) */
     const char *timing_lock_dir;        /* where concurrent audits' timing takes turns (docs/timing.md), NULL: no turns */

@@ -40,6 +40,11 @@
 #      semantic PASS, aligned by-similarity, the state check passed;
 #      renamed_state_swapped (the same, scale and shift swapped): INCONCLUSIVE,
 #      state-mapping-unverified (its mismatches convict nothing), never PASS
+#  10a2. own_gain (task rowsum; a parameter of its own, gain = 1): INCONCLUSIVE
+#      candidate-only-state against rowsum.json, PASS against
+#      rowsum-own-state.json (state.candidate_only: ["gain"]);
+#      snapshot_own_state (task linear; computes with a copy of its initial
+#      weight, declared in linear-own-state.json): FAIL on the values
 #  10b. weights_packed_once (task linear, packs its weight at its first call):
 #      FAIL on state_reload only (a second state loaded after its calls)
 # Long run (docs/audit.md, "Long run"):
@@ -162,6 +167,12 @@ task=batchnorm audit init_statistics batchnorm_init_statistics
 check "semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and any(f["code"] == "value-mismatch" and f["slot"] < 16 for f in r["semantic"]["findings"])'
 task=linear audit folds_scale folds_scale_inplace
 check "semantic FAIL on the state after the calls, none of the sixteen" '("state_after_calls", "state.fc.weight") in [(f["slot_name"], f.get("leaf")) for f in r["semantic"]["findings"] if f["kind"] == "convicts"] and not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts" and f["slot"] < 16]'
+task=rowsum audit own_undeclared own_gain --contract "$A/contracts/rowsum.json" --manifest "$A/contracts/manifest.json"
+check "undeclared state of its own: INCONCLUSIVE candidate-only-state (the paper's rule)" 'r["axes"]["semantic"]["verdict"] == "INCONCLUSIVE" and "candidate-only-state" in [f["code"] for f in r["semantic"]["findings"]]'
+task=rowsum audit own_declared own_gain --contract "$A/contracts/rowsum-own-state.json" --manifest "$A/contracts/manifest.json"
+check "declared by the contract (state.candidate_only): semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
+task=linear audit snapshot_declared snapshot_own_state --contract "$A/contracts/linear-own-state.json" --manifest "$A/contracts/manifest.json"
+check "a declared snapshot of the initial weight: semantic FAIL on the values" 'r["axes"]["semantic"]["verdict"] == "FAIL" and r["semantic"]["state_alignment"] == "by-name" and any(f["code"] == "value-mismatch" and f["slot"] < 16 for f in r["semantic"]["findings"])'
 task=batchnorm audit renamed_state renamed_state
 check "semantic PASS, the state aligned by the words of its names" 'r["axes"]["semantic"]["verdict"] == "PASS" and r["semantic"]["state_alignment"] == "by-similarity"'
 check "the state after the calls judged without the reference's batch count" '[c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'

@@ -105,6 +105,29 @@ Test(contract, stress_layouts_are_declared_and_checked)
     cr_expect(strstr(e, "stress.layouts") && strstr(e, "expected an array"), "%s", e);
 }
 
+/* state.candidate_only: the candidate's own state a contract declares (the paper abstains on undeclared) */
+Test(contract, candidate_only_state_is_declared_and_checked)
+{
+    static const char head[] = "{\"kaudit_contract\": 1, \"task_id\": \"t\", \"implementation\": "
+                               "{\"self_implemented\": false}, \"state\": ";
+    char text[512];
+    struct ka_contract *c;
+    char err[1024];
+    snprintf(text, sizeof text, "%s{\"candidate_only\": [\"gamma\", \"beta\"]}}", head);
+    cr_assert_eq(ka_contract_parse(text, strlen(text), "x.json", &c, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(c->candidate_only_state, "[\"gamma\",\"beta\"]");
+    ka_contract_free(c);
+    snprintf(text, sizeof text, "%s{\"candidate_only\": [\"gamma\", 3]}}", head);
+    char *e = parse_error(text);
+    cr_expect(strstr(e, "state.candidate_only") && strstr(e, "entry 1"), "%s", e);
+    snprintf(text, sizeof text, "%s{\"candidate_only\": [\"\"]}}", head);
+    e = parse_error(text);
+    cr_expect(strstr(e, "state.candidate_only") && strstr(e, "entry 0"), "%s", e);
+    snprintf(text, sizeof text, "%s{\"own\": []}}", head);
+    e = parse_error(text);
+    cr_expect(strstr(e, "own"), "an unknown key of state is refused: %s", e);
+}
+
 /* A task_id with a NUL would be cut silently; invalid UTF-8 would reach
  * report --json as invalid JSON (issue 14): both refused with the place. */
 Test(contract, nul_and_invalid_utf8_are_refused_with_the_place)
