@@ -14,7 +14,8 @@
 # names none of the PyTorch/cuBLAS entry points of the task's core work
 # (torch.matmul, nn.Conv*, nn.Linear, norms, cublas, at::mm ...); 16 level-1
 # and 4 level-2 problems spread evenly over the problem ids, one solution each
-# (the models in turn); "keeps-torch-core": 4 level-2 solutions whose code
+# (of a problem's solutions sorted by file id, the k-th pick takes the one at
+# position k modulo their number); "keeps-torch-core": 4 level-2 solutions whose code
 # keeps such a module and fuses the rest.  raw_data's problem_id counts from
 # 0; the leaderboard's problem file is l<level>_p<problem_id + 1>.py.
 set -eu
