@@ -169,35 +169,41 @@ static int by_folder_then_start(const void *a, const void *b)
     return c ? c : by_start(a, b);
 }
 
+/* A build and when its first process started, for ordering the builds. */
+struct grouped {
+    uint64_t first;
+    struct ka_build build;
+};
+
+static int by_first_start(const void *a, const void *b)
+{
+    const struct grouped *x = a, *y = b;
+    if (x->first != y->first)
+        return x->first < y->first ? -1 : 1;
+    return strcmp(x->build.folder, y->build.folder);
+}
+
 /* The spans grouped by folder: one ka_build each, in the order their first
- * process started. */
+ * process started (then by folder). */
 static void builds_of(struct ka_analysis *a, struct span *v, size_t n)
 {
     qsort(v, n, sizeof *v, by_folder_then_start);
-    uint64_t *first = NULL;
-    size_t cap = 0, cap_first = 0;
+    struct grouped *g = kat_xcalloc(n, sizeof *g);   /* at most one build per span */
+    size_t n_g = 0;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && !strcmp(v[j].folder, v[i].folder))
             j++;
-        if (GROW(a->builds, a->n_builds, cap) || GROW(first, a->n_builds, cap_first))
-            break;
-        first[a->n_builds] = v[i].start;
-        a->builds[a->n_builds++] =
-            (struct ka_build){ kat_xstrdup(v[i].folder), (unsigned)(j - i), union_s(v + i, j - i) };
+        g[n_g++] = (struct grouped){ v[i].start,
+                                     { kat_xstrdup(v[i].folder), (unsigned)(j - i), union_s(v + i, j - i) } };
         i = j;
     }
-    /* insertion by the first start: a run has a handful of builds */
-    for (size_t i = 1; i < a->n_builds; i++)
-        for (size_t k = i; k > 0 && first[k - 1] > first[k]; k--) {
-            struct ka_build b = a->builds[k];
-            a->builds[k] = a->builds[k - 1];
-            a->builds[k - 1] = b;
-            uint64_t f = first[k];
-            first[k] = first[k - 1];
-            first[k - 1] = f;
-        }
-    free(first);
+    qsort(g, n_g, sizeof *g, by_first_start);
+    a->builds = kat_xcalloc(n_g, sizeof *a->builds);
+    for (size_t i = 0; i < n_g; i++)
+        a->builds[i] = g[i].build;
+    a->n_builds = n_g;
+    free(g);
 }
 
 void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)

@@ -475,22 +475,19 @@ static void parse_state(struct ctx *c, const cJSON *v, struct ka_contract *k)
     static const char *const keys[] = { "candidate_only", NULL };
     only_keys(c, v, "state", keys);
     const cJSON *names = get(c, v, "candidate_only", "state", 0);
-    if (!names)
+    size_t n = 0;
+    char **list = string_list(c, names, "state.candidate_only", &n);
+    if (!c->failed && n > 64)
+        fail(c, "state.candidate_only", "more than 64 state names");
+    for (size_t i = 0; !c->failed && i < n; i++)
+        if (!*list[i] || strlen(list[i]) > 256)
+            fail(c, "state.candidate_only", "entry %zu: an empty state name or one over 256 bytes", i);
+    for (size_t i = 0; list && list[i]; i++)
+        free(list[i]);
+    free(list);
+    if (c->failed || !names)
         return;
-    if (!cJSON_IsArray(names) || cJSON_GetArraySize(names) > 64) {
-        fail(c, "state.candidate_only", "expected an array of at most 64 state names");
-        return;
-    }
-    int i = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, names)
-    {
-        if (!cJSON_IsString(e) || !*e->valuestring || strlen(e->valuestring) > 256) {
-            fail(c, "state.candidate_only", "entry %d: expected a state name (a state_dict key)", i);
-            return;
-        }
-        i++;
-    }
+    /* the runner reads the names from the plan, which carries them as JSON */
     k->candidate_only_state = cJSON_PrintUnformatted(names);
     if (!k->candidate_only_state)
         fail(c, "state", "out of memory");

@@ -24,8 +24,10 @@ def align_state(rs, cand, candidate_only=frozenset()):
     cs = {k: v for k, v in whole.items() if k not in own}
     rkeys, ckeys = list(rs.keys()), list(cs.keys())
     if not rkeys and not ckeys:
-        return ({"mapping": "none", "tensors": 0, "candidate_only": own} if own else
-                {"mapping": "none", "tensors": 0}), {}
+        info = {"mapping": "none", "tensors": 0}
+        if own:
+            info["candidate_only"] = own[:64]
+        return info, {}
     mapping = None
     how = None
     if set(rkeys) == set(ckeys):
