@@ -131,14 +131,22 @@ class Party:
         self.ref_state = load_handed(q["state"], self.device)
         declared = q.get("candidate_only")
         self.candidate_only = frozenset(str(k) for k in declared) if isinstance(declared, list) else frozenset()
-        with phase(self.marks, CAND):
-            def load_candidate():
-                mod = load_module("kaudit_candidate", q["candidate"])
-                if not hasattr(mod, "ModelNew"):
-                    raise AttributeError("the candidate defines no 'ModelNew'")
-                return mod
-            self.cand_mod = stage(self.log, "import_candidate", load_candidate)
-        self.instances["A"] = stage(self.log, "build_candidate", self.new_candidate)
+        preimport = kaudit_probe.Preimport()
+        restore = preimport.install()   # torch._dynamo imported while the compilers run
+        try:
+            with phase(self.marks, CAND):
+                def load_candidate():
+                    mod = load_module("kaudit_candidate", q["candidate"])
+                    if not hasattr(mod, "ModelNew"):
+                        raise AttributeError("the candidate defines no 'ModelNew'")
+                    return mod
+                self.cand_mod = stage(self.log, "import_candidate", load_candidate)
+            self.instances["A"] = stage(self.log, "build_candidate", self.new_candidate)
+        finally:
+            preimport.uninstall(restore)
+        # where no build imported it, now, while the runner computes the reference's
+        # slots (not after a failed stage: no probe follows that)
+        self.preimported = preimport.finish()
         try:
             info, self.mapping = align_state(self.ref_state, self.instances["A"], self.candidate_only)
         except AlignmentError as exc:
@@ -151,7 +159,8 @@ class Party:
         now = self.cand.state_dict()
         return {"casts": {a: str(now[b].dtype).replace("torch.", "") for a, b in self.mapping.items()
                           if now[b].dtype != self.ref_state[a].dtype},
-                "reference_only": [a for a in self.ref_state if a not in self.mapping]}
+                "reference_only": [a for a in self.ref_state if a not in self.mapping],
+                "preimported": self.preimported}
 
     def new_candidate(self):
         torch.manual_seed(self.seed)
@@ -413,8 +422,7 @@ def main(argv):
         return 4
     ch = Channel(int(argv[1]), int(argv[2]))
     party = Party(ch)
-    preimported = kaudit_probe.preimport()
-    ch.send({"op": "ready", "pid": os.getpid(), "torch": torch.__version__, "preimported": preimported})
+    ch.send({"op": "ready", "pid": os.getpid(), "torch": torch.__version__})
     while True:
         q = ch.receive()
         if q is None or q.get("op") == "exit":

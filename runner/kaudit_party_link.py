@@ -120,8 +120,7 @@ class PartyLink:
         if ready is None or ready.get("op") != "ready":
             raise PartyGone(self._why("before it was ready"))
         self.ready = True
-        self.log.event("party", status="ready", waited=round(time.monotonic() - t0, 3),
-                       preimported=ready.get("preimported") if isinstance(ready.get("preimported"), dict) else None)
+        self.log.event("party", status="ready", waited=round(time.monotonic() - t0, 3))
 
     @staticmethod
     def _read_roots(spec):

@@ -49,35 +49,98 @@ except Exception:  # very old PyTorch
     TorchDispatchMode = None
 
 
-def preimport():
-    """What the first operator dispatched under a TorchDispatchMode imports, imported
-    before the candidate's process says it is ready: on PyTorch 2.x that first
-    dispatch imports torch._dynamo (4 to 9 s on the H100 machine), which
-    otherwise falls inside the probe's first replay, on the audit's critical
-    path, while here it overlaps the runner's own start and the reference's
-    timing (the build it delays waits in the channel meanwhile: measured in
-    bench/notes/gpu-suite.md, 2026-12-05, third session).  Returns {"module", "seconds"} or with
-    "error"; None where there is nothing to import (PyTorch 1.x) or
-    KAUDIT_PROBE_PREIMPORT=off (for measuring the difference).  A failure is
-    reported, never fatal: the probe then meets it as it would have."""
-    if os.environ.get("KAUDIT_PROBE_PREIMPORT") == "off":
-        return None
-    import importlib
-    import importlib.util
-    name = "torch._dynamo"
-    try:
-        if importlib.util.find_spec(name) is None:
+PREIMPORTED_MODULE = "torch._dynamo"
+
+
+class Preimport:
+    """What the first operator dispatched under a TorchDispatchMode imports:
+    on PyTorch 2.x that first dispatch imports torch._dynamo (8.5 to 14 s on
+    the H100 machine under eight lanes), which otherwise falls inside the
+    probe's first replay, on the audit's critical path.
+
+    Where it is imported, and why there: while the candidate's build runs
+    its compilers (during()), in a thread of its own, when the process's
+    only other thread waits on ninja and imports nothing, so the two imports
+    never race (a concurrent circular import can hand a thread a partly
+    initialised module) and the import costs no wall time; where no build
+    ran, after the candidate's stages (finish()), while the runner computes
+    the reference's slots.  Before 2026-12-06 it ran before the process said
+    ready, which put it in front of every cold build (bench/notes/gpu-suite.md).
+
+    report(): {"module", "seconds", "during_build"[, "error"]}; None where there
+    is nothing to import (PyTorch 1.x) or KAUDIT_PROBE_PREIMPORT=off (for
+    measuring the difference).  A failure is reported, never fatal: the probe
+    then meets it as it would have.  The candidate's process's own report."""
+
+    def __init__(self, module=PREIMPORTED_MODULE):
+        self.module = module
+        self.got = None
+        self.thread = None
+        self.wanted = os.environ.get("KAUDIT_PROBE_PREIMPORT") != "off" and self._importable(module)
+
+    @staticmethod
+    def _importable(module):
+        import importlib.util
+        try:
+            return importlib.util.find_spec(module) is not None
+        except Exception:
+            return False
+
+    def _import(self, during_build):
+        import importlib
+        t0 = time.monotonic()
+        got = {"module": self.module, "during_build": during_build}
+        try:
+            importlib.import_module(self.module)
+        except Exception as exc:
+            got["error"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
+        got["seconds"] = round(time.monotonic() - t0, 3)
+        self.got = got
+
+    def during(self, build):
+        """build (PyTorch's ninja run) wrapped: the import starts beside the
+        first one and is waited for before it returns."""
+        def wrapped(*args, **kwargs):
+            started = None
+            if self.wanted and self.got is None and self.thread is None:
+                import threading
+                started = self.thread = threading.Thread(target=self._import, args=(True,),
+                                                         name="kaudit-preimport", daemon=True)
+                started.start()
+            try:
+                return build(*args, **kwargs)
+            finally:
+                if started is not None:
+                    started.join()
+        return wrapped
+
+    def install(self):
+        """during() around torch.utils.cpp_extension's ninja run, the one step of
+        load() and load_inline() that only waits on compilers.  Returns the
+        function to put back (None where PyTorch has no such step)."""
+        if not self.wanted:
             return None
-    except Exception:
-        return None
-    t0 = time.monotonic()
-    got = {"module": name}
-    try:
-        importlib.import_module(name)
-    except Exception as exc:
-        got["error"] = "%s: %s" % (type(exc).__name__, str(exc).splitlines()[0][:200] if str(exc) else "")
-    got["seconds"] = round(time.monotonic() - t0, 3)
-    return got
+        try:
+            import torch.utils.cpp_extension as ext
+        except Exception:
+            return None
+        original = getattr(ext, "_run_ninja_build", None)
+        if not callable(original):
+            return None
+        ext._run_ninja_build = self.during(original)
+        return original
+
+    @staticmethod
+    def uninstall(original):
+        if original is not None:
+            import torch.utils.cpp_extension as ext
+            ext._run_ninja_build = original
+
+    def finish(self):
+        """The import done, here if no build did it; its report."""
+        if self.wanted and self.got is None and self.thread is None:
+            self._import(False)
+        return self.got
 
 
 # At most this many calls' input sizes are logged per operator.

@@ -670,6 +670,8 @@ class Runner:
             raise StageFailed("import_candidate")
         if not got.get("ok"):
             raise StageFailed(got.get("stage_failed") or "import_candidate")
+        pre = got.get("preimported")
+        self.log.event("party", status="built", preimported=pre if isinstance(pre, dict) else None)
         casts = got.get("casts")
         self.state_casts = {str(k): str(v) for k, v in casts.items()} if isinstance(casts, dict) else {}
         # the reference's bookkeeping the candidate does not hold (align_state): left

@@ -18,6 +18,8 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 "$PY" "$SRC/tests/python/probe_check.py" "$SRC/runner" || fail "the probe's perturbation"
 # the switches a candidate reports, applied in the reference's process (runner/kaudit_flags.py)
 "$PY" "$SRC/tests/python/flags_check.py" "$SRC/runner" || fail "the switches applied from the candidate's report"
+# torch._dynamo's import while the candidate's compilers run (runner/kaudit_probe.py, Preimport)
+"$PY" "$SRC/tests/python/preimport_check.py" "$SRC/runner" || fail "the import beside the build"
 
 PROG=$SRC/tests/python/operators_program.py
 "$PY" "$PROG" >"$T/bare.txt" 2>&1 || fail "the program failed on its own: $(cat "$T/bare.txt")"
