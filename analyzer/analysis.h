@@ -284,10 +284,23 @@ struct ka_analysis {
  * folder (load_inline's ninja and the compilers it starts there, which
  * inherit it), and the union of their lifetimes. */
 #define KA_BUILDS_REPORTED 32   /* analysis.json's read.builds: the first this many */
+/* Of one build, one tool by name (nvcc, c++, cicc, ptxas, ld, ...): how many of
+ * its processes ran and the union of their lifetimes, the compiler's own wall
+ * time.  The KA_BUILD_TOOLS longest are kept, longest first. */
+#define KA_BUILD_TOOLS 8
+#define KA_BUILD_TOOL_NAME 32
+struct ka_build_tool {
+    char name[KA_BUILD_TOOL_NAME];
+    unsigned processes;
+    double wall_s;
+};
 struct ka_build {
     char *folder;
     unsigned processes;
     double wall_s;
+    struct ka_build_tool tools[KA_BUILD_TOOLS];
+    unsigned n_tools;           /* kept in tools[] */
+    unsigned tools_seen;        /* distinct tool names in the build */
 };
 
 /*

@@ -125,6 +125,7 @@ static void tool_outputs(struct ka_run *run, const struct kat_trace *t, const st
 struct span {
     uint64_t start, end;
     char *folder;
+    char tool[KA_BUILD_TOOL_NAME];   /* the process's program, by base name */
 };
 
 static int by_start(const void *a, const void *b)
@@ -169,6 +170,45 @@ static int by_folder_then_start(const void *a, const void *b)
     return c ? c : by_start(a, b);
 }
 
+static int by_tool_then_start(const void *a, const void *b)
+{
+    const struct span *x = a, *y = b;
+    int c = strcmp(x->tool, y->tool);
+    return c ? c : by_start(a, b);
+}
+
+static int by_longer(const void *a, const void *b)
+{
+    const struct ka_build_tool *x = a, *y = b;
+    if (x->wall_s != y->wall_s)
+        return x->wall_s > y->wall_s ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+/* One build's spans (v[0..n), reordered) split by tool: the longest
+ * KA_BUILD_TOOLS into b->tools. */
+static void tools_of(struct ka_build *b, struct span *v, size_t n)
+{
+    qsort(v, n, sizeof *v, by_tool_then_start);
+    struct ka_build_tool *all = kat_xcalloc(n, sizeof *all);
+    size_t n_all = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && !strcmp(v[j].tool, v[i].tool))
+            j++;
+        struct ka_build_tool *t = &all[n_all++];
+        snprintf(t->name, sizeof t->name, "%s", v[i].tool);
+        t->processes = (unsigned)(j - i);
+        t->wall_s = union_s(v + i, j - i);
+        i = j;
+    }
+    qsort(all, n_all, sizeof *all, by_longer);
+    b->tools_seen = (unsigned)n_all;
+    b->n_tools = n_all < KA_BUILD_TOOLS ? (unsigned)n_all : KA_BUILD_TOOLS;
+    memcpy(b->tools, all, b->n_tools * sizeof *all);
+    free(all);
+}
+
 /* A build and when its first process started, for ordering the builds. */
 struct grouped {
     uint64_t first;
@@ -194,8 +234,12 @@ static void builds_of(struct ka_analysis *a, struct span *v, size_t n)
         size_t j = i;
         while (j < n && !strcmp(v[j].folder, v[i].folder))
             j++;
-        g[n_g++] = (struct grouped){ v[i].start,
-                                     { kat_xstrdup(v[i].folder), (unsigned)(j - i), union_s(v + i, j - i) } };
+        struct grouped *b = &g[n_g++];
+        b->build.folder = kat_xstrdup(v[i].folder);
+        b->build.processes = (unsigned)(j - i);
+        b->build.wall_s = union_s(v + i, j - i);   /* sorts v[i..j) by start: v[i] is the first */
+        b->first = v[i].start;
+        tools_of(&b->build, v + i, j - i);
         i = j;
     }
     qsort(g, n_g, sizeof *g, by_first_start);
@@ -226,8 +270,13 @@ void ka_collect_built_objects(struct ka_run *run, const struct kat_session *s)
                 tool_outputs(run, t, st, kat_trace_header(t)->pid);
                 const char *cwd = kat_trace_string(t, st->cwd_string);
                 end = end_of(t);
-                if (end > start && !GROW(spans, n_spans, cap_spans))
-                    spans[n_spans++] = (struct span){ start, end, kat_xstrdup(cwd ? cwd : "") };
+                if (end > start && !GROW(spans, n_spans, cap_spans)) {
+                    struct span *sp = &spans[n_spans++];
+                    *sp = (struct span){ start, end, kat_xstrdup(cwd ? cwd : ""), "" };
+                    const char *argv0 = kat_base_name(kat_trace_string(t, st->argv_string));
+                    snprintf(sp->tool, sizeof sp->tool, "%s",
+                             argv0[0] ? argv0 : kat_base_name(kat_trace_string(t, st->exe_string)));
+                }
             }
         }
         kat_trace_close(t);

@@ -239,6 +239,16 @@ char *ka_report_json(const struct ka_analysis *a)
         add_string(b, "folder", a->builds[i].folder);
         cJSON_AddNumberToObject(b, "processes", a->builds[i].processes);
         cJSON_AddNumberToObject(b, "wall_s", a->builds[i].wall_s);
+        cJSON *tools = cJSON_AddArrayToObject(b, "tools");
+        for (unsigned k = 0; k < a->builds[i].n_tools; k++) {
+            const struct ka_build_tool *t = &a->builds[i].tools[k];
+            cJSON *o = cJSON_CreateObject();
+            add_string(o, "name", t->name);
+            cJSON_AddNumberToObject(o, "processes", t->processes);
+            cJSON_AddNumberToObject(o, "wall_s", t->wall_s);
+            cJSON_AddItemToArray(tools, o);
+        }
+        cJSON_AddNumberToObject(b, "tools_seen", a->builds[i].tools_seen);
         cJSON_AddItemToArray(builds, b);
     }
     cJSON *kb = cJSON_AddObjectToObject(root, "kernels");

@@ -90,6 +90,26 @@ static enum ka_verdict to_ka(enum kat_sem_verdict v)
     return v == KAT_SEM_PASS ? KA_PASS : v == KAT_SEM_FAIL ? KA_FAIL : KA_INCONCLUSIVE;
 }
 
+/* The candidate's builds as the worker's session shows them (analysis.json's
+ * read.builds): per working folder, its processes' wall time and each tool's. */
+static void write_builds(struct kat_json *j, const struct ka_analysis *an)
+{
+    kat_json_open(j, "builds", '[');
+    for (size_t i = 0; i < an->n_builds && i < KA_BUILDS_REPORTED; i++) {
+        const struct ka_build *b = &an->builds[i];
+        kat_json_open(j, NULL, '{');
+        kat_json_str(j, "folder", b->folder);
+        kat_json_u64(j, "processes", b->processes);
+        kat_json_double(j, "wall_s", b->wall_s);
+        kat_json_open(j, "tools", '{');
+        for (unsigned k = 0; k < b->n_tools; k++)
+            kat_json_double(j, b->tools[k].name, b->tools[k].wall_s);
+        kat_json_close(j, '}');
+        kat_json_close(j, '}');
+    }
+    kat_json_close(j, ']');
+}
+
 static void write_axis(struct kat_json *j, const char *key, const struct ka_axis_result *ax)
 {
     kat_json_open(j, key, '{');
@@ -206,6 +226,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     audit_phases_read(p->runner_dir, phases);
     phases[AUDIT_PHASE_BUILD_TOOLS] = an->build_wall_s;   /* from the worker's session, not the log */
     audit_phases_write(&j, phases);
+    write_builds(&j, an);
     kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
     if (an->outcome[0]) {

@@ -366,6 +366,16 @@ Test(implementation, an_object_built_in_the_run_is_the_candidates_wherever_it_wa
     cr_expect_str_eq(a->builds[0].folder, "/work/runs/build_dir/level1_p1_s0/ext_p1");
     cr_expect_eq(a->builds[0].processes, 3);
     cr_expect(fabs(a->builds[0].wall_s - 0.002) < 1e-9, "the build's wall_s %.9f", a->builds[0].wall_s);
+    /* each tool's own time: 1 ms each, ties by name; ptxas is nvcc's child but a tool of its own */
+    cr_assert_eq(a->builds[0].n_tools, 3);
+    cr_expect_eq(a->builds[0].tools_seen, 3);
+    const char *names[] = { "c++", "nvcc", "ptxas" };
+    for (int k = 0; k < 3; k++) {
+        cr_expect_str_eq(a->builds[0].tools[k].name, names[k]);
+        cr_expect_eq(a->builds[0].tools[k].processes, 1);
+        cr_expect(fabs(a->builds[0].tools[k].wall_s - 0.001) < 1e-9, "%s %.9f", names[k],
+                  a->builds[0].tools[k].wall_s);
+    }
     done(&s, a);
     a = built_elsewhere(&s, 0);
     cr_expect_eq(a->build_processes, 0);
@@ -394,6 +404,9 @@ Test(implementation, an_object_in_the_folder_a_build_driver_of_the_run_built_in_
     cr_assert_eq(a->n_builds, 2);
     cr_expect_str_eq(a->builds[0].folder, "/work/runs/build_dir/level1_p1_s0");
     cr_expect_eq(a->builds[0].processes, 2);
+    cr_assert_eq(a->builds[0].n_tools, 2, "make and ninja, each a tool of the build");
+    cr_expect_str_eq(a->builds[0].tools[0].name, "make");
+    cr_expect_str_eq(a->builds[0].tools[1].name, "ninja");
     cr_expect_str_eq(a->builds[1].folder, "/work/runs/build_dir/level1_p1_s0/ext_p1");
     cr_expect_eq(a->builds[1].processes, 1);
     cr_expect(fabs(a->builds[0].wall_s + a->builds[1].wall_s - 2 * a->build_wall_s) < 1e-9,
