@@ -106,6 +106,7 @@ class Party:
     def __init__(self, channel):
         self.ch = channel
         self.log = PartyLog(channel)
+        self.preimport = kaudit_probe.Preimport()
         self.instances = {}
         self.buffers = None
         self.pending = []     # (leaves) of the last call, until "collect"
@@ -131,8 +132,8 @@ class Party:
         self.ref_state = load_handed(q["state"], self.device)
         declared = q.get("candidate_only")
         self.candidate_only = frozenset(str(k) for k in declared) if isinstance(declared, list) else frozenset()
-        preimport = kaudit_probe.Preimport()
-        restore = preimport.install()   # torch._dynamo imported while the compilers run
+        preimport = self.preimport
+        restore = preimport.install()   # torch._dynamo imported while the compilers run, if not yet
         try:
             with phase(self.marks, CAND):
                 def load_candidate():
@@ -422,6 +423,8 @@ def main(argv):
         return 4
     ch = Channel(int(argv[1]), int(argv[2]))
     party = Party(ch)
+    if os.environ.get("KAUDIT_PREIMPORT_AT") != "build":
+        party.preimport.finish("before-ready")   # nothing to compile: beside the runner's start
     ch.send({"op": "ready", "pid": os.getpid(), "torch": torch.__version__})
     while True:
         q = ch.receive()

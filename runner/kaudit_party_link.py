@@ -46,6 +46,23 @@ def torch_dir():
     return os.path.dirname(origin) if origin else None
 
 
+# The words of a candidate that compiles a PyTorch extension when imported.
+BUILD_WORDS = (b"load_inline", b"cpp_extension")
+
+
+def builds_expected(path, limit=1 << 22):
+    """Whether the candidate's source names PyTorch's extension builder: where
+    its process imports torch._dynamo (kaudit_probe.Preimport).  A guess
+    from text the candidate wrote: a wrong one costs seconds, never
+    evidence."""
+    try:
+        with open(path, "rb") as f:
+            text = f.read(limit)
+    except (OSError, TypeError):
+        return False
+    return any(w in text for w in BUILD_WORDS)
+
+
 def start_early(argv):
     """The candidate's process started from the runner's plan (argv[1]) before
     the runner imports PyTorch: both interpreters import it at once, where the
@@ -87,7 +104,13 @@ class PartyLink:
             argv += ["--write", w]
         argv += ["--report-fd", str(ans_w), "--", sys.executable, os.path.join(os.path.dirname(
             os.path.abspath(__file__)), "kaudit_party.py"), str(req_r), str(ans_w)]
-        self.proc = subprocess.Popen(argv, pass_fds=(req_r, ans_w), cwd=spec["work_dir"], stdin=subprocess.DEVNULL)
+        env = dict(os.environ)
+        if builds_expected(plan.get("candidate")):
+            env["KAUDIT_PREIMPORT_AT"] = "build"   # kaudit_probe.Preimport: beside its compilers
+        else:
+            env.pop("KAUDIT_PREIMPORT_AT", None)
+        self.proc = subprocess.Popen(argv, pass_fds=(req_r, ans_w), cwd=spec["work_dir"], stdin=subprocess.DEVNULL,
+                                     env=env)
         os.close(req_r)
         os.close(ans_w)
         self.wfd = req_w

@@ -54,23 +54,29 @@ PREIMPORTED_MODULE = "torch._dynamo"
 
 class Preimport:
     """What the first operator dispatched under a TorchDispatchMode imports:
-    on PyTorch 2.x that first dispatch imports torch._dynamo (8.5 to 14 s on
-    the H100 machine under eight lanes), which otherwise falls inside the
-    probe's first replay, on the audit's critical path.
+    on PyTorch 2.x that first dispatch imports torch._dynamo (4.5 s on an
+    idle H100 machine, 8.5 to 14 s under eight parallel audits), which
+    otherwise falls inside the probe's first replay, on the audit's critical
+    path.  Where it is imported instead, and why there:
 
-    Where it is imported, and why there: while the candidate's build runs
-    its compilers (during()), in a thread of its own, when the process's
-    only other thread waits on ninja and imports nothing, so the two imports
-    never race (a concurrent circular import can hand a thread a partly
-    initialised module) and the import costs no wall time; where no build
-    ran, after the candidate's stages (finish()), while the runner computes
-    the reference's slots.  Before 2026-12-06 it ran before the process said
-    ready, which put it in front of every cold build (bench/notes/gpu-suite.md).
+    - "before-ready" (finish() at the process's start): for a candidate that
+      builds nothing, it then overlaps the runner's own start;
+    - "during-build" (during()): for a candidate that compiles an
+      extension, while its compilers run, in a thread of its own, when the
+      process's only other thread waits on ninja and imports nothing, so the
+      two imports never race (a concurrent circular import can hand a thread
+      a partly initialised module) and the import costs no wall time, where
+      before the process said ready it would have delayed the build;
+    - "after-stages" (finish() after the candidate's stages): a candidate
+      expected to build that did not.
 
-    report(): {"module", "seconds", "during_build"[, "error"]}; None where there
-    is nothing to import (PyTorch 1.x) or KAUDIT_PROBE_PREIMPORT=off (for
-    measuring the difference).  A failure is reported, never fatal: the probe
-    then meets it as it would have.  The candidate's process's own report."""
+    The runner says which to expect (KAUDIT_PREIMPORT_AT=build, from the
+    candidate's text: kaudit_party_link.builds_expected); a wrong guess costs
+    time, never evidence.  report(): {"module", "seconds", "when"[, "error"]};
+    None where there is nothing to import (PyTorch 1.x) or
+    KAUDIT_PROBE_PREIMPORT=off (for measuring the difference).  A failure is
+    reported, never fatal: the probe then meets it as it would have.  The
+    candidate's process's own report."""
 
     def __init__(self, module=PREIMPORTED_MODULE):
         self.module = module
@@ -86,10 +92,10 @@ class Preimport:
         except Exception:
             return False
 
-    def _import(self, during_build):
+    def _import(self, when):
         import importlib
         t0 = time.monotonic()
-        got = {"module": self.module, "during_build": during_build}
+        got = {"module": self.module, "when": when}
         try:
             importlib.import_module(self.module)
         except Exception as exc:
@@ -104,7 +110,7 @@ class Preimport:
             started = None
             if self.wanted and self.got is None and self.thread is None:
                 import threading
-                started = self.thread = threading.Thread(target=self._import, args=(True,),
+                started = self.thread = threading.Thread(target=self._import, args=("during-build",),
                                                          name="kaudit-preimport", daemon=True)
                 started.start()
             try:
@@ -117,8 +123,9 @@ class Preimport:
     def install(self):
         """during() around torch.utils.cpp_extension's ninja run, the one step of
         load() and load_inline() that only waits on compilers.  Returns the
-        function to put back (None where PyTorch has no such step)."""
-        if not self.wanted:
+        function to put back (None where PyTorch has no such step, or the
+        import is done)."""
+        if not self.wanted or self.got is not None:
             return None
         try:
             import torch.utils.cpp_extension as ext
@@ -136,10 +143,10 @@ class Preimport:
             import torch.utils.cpp_extension as ext
             ext._run_ninja_build = original
 
-    def finish(self):
+    def finish(self, when="after-stages"):
         """The import done, here if no build did it; its report."""
         if self.wanted and self.got is None and self.thread is None:
-            self._import(False)
+            self._import(when)
         return self.got
 
 

@@ -1,7 +1,9 @@
 """tests/python/preimport_check.py RUNNER_DIR - kaudit_probe.Preimport imports
 its module while a build waits on its compilers, in a thread of its own, and
 is done when the build returns; with no build, at finish(); never with
-KAUDIT_PROBE_PREIMPORT=off; and it puts PyTorch's ninja step back.  A slow
+KAUDIT_PROBE_PREIMPORT=off; and it puts PyTorch's ninja step back.  The
+runner's guess of a build (kaudit_party_link.builds_expected) reads the
+candidate's text.  A slow
 module stands in for torch._dynamo (PyTorch 1.x has none), a subprocess
 that sleeps for ninja."""
 import os
@@ -46,14 +48,14 @@ p.during(build)("slow_during")
 got = p.finish()
 check("the import began before the build's child ended", sys.modules["slow_during"].began < seen["slow_during"])
 check("imported in a thread of its own", sys.modules["slow_during"].thread == "kaudit-preimport")
-check("reported as during the build", got and got.get("during_build") is True and "error" not in got)
+check("reported as during the build", got and got.get("when") == "during-build" and "error" not in got)
 check("done when the build returned", p.thread is not None and not p.thread.is_alive())
 check("only the main thread left", threading.active_count() == 1)
 
 p = kaudit_probe.Preimport("slow_after")
 got = p.finish()
 check("no build: imported at finish(), in this thread",
-      got and got.get("during_build") is False and sys.modules["slow_after"].thread == "MainThread")
+      got and got.get("when") == "after-stages" and sys.modules["slow_after"].thread == "MainThread")
 
 p = kaudit_probe.Preimport("slow_raised")
 try:
@@ -70,6 +72,24 @@ check("off: nothing imported, nothing reported", p.finish() is None and "slow_of
 del os.environ["KAUDIT_PROBE_PREIMPORT"]
 
 check("absent module: nothing wanted", kaudit_probe.Preimport("no_such_module_kaudit").finish() is None)
+
+for name in ("slow_ready",):
+    with open(os.path.join(mods, name + ".py"), "w") as f:
+        f.write("")
+p = kaudit_probe.Preimport("slow_ready")
+got = p.finish("before-ready")
+check("before ready: imported, reported so", got and got.get("when") == "before-ready")
+check("imported already: no ninja step wrapped", p.install() is None)
+
+import kaudit_party_link  # noqa: E402
+src = os.path.join(mods, "cand.py")
+for text, want in (("from torch.utils.cpp_extension import load_inline\n", True),
+                   ("import torch.utils.cpp_extension as e\n", True),
+                   ("import triton\n", False), ("", False)):
+    with open(src, "w") as f:
+        f.write(text)
+    check("builds expected of %r: %s" % (text, want), kaudit_party_link.builds_expected(src) is want)
+check("no such file: none expected", kaudit_party_link.builds_expected(os.path.join(mods, "none.py")) is False)
 
 import torch.utils.cpp_extension as ext  # noqa: E402
 original = ext._run_ninja_build
