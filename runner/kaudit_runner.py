@@ -290,7 +290,10 @@ class Runner:
         on fresh N(0, 1) values.  The candidate gets that state after its calls,
         on an instance that has run (docs/audit.md, "State")."""
         twin = copy.deepcopy(self.ref)
-        redraw_state(twin, self.derived("state-reload"))
+        # tensors of one shape and dtype get one value: a mismatch under it is
+        # no mapping's fault (semantic.c), where the first state's may be
+        self.reload_symmetric = bool(redraw_state(twin, self.derived("state-reload"),
+                                                  one_value_per_kind=True)["symmetric"])
         state = {k: v.detach().clone() for k, v in twin.state_dict().items()}
         slot = {"index": RELOAD_SLOT, "name": "state_reload", "kind": "reload"}
         sets, why = slot_inputs({"kind": "value", "dist": "normal", "scale": 1.0, "index": RELOAD_SLOT},
@@ -871,7 +874,8 @@ class Runner:
             calls.append(self._one_call(idx, ci, args, self.ref_results[idx][ci],
                                         mark=f"kaudit:slot {idx} state_reload candidate" if ci == 0 else None))
             del args
-        self._extra_slot(idx, "state_reload", "reload", calls, t0)
+        self._extra_slot(idx, "state_reload", "reload", calls, t0,
+                         state_symmetric=bool(getattr(self, "reload_symmetric", False)))
 
     def state_after_calls(self):
         """The candidate's state after its slots against the reference's after

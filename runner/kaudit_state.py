@@ -160,13 +160,41 @@ def castable(r, c):
 RUNNING_STATISTICS = ("running_mean", "running_var")
 
 
-def redraw_state(module, seed):
+def same_kind_groups(state):
+    """The tensors of a state_dict that share shape and dtype with another
+    (the reference's bookkeeping aside): {(shape, dtype): [keys]}, groups of
+    two or more, where a mapping by position or by the names' words may have
+    paired the wrong ones."""
+    kinds = {}
+    for k, t in state.items():
+        if isinstance(t, torch.Tensor) and k.rsplit(".", 1)[-1] not in BOOKKEEPING:
+            kinds.setdefault((tuple(t.shape), t.dtype), []).append(k)
+    return {kind: keys for kind, keys in kinds.items() if len(keys) > 1}
+
+
+def symmetric(state):
+    """Whether every group of same_kind_groups holds one value: then any
+    mapping that pairs tensors of one shape and dtype gives the candidate the
+    same state, and what it computes from it no longer depends on which."""
+    for keys in same_kind_groups(state).values():
+        first = state[keys[0]]
+        if not all(torch.equal(first, state[k]) for k in keys[1:]):
+            return False
+    return True
+
+
+def redraw_state(module, seed, one_value_per_kind=False):
     """Gives the reference's floating parameters and running statistics new
     values drawn from seed, at the scale the task's own initialization gave
     them (a tensor's mean and spread; a constant c becomes c * U(0.5, 1.5),
     zero U(-0.5, 0.5)), so that a candidate that ignores a parameter, folds in
     its initial value or snapshots its own initial weights differs; a tensor
-    without negative values keeps none (docs/audit.md, "State").  Returns {"redrawn": [keys], "kept": [keys]}."""
+    without negative values keeps none (docs/audit.md, "State").  With
+    one_value_per_kind, the re-drawn tensors of one shape and dtype then get
+    one value, U(0.5, 1.5) (positive, as a scale or a variance must be, and
+    neither zero nor one): the state_reload slot's second state, under which
+    a mapping that only the outputs verify cannot be what differs.  Returns
+    {"redrawn": [keys], "kept": [keys], "symmetric": symmetric(state)}."""
     g = torch.Generator().manual_seed(seed)
     params = {id(p) for p in module.parameters()}
     redrawn, kept = [], []
@@ -188,7 +216,17 @@ def redraw_state(module, seed):
                 new = new.abs()   # a scale or variance the task keeps non-negative stays so
             t.copy_(new.to(t.dtype))
             redrawn.append(name)
-    return {"redrawn": redrawn, "kept": kept}
+        state = module.state_dict(keep_vars=True)
+        if one_value_per_kind:
+            for keys in same_kind_groups(state).values():
+                mine = [k for k in keys if k in redrawn]
+                if len(mine) < 2:
+                    continue
+                first = state[mine[0]]
+                one = 0.5 + torch.rand(first.shape, generator=g, dtype=torch.float64)
+                for k in mine:
+                    state[k].copy_(one.to(state[k].dtype))
+    return {"redrawn": redrawn, "kept": kept, "symmetric": symmetric(state)}
 
 
 class AlignmentError(Exception):

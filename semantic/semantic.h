@@ -88,6 +88,10 @@ struct kat_semantic {
     char *alignment;           /* "by-name", "positional", "by-similarity", "none", or NULL when not reached */
     unsigned alignment_unverified; /* mapped tensors a swap among equals would leave unnoticed but for the
                                       outputs (positional, by-similarity): then a mismatch convicts nothing */
+    int symmetric_reload;      /* the state_reload slot's second state gave tensors of one shape and dtype
+                                  one value (its event's state_symmetric): its call 0 convicts under any
+                                  mapping among them */
+    int symmetric_reload_slot; /* that slot's index */
     char *python, *torch;      /* versions the runner reported */
     /* PyTorch's TF32 switches while the candidate ran (the reference runs
      * with both off): 1 on, 0 off, -1 not reported */

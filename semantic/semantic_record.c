@@ -85,6 +85,7 @@ void kat_semantic_write_json(struct kat_json *j, const char *key, const struct k
         kat_json_str(j, "state_alignment", s->alignment);
     else
         kat_json_null(j, "state_alignment");
+    kat_json_bool(j, "state_reload_symmetric", s->symmetric_reload);
     kat_json_str(j, "python", s->python ? s->python : "");
     kat_json_str(j, "torch", s->torch ? s->torch : "");
     kat_json_open(j, "candidate_tf32", '{');

@@ -52,6 +52,10 @@ static struct kat_sem_slot *new_slot(struct ctx *c, const cJSON *e)
         s->reported_slots++;
     else if (extra_slot(slot))
         s->extra_slots++;
+    if (!strcmp(slot->kind, "reload") && jflag(e, "state_symmetric") == 1) {
+        s->symmetric_reload = 1;
+        s->symmetric_reload_slot = slot->index;
+    }
     return slot;
 }
 

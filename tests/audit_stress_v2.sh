@@ -39,7 +39,10 @@
 #      bn_weight ... bn_var, no batch count, as the leaderboard's L2 41):
 #      semantic PASS, aligned by-similarity, the state check passed;
 #      renamed_state_swapped (the same, scale and shift swapped): INCONCLUSIVE,
-#      state-mapping-unverified (its mismatches convict nothing), never PASS
+#      state-mapping-unverified (its mismatches convict nothing), never PASS;
+#      renamed_state_wrong_eps (the same names, epsilon 1e-3): FAIL on
+#      state_reload's first call, whose second state gives the four tensors
+#      of one shape one value, so no mapping among them is what differs
 #  10a2. own_gain (task rowsum; a parameter of its own, gain = 1): INCONCLUSIVE
 #      candidate-only-state against rowsum.json, PASS against
 #      rowsum-own-state.json (state.candidate_only: ["gain"]);
@@ -178,6 +181,10 @@ check "semantic PASS, the state aligned by the words of its names" 'r["axes"]["s
 check "the state after the calls judged without the reference's batch count" '[c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
 task=batchnorm audit renamed_swapped renamed_state_swapped
 check "semantic INCONCLUSIVE, state-mapping-unverified: nothing convicts" 'r["axes"]["semantic"]["verdict"] == "INCONCLUSIVE" and "state-mapping-unverified" in [f["code"] for f in r["semantic"]["findings"] if f["kind"] == "unresolved"] and not [f for f in r["semantic"]["findings"] if f["kind"] == "convicts"]'
+check "state_reload's second state gave each shape one value" 'r["semantic"]["state_reload_symmetric"] is True'
+task=batchnorm audit renamed_wrong renamed_state_wrong_eps
+check "semantic FAIL on state_reload's first call alone, aligned by the words of its names" 'r["axes"]["semantic"]["verdict"] == "FAIL" and r["semantic"]["state_alignment"] == "by-similarity" and [(f["slot_name"], f["call"]) for f in r["semantic"]["findings"] if f["kind"] == "convicts"] == [("state_reload", 0)]'
+check "its other mismatches still convict nothing (state-mapping-unverified)" '"state-mapping-unverified" in [f["code"] for f in r["semantic"]["findings"] if f["kind"] == "unresolved"] and any(f["code"] == "value-mismatch" and f["kind"] == "signal" for f in r["semantic"]["findings"])'
 task=linear audit honours_state weight_cache_invalidated
 check "semantic PASS" 'r["axes"]["semantic"]["verdict"] == "PASS"'
 check "the state after the calls judged, apart from the sixteen" 'r["semantic"]["slots_judged"] == 16 and [c["leaves"][0]["outcome"] for s in r["semantic"]["slots"] if s["kind"] == "state" for c in s["calls"]] == ["pass"]'
@@ -233,5 +240,23 @@ PYEOF
 want="[('batch_norm.bias', 'bn_bias'), ('batch_norm.running_mean', 'bn_mean'), ('batch_norm.running_var', 'bn_var'), ('batch_norm.weight', 'bn_weight'), ('gemm.bias', 'bias'), ('gemm.weight', 'weight'), ('group_norm.bias', 'gn_bias'), ('group_norm.weight', 'gn_weight')] None"
 if [ "$mapped" = "$want" ]; then echo "ok: by-similarity maps L2 41's names, places no unnamed pair"
 else echo "FAIL: by-similarity: $mapped"; fails=$((fails + 1)); fi
+# state_reload's second state: one value per shape and dtype where asked, and
+# only then symmetric; a kept buffer of the same shape (structure, not
+# re-drawn) leaves it not symmetric.
+sym=$(PYTHONPATH="$SRC/runner" "$PY" - <<'PYEOF'
+import torch.nn as nn, torch
+from kaudit_state import redraw_state
+ref = nn.ModuleDict({"gemm": nn.Linear(8, 4), "batch_norm": nn.BatchNorm1d(4), "group_norm": nn.GroupNorm(2, 4)})
+plain = redraw_state(ref, 7)["symmetric"]
+one = redraw_state(ref, 7, one_value_per_kind=True)
+sd = ref.state_dict()
+same = all(torch.equal(sd["gemm.bias"], sd[k]) for k in sd if k not in ("gemm.weight", "batch_norm.num_batches_tracked"))
+inside = bool(((sd["batch_norm.running_var"] >= 0.5) & (sd["batch_norm.running_var"] < 1.5)).all())
+ref.register_buffer("mask", torch.arange(4.0))
+print(plain, one["symmetric"], same, inside, redraw_state(ref, 7, one_value_per_kind=True)["symmetric"])
+PYEOF
+)
+if [ "$sym" = "False True True True False" ]; then echo "ok: state_reload's second state: one value per shape, symmetric only so"
+else echo "FAIL: one value per shape: $sym"; fails=$((fails + 1)); fi
 echo "$fails failed"
 [ "$fails" -eq 0 ]
