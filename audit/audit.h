@@ -9,6 +9,7 @@
 
 #include "analysis.h"
 #include "audit_exec.h"
+#include "audit_limits.h"
 
 /* The record's schema version (docs/audit.md, "The record"). */
 #define AUDIT_RECORD_VERSION 1
@@ -35,6 +36,7 @@ struct audit_args {
     int has_claimed;
     double claimed_speedup;     /* --claimed-speedup: the weak validator's figure, for the record */
     double timeout_s;
+    const char *memory_limit, *disk_limit;  /* --memory-limit, --disk-limit as given (audit_limits.h), NULL: auto */
     const char *allow_write[8]; /* --allow-write: more directories the worker may write in */
     int n_allow_write;
     const char *allow_read[8];  /* --allow-read: more directories the candidate's process may read */
@@ -65,6 +67,8 @@ struct audit_paths {
     unsigned stress_gated;                  /* KAT_TRANSFORM_* bits whose slots gate: the contract's and --require's */
     char party_confinement[768];            /* the candidate's process (audit_party.h) */
     int party_complete;                     /* every mechanism of it in force */
+    struct audit_limits limits;             /* the worker's memory and disk, bytes (0: none) */
+    char limits_note[320];                  /* why a limit is off, "" when both hold */
 };
 
 struct audit_result {

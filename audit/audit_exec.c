@@ -66,6 +66,20 @@ static void kill_leftovers(pid_t group)
     }
 }
 
+/* SIGKILL to every process of root's tree (audit_tree_pids: its descendants,
+ * and what was reparented to us) but `spare`: the candidate's and the
+ * runner's processes go at once, the recorder (spare) is left to close its
+ * session. */
+static void kill_tree_but(pid_t root, pid_t spare)
+{
+    pid_t *pids;
+    size_t n = audit_tree_pids(root, getpid(), &pids);
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] != spare)
+            kill(pids[i], SIGKILL);
+    free(pids);
+}
+
 /* Reaps the processes reparented to us that have ended, never `keep` (whose
  * status the caller waits for). */
 static void reap_others(pid_t keep)
@@ -284,14 +298,62 @@ static _Noreturn void run_worker_child(const struct audit_worker *w, char *exe, 
     _exit(127);
 }
 
+/* Memory every half second, the audit directory's disk space every second: over
+ * a limit, end says which and by how much (audit_limits.h).  1 when over. */
+#define MEMORY_CHECK_S 0.5
+#define DISK_CHECK_S 1.0
+#define DISK_ENTRIES_WALKED 200000
+static int over_limit(const struct audit_worker *w, pid_t child, double t, double *next_memory, double *next_disk,
+                      struct kat_runner_end *end)
+{
+    const struct audit_limits *l = w->limits;
+    if (!l)
+        return 0;
+    if (l->memory_bytes && t >= *next_memory) {
+        *next_memory = t + MEMORY_CHECK_S;
+        pid_t big = 0;
+        char comm[20] = "";
+        unsigned long long big_bytes = 0;
+        unsigned long long used = audit_tree_resident(child, getpid(), &big, comm, &big_bytes);
+        if (used > l->memory_bytes) {
+            char size[32];
+            audit_size_text(big_bytes, size, sizeof size);
+            end->resource = AUDIT_RESOURCE_MEMORY;
+            end->resource_used = used;
+            end->resource_limit = l->memory_bytes;
+            snprintf(end->resource_detail, sizeof end->resource_detail, "the largest process: pid %d (%s), %s",
+                     (int)big, comm, size);
+            return 1;
+        }
+    }
+    if (l->disk_bytes && w->usage_dir && t >= *next_disk) {
+        *next_disk = t + DISK_CHECK_S;
+        int truncated = 0;
+        unsigned long long used = audit_dir_usage(w->usage_dir, DISK_ENTRIES_WALKED, &truncated);
+        if (used > l->disk_bytes || truncated) {
+            end->resource = AUDIT_RESOURCE_DISK;
+            end->resource_used = used;
+            end->resource_limit = l->disk_bytes;
+            snprintf(end->resource_detail, sizeof end->resource_detail, "%s",
+                     truncated ? "more than 200000 files and directories in the audit's directory" : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Until the worker ends, or its time is up (SIGTERM first: kaudit run passes
  * it on to the runner and then records how the session ended; SIGKILL for
- * what stays after 5 s).  A SIGINT, SIGTERM or SIGHUP to us takes the worker's
- * group with us.  0 with its status, -1 when it cannot be waited for. */
-static int wait_for_worker(pid_t child, double timeout_s, const sigset_t *signals, const sigset_t *old_mask,
-                           struct kat_runner_end *end, int *status, char *err, size_t n)
+ * what stays after 5 s), or it goes over a limit of memory or disk (its
+ * processes but the recorder killed at once, since the next half second may
+ * be the one the machine runs out in, then the recorder as at the time
+ * limit).  A SIGINT, SIGTERM or SIGHUP to us takes the worker's group with us.
+ * 0 with its status, -1 when it cannot be waited for. */
+static int wait_for_worker(const struct audit_worker *w, pid_t child, const sigset_t *signals,
+                           const sigset_t *old_mask, struct kat_runner_end *end, int *status, char *err, size_t n)
 {
-    double deadline = now_s() + timeout_s;
+    double deadline = now_s() + w->timeout_s;
+    double next_memory = 0, next_disk = 0;
     int stopping = 0;
     double term_sent = 0;
     for (;;) {
@@ -309,6 +371,11 @@ static int wait_for_worker(pid_t child, double timeout_s, const sigset_t *signal
             end->timed_out = 1;
             stopping = 1;
             term_sent = t;
+            kill(-child, SIGTERM);
+        } else if (!stopping && over_limit(w, child, t, &next_memory, &next_disk, end)) {
+            stopping = 1;
+            term_sent = t;
+            kill_tree_but(child, w->record ? child : 0);
             kill(-child, SIGTERM);
         } else if (stopping && t - term_sent > 5.0) {
             kill(-child, SIGKILL);
@@ -419,7 +486,7 @@ int audit_exec(const struct audit_worker *w, struct kat_runner_end *end, char *e
         return -1;
     }
     int status = 0;
-    if (wait_for_worker(child, w->timeout_s, &chld, &old_mask, end, &status, err, n) != 0)
+    if (wait_for_worker(w, child, &chld, &old_mask, end, &status, err, n) != 0)
         return -1;
     /* the worker has ended: what is left of its group goes now, before anything else */
     kill(-child, SIGKILL);

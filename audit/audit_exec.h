@@ -15,6 +15,7 @@
 
 #include <limits.h>
 
+#include "audit_limits.h"
 #include "semantic.h"
 
 /* Where a worker may write (docs/audit.md, "Confinement"). */
@@ -74,6 +75,8 @@ struct audit_worker {
     const struct audit_roots *roots;  /* writing only beneath these (Landlock), or NULL: unconfined */
     const char *tmp_dir;         /* the worker's TMPDIR (beneath a root) */
     struct audit_confinement *confinement;  /* filled when not NULL */
+    const struct audit_limits *limits;      /* stopped beyond these (audit_limits.h), or NULL: none */
+    const char *usage_dir;       /* whose disk space counts against limits->disk_bytes */
 };
 
 /* Runs the worker to its end.  0 with *end filled, -1 with err when it

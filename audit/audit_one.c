@@ -124,7 +124,13 @@ static void write_axis(struct kat_json *j, const char *key, const struct ka_axis
 /* How the worker ended when it did not finish, for the surfaces it left unreported; NULL when it finished. */
 static const char *worker_stop_reason(const struct kat_runner_end *end, char *buf, size_t n)
 {
-    if (end->timed_out)
+    if (end->resource) {
+        char used[32], limit[32];
+        audit_size_text(end->resource_used, used, sizeof used);
+        audit_size_text(end->resource_limit, limit, sizeof limit);
+        snprintf(buf, n, "the worker was stopped: %s %s, beyond its limit of %s", used,
+                 end->resource == AUDIT_RESOURCE_MEMORY ? "resident" : "in the audit's directory", limit);
+    } else if (end->timed_out)
         snprintf(buf, n, "the worker was stopped at the time limit, %.0f s", end->timeout_s);
     else if (end->signal)
         snprintf(buf, n, "the worker was killed by signal %d", end->signal);
@@ -245,6 +251,22 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_open(&j, "worker", '{');
     kat_json_bool(&j, "timed_out", end->timed_out);
     kat_json_double(&j, "timeout_s", end->timeout_s);
+    /* what it may use of the machine, and whether it was stopped for it */
+    kat_json_open(&j, "limits", '{');
+    kat_json_u64(&j, "memory_bytes", p->limits.memory_bytes);
+    kat_json_u64(&j, "disk_bytes", p->limits.disk_bytes);
+    kat_json_str(&j, "note", p->limits_note);
+    kat_json_close(&j, '}');
+    if (end->resource) {
+        kat_json_open(&j, "stopped_over_limit", '{');
+        kat_json_str(&j, "resource", end->resource == AUDIT_RESOURCE_MEMORY ? "memory" : "disk");
+        kat_json_u64(&j, "used_bytes", end->resource_used);
+        kat_json_u64(&j, "limit_bytes", end->resource_limit);
+        kat_json_str(&j, "detail", end->resource_detail);
+        kat_json_close(&j, '}');
+    } else {
+        kat_json_null(&j, "stopped_over_limit");
+    }
     if (end->exited)
         kat_json_i64(&j, "exit_status", end->status);
     else
@@ -760,6 +782,19 @@ static int audit_report(struct audit_run *r, double wall, struct audit_result *r
     return 0;
 }
 
+/* --memory-limit and --disk-limit (already checked by audit_parse; NULL: auto)
+ * as bytes, auto read from the machine now, for one audit alone. */
+static void resolve_limits(const struct audit_args *a, struct audit_paths *p)
+{
+    const char *given[2] = { a->memory_limit ? a->memory_limit : "auto", a->disk_limit ? a->disk_limit : "auto" };
+    unsigned long long *to[2] = { &p->limits.memory_bytes, &p->limits.disk_bytes };
+    char err[160];
+    for (int i = 0; i < 2; i++)
+        if (audit_limit_parse(given[i], to[i], err, sizeof err) != 0)
+            *to[i] = AUDIT_LIMIT_AUTO;
+    audit_limits_resolve(&p->limits, p->dir, 1, p->limits_note, sizeof p->limits_note);
+}
+
 static void audit_run_free(struct audit_run *r)
 {
     ka_analysis_free(r->an);
@@ -786,10 +821,12 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
     if (!a->quiet)
         fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu%s) in %s\n", p->candidate, p->reference,
                 a->device, p->seed, a->seed_given ? "" : ", drawn", p->dir);
+    resolve_limits(a, p);
     struct audit_worker w = { .session_dir = p->session, .log_path = p->log, .work_dir = p->work,
                               .python = r->python, .runner = r->runner, .plan = p->plan, .record = 1,
                               .timeout_s = a->timeout_s, .roots = p->roots, .tmp_dir = p->tmp,
-                              .confinement = &p->confinement, .worker_uid = p->worker_uid };
+                              .confinement = &p->confinement, .worker_uid = p->worker_uid,
+                              .limits = &p->limits, .usage_dir = p->dir };
     clock_gettime(CLOCK_MONOTONIC, &tp);
     if (audit_exec(&w, &r->end, r->err, sizeof r->err) != 0) {
         kat_error("%s", r->err);

@@ -155,8 +155,14 @@ static void runner_end(struct ctx *c, const struct kat_runner_end *end, int saw_
 {
     if (saw_done)
         return;
-    char how[160];
-    if (end->timed_out)
+    char how[320];
+    if (end->resource)
+        snprintf(how, sizeof how, "was stopped: %.1f MiB %s, beyond its limit of %.1f MiB (--%s-limit)%s%s",
+                 (double)end->resource_used / 1048576.0,
+                 end->resource == 1 ? "resident in its processes" : "in the audit's directory",
+                 (double)end->resource_limit / 1048576.0, end->resource == 1 ? "memory" : "disk",
+                 end->resource_detail[0] ? "; " : "", end->resource_detail);
+    else if (end->timed_out)
         snprintf(how, sizeof how, "was stopped at the time limit (%.0f s)", end->timeout_s);
     else if (end->recorder_killed)
         snprintf(how, sizeof how, "lost its parent: the recording process was killed by signal %d", end->signal);
@@ -166,7 +172,11 @@ static void runner_end(struct ctx *c, const struct kat_runner_end *end, int saw_
         snprintf(how, sizeof how, "exited with status %d before it finished", end->status);
     else
         snprintf(how, sizeof how, "ended without finishing");
-    sem_add(c, KAT_SEM_UNRESOLVED, end->timed_out ? "runner-timeout" : saw_start ? "runner-ended-early" : "runner-not-started",
+    sem_add(c, KAT_SEM_UNRESOLVED,
+        end->resource    ? "runner-resource-limit"
+        : end->timed_out ? "runner-timeout"
+        : saw_start      ? "runner-ended-early"
+                         : "runner-not-started",
         NULL, -1, "the runner %s%s%s", how, in_progress ? " during " : "", in_progress ? in_progress : "");
 }
 

@@ -77,6 +77,9 @@ struct kat_runner_end {
     int timed_out;             /* kaudit killed it at the time limit */
     double timeout_s;
     int recorder_killed;       /* the process between kaudit and the runner died by a signal */
+    int resource;              /* kaudit stopped it over a limit (enum audit_resource: 1 memory, 2 disk), or 0 */
+    unsigned long long resource_used, resource_limit;   /* bytes, when resource */
+    char resource_detail[160]; /* the largest process or "files beyond the count walked", when resource */
 };
 
 struct kat_semantic {

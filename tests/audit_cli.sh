@@ -65,7 +65,9 @@ cand_fork_sleeper|tasks/softmax.py|bad/cand_fork_sleeper.py||10|FAIL|PASS|slots-
 cand_init_mismatch|tasks/linear.py|bad/cand_init_mismatch.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_extra_param|tasks/linear.py|bad/cand_extra_param.py||11|INCONCL|INCONCLUSIVE|candidate-only-state
 cand_raises|tasks/softmax.py|bad/cand_raises.py||10|FAIL|FAIL|candidate-raised
-cand_renamed_state|tasks/linear.py|bad/cand_renamed_state.py||10|FAIL|PASS|slots-passed'
+cand_renamed_state|tasks/linear.py|bad/cand_renamed_state.py||10|FAIL|PASS|slots-passed
+cand_fills_memory|tasks/softmax.py|bad/cand_fills_memory.py|--memory-limit 1G|11|INCONCL|INCONCLUSIVE|runner-resource-limit
+cand_fills_disk|tasks/softmax.py|bad/cand_fills_disk.py|--disk-limit 512M|11|INCONCL|INCONCLUSIVE|runner-resource-limit'
 
 path_of() { # tasks/x.py -> $SRC/tests/audit/tasks/x.py
     echo "$SRC/tests/audit/$1"
@@ -89,6 +91,14 @@ while IFS='|' read -r name want_rc want_cert want_verdict want_code; do
         check "$name: a root cause" [ -n "$(jget "$rec" "r['axes']['semantic']['root_cause']")" ]
     fi
 done <"$T/cases"
+check "cand_fills_memory: stopped over its memory limit, and says by how much" \
+    [ "$(jget "$T/cand_fills_memory.json" "(lambda o: o['resource'] == 'memory' and o['used_bytes'] > o['limit_bytes'] == 1 << 30)(r['worker']['stopped_over_limit'])")" = True ]
+check "cand_fills_disk: stopped over its disk limit, and says by how much" \
+    [ "$(jget "$T/cand_fills_disk.json" "(lambda o: o['resource'] == 'disk' and o['used_bytes'] > o['limit_bytes'] == 512 << 20)(r['worker']['stopped_over_limit'])")" = True ]
+check "cand_fills_disk: stopped well before its 4 GiB (the audit's directory under 3 GiB)" \
+    [ "$(du -sk "$T/cand_fills_disk" | cut -f1)" -lt 3145728 ]
+check "cand_hang: the limits the worker ran under are in its record, none crossed" \
+    [ "$(jget "$T/cand_hang.json" "r['worker']['limits']['memory_bytes'] > 0 and r['worker']['limits']['disk_bytes'] > 0 and r['worker']['stopped_over_limit'] is None")" = True ]
 check "cand_hang: the record says the worker timed out" \
     [ "$(jget "$T/cand_hang.json" "r['worker']['timed_out']")" = True ]
 # The sleeper ran in a session of its own; nothing carrying its marker is left.
@@ -108,6 +118,8 @@ check "cand_renamed_state: the state was aligned by position" \
 # The runner whose recorder was killed was orphaned: it is gone too.
 no_runner_of() { ! grep -qs -- "$T/$1/" /proc/[0-9]*/cmdline; }
 check "cand_kill_parent: no process of that audit survives it" no_runner_of cand_kill_parent
+check "cand_fills_memory: no process of that audit survives it" no_runner_of cand_fills_memory
+check "cand_fills_disk: no process of that audit survives it" no_runner_of cand_fills_disk
 
 # ---------------------------------------------------------------- the control
 echo "control and CLI:"
@@ -348,6 +360,21 @@ first_attempt_oom() {
     grep -q resource-exhausted "$T/l3.jsonl.d/oom-once.first-attempt/record.json"
 }
 check "oom retry: the first attempt's record is kept, resource-exhausted" first_attempt_oom
+
+# a candidate that fills the memory beside another audit: stopped at the
+# batch's --memory-limit, run again alone (stopped again), and the batch goes on
+cat >"$T/b5.jsonl" <<EOF
+{"id": "fills", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_fills_memory.py", "contract": "$C/softmax.json"}
+{"id": "beside", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
+EOF
+timeout 300 "$K" audit --batch "$T/b5.jsonl" -o "$T/l5.jsonl" --jobs 2 --device cpu --quiet --memory-limit 1G \
+    >"$T/b5.out" 2>"$T/b5.err"
+echo $? >"$T/b5.rc"
+check "memory limit in a batch: exit 0, one line per id" ledger_ok "$T/l5.jsonl" fills beside
+check "memory limit in a batch: the filler INCONCL, retried alone" \
+    [ "$(lline "$T/l5.jsonl" fills "r['certificate'] + ' ' + str(bool(r.get('retried_alone')))")" = "INCONCL True" ]
+check "memory limit in a batch: its neighbour judged (semantic PASS)" \
+    [ "$(lline "$T/l5.jsonl" beside "r['axes']['semantic']")" = PASS ]
 
 # kill -9 in the middle, then again: every id once, no torn line
 # k0 hangs (until --timeout 20): it is running when the batch is killed

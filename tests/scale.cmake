@@ -18,3 +18,9 @@ endif()
 add_test(NAME slurm_array COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/slurm_array.sh
   $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
 set_tests_properties(slurm_array PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 900)
+
+add_executable(test_audit_limits ${CMAKE_CURRENT_LIST_DIR}/test_audit_limits.c)
+target_link_libraries(test_audit_limits PRIVATE kaudit_audit_pipeline)
+target_link_libraries(test_audit_limits PRIVATE PkgConfig::CRITERION)
+kaudit_sanitize(test_audit_limits)
+add_test(NAME audit_limits COMMAND test_audit_limits)

@@ -44,6 +44,10 @@
     "                         MusaCoder,CUDA-L1 (the record's weak_surfaces)\n"                                  \
     "  --tolerance MODE       reference-floor (default) or paper (Eq. 1 exactly)\n"                              \
     "  --timeout S            the worker's time limit in seconds (600)\n"                                        \
+    "  --memory-limit SIZE    stop the worker beyond SIZE resident (K, M, G, T; auto: 90% of the memory\n"       \
+    "                         available, shared among a batch's jobs; off)\n"                                     \
+    "  --disk-limit SIZE      stop it when the audit directory takes more than SIZE (auto: half the free\n"       \
+    "                         space, shared among a batch's jobs; off)\n"                                         \
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
@@ -87,6 +91,7 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "weak-surfaces", required_argument, NULL, 'W' },
         { "shard", required_argument, NULL, 'H' },     { "gpus", required_argument, NULL, 'G' },
         { "require", required_argument, NULL, 'U' },
+        { "memory-limit", required_argument, NULL, 'm' }, { "disk-limit", required_argument, NULL, 'k' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -136,6 +141,15 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (errno || *end || !(a->timeout_s > 0) || a->timeout_s > 86400)
                 return cli_usage_error(AUDIT_USAGE, "--timeout takes seconds (0 < S <= 86400), not '%s'", optarg);
             break;
+        case 'm':
+        case 'k': {
+            unsigned long long v;
+            char lerr[160];
+            if (audit_limit_parse(optarg, &v, lerr, sizeof lerr) != 0)
+                return cli_usage_error(AUDIT_USAGE, "--%s: %s", c == 'm' ? "memory-limit" : "disk-limit", lerr);
+            *(c == 'm' ? &a->memory_limit : &a->disk_limit) = optarg;
+            break;
+        }
         case 'P': a->python = optarg; break;
         case 'I': a->inventory = optarg; break;
         case 'K': a->keep_tensors = 1; break;

@@ -268,9 +268,16 @@ static void add_reported(cJSON *line, const cJSON *rec)
     }
 }
 
-/* Whether the record's semantic findings say the GPU's memory ran out. */
+/* Whether the record's semantic findings say the GPU's memory ran out, or
+ * kaudit stopped the worker over its share of the machine's memory (a share
+ * a pair run alone does not split). */
 static int ran_out_of_memory(const cJSON *rec)
 {
+    const cJSON *over = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "worker"),
+                                                         "stopped_over_limit");
+    const cJSON *resource = cJSON_GetObjectItemCaseSensitive(over, "resource");
+    if (cJSON_IsString(resource) && !strcmp(resource->valuestring, "memory"))
+        return 1;
     const cJSON *f;
     cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "semantic"),
                                                            "findings"))
@@ -394,6 +401,38 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     return 0;
 }
 
+/* The --memory-limit (memory) or --disk-limit value a pair's audit gets: the
+ * batch's own when given ("off" or a size), else its share of the machine
+ * (audit_limits_resolve over the jobs), read once, when the first pairs
+ * start, so that audits already running do not shrink the later ones'
+ * shares; a pair run again alone gets all of what is there then.  As bytes
+ * in buf; NULL when it cannot be read (the audit then decides, and says). */
+static const char *batch_limit(const struct audit_args *a, const char *given, int memory, const struct pair *p,
+                               const char *dir, char *buf, size_t n)
+{
+    static unsigned long long share[2];
+    static int read_once[2];
+    if (given && strcmp(given, "auto") != 0)
+        return given;
+    unsigned long long v;
+    if (p->retry == RETRY_RUNNING || !read_once[memory]) {
+        struct audit_limits l = { memory ? AUDIT_LIMIT_AUTO : 0, memory ? 0 : AUDIT_LIMIT_AUTO };
+        char why[320];
+        audit_limits_resolve(&l, dir, p->retry == RETRY_RUNNING ? 1 : a->jobs, why, sizeof why);
+        v = memory ? l.memory_bytes : l.disk_bytes;
+        if (p->retry != RETRY_RUNNING) {
+            share[memory] = v;
+            read_once[memory] = 1;
+        }
+    } else {
+        v = share[memory];
+    }
+    if (!v)
+        return NULL;
+    snprintf(buf, n, "%llu", v < (1ULL << 20) ? (1ULL << 20) : v);
+    return buf;
+}
+
 static pid_t start_pair(const struct audit_args *a, const struct pair *p, const char *dir)
 {
     char exe[PATH_MAX];
@@ -425,6 +464,19 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     }
     argv[k++] = "--timeout";
     argv[k++] = timeout;
+    /* each audit's share of the machine, decided once for the batch (a pair run
+       again alone gets all of it); NULL where the limit was given or is off */
+    char memory[32], disk[32];
+    const char *limit[2] = { batch_limit(a, a->memory_limit, 1, p, dir, memory, sizeof memory),
+                             batch_limit(a, a->disk_limit, 0, p, dir, disk, sizeof disk) };
+    if (limit[0]) {
+        argv[k++] = "--memory-limit";
+        argv[k++] = limit[0];
+    }
+    if (limit[1]) {
+        argv[k++] = "--disk-limit";
+        argv[k++] = limit[1];
+    }
     argv[k++] = "--id";
     argv[k++] = p->id;
     if (p->contract || a->contract) {

@@ -1,0 +1,230 @@
+/* audit_limits.c - the worker's memory and disk, measured from outside (audit_limits.h). */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "audit_limits.h"
+#include "run_census.h"
+
+int audit_limit_parse(const char *text, unsigned long long *out, char *err, size_t n)
+{
+    if (!text || !*text) {
+        snprintf(err, n, "an empty size");
+        return -1;
+    }
+    if (!strcmp(text, "off")) {
+        *out = 0;
+        return 0;
+    }
+    if (!strcmp(text, "auto")) {
+        *out = AUDIT_LIMIT_AUTO;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || text[0] == '-') {
+        snprintf(err, n, "'%s' is not a size (digits, then K, M, G or T; or auto, off)", text);
+        return -1;
+    }
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'K': case 'k': shift = 10; end++; break;
+    case 'M': case 'm': shift = 20; end++; break;
+    case 'G': case 'g': shift = 30; end++; break;
+    case 'T': case 't': shift = 40; end++; break;
+    default: end = NULL; break;
+    }
+    if (!end || *end || (shift && v > (~0ULL >> shift))) {
+        snprintf(err, n, "'%s' is not a size (digits, then K, M, G or T; or auto, off)", text);
+        return -1;
+    }
+    v <<= shift;
+    if (v < (1ULL << 20)) {
+        snprintf(err, n, "'%s' is below 1M", text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* MemAvailable from /proc/meminfo, in bytes; 0 when it cannot be read. */
+static unsigned long long mem_available(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    unsigned long long kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib * 1024ULL;
+}
+
+void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, char *why, size_t n)
+{
+    if (jobs < 1)
+        jobs = 1;
+    why[0] = '\0';
+    if (l->memory_bytes == AUDIT_LIMIT_AUTO) {
+        unsigned long long avail = mem_available();
+        l->memory_bytes = avail ? avail / 10 * 9 / (unsigned)jobs : 0;
+        if (!avail)
+            snprintf(why, n, "no memory limit: MemAvailable could not be read from /proc/meminfo");
+    }
+    if (l->disk_bytes == AUDIT_LIMIT_AUTO) {
+        struct statvfs fs;
+        if (statvfs(dir, &fs) == 0) {
+            l->disk_bytes = (unsigned long long)fs.f_bavail * fs.f_frsize / 2 / (unsigned)jobs;
+        } else {
+            l->disk_bytes = 0;
+            size_t used = strlen(why);
+            snprintf(why + used, n - used, "%sno disk limit: cannot read the free space of '%s': %s",
+                     used ? "; " : "", dir, strerror(errno));
+        }
+    }
+}
+
+/* Resident pages of pid (/proc/PID/statm, field 2), in bytes; 0 when gone. */
+static unsigned long long resident(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    unsigned long long size = 0, pages = 0;
+    int got = fscanf(f, "%llu %llu", &size, &pages);
+    fclose(f);
+    return got == 2 ? pages * (unsigned long long)sysconf(_SC_PAGESIZE) : 0;
+}
+
+size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out)
+{
+    struct proc_stat *all = NULL;
+    size_t na = 0, acap = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        struct proc_stat st;
+        if (proc_stat_read((pid_t)pid, &st) != 0 || st.state == 'Z')
+            continue;
+        if (na == acap) {
+            size_t ncap = acap ? acap * 2 : 256;
+            struct proc_stat *nall = realloc(all, ncap * sizeof *all);
+            if (!nall)
+                break;
+            all = nall;
+            acap = ncap;
+        }
+        all[na++] = st;
+    }
+    if (d)
+        closedir(d);
+    /* marked from root and the adopted, then down the parent links until nothing changes */
+    unsigned char *in = calloc(na ? na : 1, 1);
+    size_t n = 0;
+    if (in) {
+        for (size_t i = 0; i < na; i++)
+            in[i] = all[i].pid == root || (adopter > 0 && all[i].ppid == adopter);
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (size_t i = 0; i < na; i++)
+                for (size_t k = 0; !in[i] && k < na; k++)
+                    if (in[k] && all[k].pid == all[i].ppid)
+                        in[i] = changed = 1;
+        }
+        for (size_t i = 0; i < na; i++)
+            n += in[i];
+    }
+    *out = calloc(n ? n : 1, sizeof **out);
+    size_t k = 0;
+    for (size_t i = 0; *out && in && i < na; i++)
+        if (in[i])
+            (*out)[k++] = all[i].pid;
+    free(in);
+    free(all);
+    return *out ? k : 0;
+}
+
+unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
+                                       unsigned long long *largest_bytes)
+{
+    pid_t *pids;
+    size_t n = audit_tree_pids(root, adopter, &pids);
+    unsigned long long total = 0, best = 0;
+    pid_t best_pid = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long r = resident(pids[i]);
+        total += r;
+        if (r > best) {
+            best = r;
+            best_pid = pids[i];
+        }
+    }
+    free(pids);
+    struct proc_stat st;
+    if (largest_comm) {
+        largest_comm[0] = '\0';
+        if (best_pid && proc_stat_read(best_pid, &st) == 0)
+            memcpy(largest_comm, st.comm, 20);
+    }
+    if (largest)
+        *largest = best_pid;
+    if (largest_bytes)
+        *largest_bytes = best;
+    return total;
+}
+
+/* nftw keeps no user pointer: one walk at a time (the audit is one thread). */
+static struct {
+    unsigned long long bytes;
+    size_t entries, max_entries;
+    int truncated;
+} walk;
+
+static int count_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)path;
+    (void)flag;
+    (void)ftw;
+    if (++walk.entries > walk.max_entries) {
+        walk.truncated = 1;
+        return FTW_STOP;
+    }
+    walk.bytes += (unsigned long long)st->st_blocks * 512ULL;
+    return FTW_CONTINUE;
+}
+
+unsigned long long audit_dir_usage(const char *dir, size_t max_entries, int *truncated)
+{
+    walk.bytes = 0;
+    walk.entries = 0;
+    walk.max_entries = max_entries;
+    walk.truncated = 0;
+    nftw(dir, count_entry, 16, FTW_PHYS | FTW_MOUNT | FTW_ACTIONRETVAL);
+    if (truncated)
+        *truncated = walk.truncated;
+    return walk.bytes;
+}
+
+void audit_size_text(unsigned long long bytes, char *out, size_t n)
+{
+    if (bytes >= (1ULL << 30))
+        snprintf(out, n, "%.1f GiB", (double)bytes / (double)(1ULL << 30));
+    else
+        snprintf(out, n, "%.1f MiB", (double)bytes / (double)(1ULL << 20));
+}

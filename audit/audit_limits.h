@@ -1,0 +1,63 @@
+/*
+ * audit_limits.h - what an audit's worker may use of the machine's memory and
+ * disk (docs/audit.md, "Limits of the worker"; issue 33, "Bad input").
+ *
+ * A candidate that fills the memory would have the kernel's OOM killer pick
+ * a victim, which may be kaudit, another audit of the batch or the process
+ * writing the ledger; one that fills the disk leaves no room for the records.
+ * So while the worker runs, kaudit measures it from outside: the resident
+ * memory of every process of its tree (the worker and what descends from it,
+ * and what was reparented to kaudit, the subreaper), and the disk space of
+ * the audit's directory, where everything the worker may write lies.  Over a
+ * limit the worker is stopped and the audit is INCONCLUSIVE with the figure
+ * (`runner-resource-limit`); nothing is judged from what it left.
+ *
+ * Resident memory counts a page shared by two processes twice (the CUDA
+ * libraries mapped by the runner and the candidate's process): the figure is
+ * an upper bound of what the tree holds, never less.
+ */
+#ifndef KAUDIT_AUDIT_LIMITS_H
+#define KAUDIT_AUDIT_LIMITS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+enum audit_resource { AUDIT_RESOURCE_NONE, AUDIT_RESOURCE_MEMORY, AUDIT_RESOURCE_DISK };
+
+/* 0: no limit.  AUDIT_LIMIT_AUTO: decided at the audit's start (audit_limits_resolve). */
+#define AUDIT_LIMIT_AUTO (~0ULL)
+
+struct audit_limits {
+    unsigned long long memory_bytes;
+    unsigned long long disk_bytes;
+};
+
+/* "off" (0), "auto", or a size: digits with an optional K, M, G or T (powers
+ * of 1024), at least 1M.  0, or -1 with err. */
+int audit_limit_parse(const char *text, unsigned long long *out, char *err, size_t n);
+
+/* Each AUDIT_LIMIT_AUTO made a figure for one of `jobs` audits side by side:
+ * memory 90% of MemAvailable, disk half the space free where dir lies, each
+ * divided by jobs.  A figure that cannot be read leaves that limit off (0),
+ * said in why (NULL-terminated, "" when both were read). */
+void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, char *why, size_t n);
+
+/* The pids of root's process tree: root, its descendants, and the processes
+ * whose parent is `adopter` (orphans reparented to a subreaper) with theirs;
+ * zombies not.  How many, into *out (malloc'd; free it). */
+size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out);
+
+/* The resident bytes of root's process tree: root, its descendants, and the
+ * processes whose parent is `adopter` (orphans reparented to a subreaper);
+ * the largest one's pid, name and bytes into the pointers (any may be NULL). */
+unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
+                                       unsigned long long *largest_bytes);
+
+/* The disk space the files beneath dir take (st_blocks), links not followed;
+ * at most max_entries entries are counted, *truncated then set. */
+unsigned long long audit_dir_usage(const char *dir, size_t max_entries, int *truncated);
+
+/* "2.0 GiB", "512.0 MiB": bytes for a message. */
+void audit_size_text(unsigned long long bytes, char *out, size_t n);
+
+#endif
