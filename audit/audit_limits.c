@@ -94,12 +94,29 @@ void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, cha
     }
 }
 
-/* Resident pages of pid (/proc/PID/statm, field 2), in bytes; 0 when gone. */
+/* What pid holds in memory, in bytes; 0 when gone: its proportional set
+ * size (/proc/PID/smaps_rollup, Linux 4.14 and later: a page shared by n
+ * processes counts 1/n in each, so the tree's sum is what it holds, the
+ * CUDA and PyTorch libraries that the runner and the candidate's process
+ * both map counted once), else its resident pages (/proc/PID/statm, a
+ * shared page counted in each). */
 static unsigned long long resident(pid_t pid)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
     FILE *f = fopen(path, "r");
+    if (f) {
+        char line[256];
+        unsigned long long kib = 0;
+        int found = 0;
+        while (!found && fgets(line, sizeof line, f))
+            found = sscanf(line, "Pss: %llu kB", &kib) == 1;
+        fclose(f);
+        if (found)
+            return kib * 1024ULL;
+    }
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
+    f = fopen(path, "r");
     if (!f)
         return 0;
     unsigned long long size = 0, pages = 0;

@@ -12,9 +12,10 @@
  * limit the worker is stopped and the audit is INCONCLUSIVE with the figure
  * (`runner-resource-limit`); nothing is judged from what it left.
  *
- * Resident memory counts a page shared by two processes twice (the CUDA
- * libraries mapped by the runner and the candidate's process): the figure is
- * an upper bound of what the tree holds, never less.
+ * Memory is each process's proportional set size where the kernel gives it
+ * (a page shared by n processes counts 1/n in each, so the CUDA libraries
+ * that the runner and the candidate's process both map count once), else its
+ * resident set (a shared page counted in each: never less than the tree holds).
  */
 #ifndef KAUDIT_AUDIT_LIMITS_H
 #define KAUDIT_AUDIT_LIMITS_H
@@ -47,7 +48,7 @@ void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, cha
  * zombies not.  How many, into *out (malloc'd; free it). */
 size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out);
 
-/* The resident bytes of root's process tree: root, its descendants, and the
+/* The bytes root's process tree holds (above): root, its descendants, and the
  * processes whose parent is `adopter` (orphans reparented to a subreaper);
  * the largest one's pid, name and bytes into the pointers (any may be NULL). */
 unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
