@@ -330,12 +330,19 @@ static int over_limit(const struct audit_worker *w, pid_t child, double t, doubl
         *next_disk = t + DISK_CHECK_S;
         int truncated = 0;
         unsigned long long used = audit_dir_usage(w->usage_dir, DISK_ENTRIES_WALKED, &truncated);
-        if (used > l->disk_bytes || truncated) {
+        unsigned long long free_bytes = l->disk_floor_bytes ? audit_disk_free(w->usage_dir) : 0;
+        int floor = l->disk_floor_bytes && free_bytes < l->disk_floor_bytes;
+        if (used > l->disk_bytes || truncated || floor) {
             end->resource = AUDIT_RESOURCE_DISK;
             end->resource_used = used;
             end->resource_limit = l->disk_bytes;
-            snprintf(end->resource_detail, sizeof end->resource_detail, "%s",
-                     truncated ? "more than 200000 files and directories in the audit's directory" : "");
+            if (truncated)
+                snprintf(end->resource_detail, sizeof end->resource_detail,
+                         "more than %d files and directories in the audit's directory", DISK_ENTRIES_WALKED);
+            else if (floor)
+                snprintf(end->resource_detail, sizeof end->resource_detail,
+                         "its filesystem had %.1f MiB free, below the floor of %.1f MiB",
+                         (double)free_bytes / 1048576.0, (double)l->disk_floor_bytes / 1048576.0);
             return 1;
         }
     }
@@ -407,7 +414,7 @@ static void record_worker_end(const struct audit_worker *w, int status, struct k
         }
     } else if (WIFSIGNALED(status)) {
         end->signal = WTERMSIG(status);
-        if (w->record && !end->timed_out)
+        if (w->record && !end->timed_out && !end->resource)
             end->recorder_killed = 1;
     }
 }

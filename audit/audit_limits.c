@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "audit_limits.h"
+#include "audit_shard.h"
 #include "run_census.h"
 
 int audit_limit_parse(const char *text, unsigned long long *out, char *err, size_t n)
@@ -55,43 +56,33 @@ int audit_limit_parse(const char *text, unsigned long long *out, char *err, size
     return 0;
 }
 
-/* MemAvailable from /proc/meminfo, in bytes; 0 when it cannot be read. */
-static unsigned long long mem_available(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    unsigned long long kib = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib * 1024ULL;
-}
-
 void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, char *why, size_t n)
 {
     if (jobs < 1)
         jobs = 1;
     why[0] = '\0';
     if (l->memory_bytes == AUDIT_LIMIT_AUTO) {
-        unsigned long long avail = mem_available();
+        unsigned long long avail = audit_mem_available_kib("/proc/meminfo") * 1024ULL;
         l->memory_bytes = avail ? avail / 10 * 9 / (unsigned)jobs : 0;
         if (!avail)
             snprintf(why, n, "no memory limit: MemAvailable could not be read from /proc/meminfo");
     }
     if (l->disk_bytes == AUDIT_LIMIT_AUTO) {
-        struct statvfs fs;
-        if (statvfs(dir, &fs) == 0) {
-            l->disk_bytes = (unsigned long long)fs.f_bavail * fs.f_frsize / 2 / (unsigned)jobs;
-        } else {
-            l->disk_bytes = 0;
+        unsigned long long free_bytes = audit_disk_free(dir);
+        l->disk_bytes = free_bytes / 2;
+        l->disk_floor_bytes = free_bytes / 10 < (1ULL << 30) ? free_bytes / 10 : (1ULL << 30);
+        if (!free_bytes) {
             size_t used = strlen(why);
-            snprintf(why + used, n - used, "%sno disk limit: cannot read the free space of '%s': %s",
-                     used ? "; " : "", dir, strerror(errno));
+            snprintf(why + used, n - used, "%sno disk limit: cannot read the free space of '%s'", used ? "; " : "",
+                     dir);
         }
     }
+}
+
+unsigned long long audit_disk_free(const char *dir)
+{
+    struct statvfs fs;
+    return statvfs(dir, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
 }
 
 /* What pid holds in memory, in bytes; 0 when gone: its proportional set

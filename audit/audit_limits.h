@@ -31,6 +31,10 @@ enum audit_resource { AUDIT_RESOURCE_NONE, AUDIT_RESOURCE_MEMORY, AUDIT_RESOURCE
 struct audit_limits {
     unsigned long long memory_bytes;
     unsigned long long disk_bytes;
+    /* the free space below which the worker is stopped whatever its own use
+     * (a neighbour in the batch may be the one filling): set with an auto
+     * disk limit, min(1 GiB, a tenth of what was free); 0: none */
+    unsigned long long disk_floor_bytes;
 };
 
 /* "off" (0), "auto", or a size: digits with an optional K, M, G or T (powers
@@ -38,9 +42,11 @@ struct audit_limits {
 int audit_limit_parse(const char *text, unsigned long long *out, char *err, size_t n);
 
 /* Each AUDIT_LIMIT_AUTO made a figure for one of `jobs` audits side by side:
- * memory 90% of MemAvailable, disk half the space free where dir lies, each
- * divided by jobs.  A figure that cannot be read leaves that limit off (0),
- * said in why (NULL-terminated, "" when both were read). */
+ * memory 90% of MemAvailable divided by jobs (a pair stopped over it is run
+ * again alone); disk half the space free where dir lies, not divided (an
+ * honest task's files are as large as its tensors, and a batch's audits
+ * rarely all grow at once), with the floor above.  A figure that cannot be
+ * read leaves that limit off (0), said in why ("" when both were read). */
 void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, char *why, size_t n);
 
 /* The pids of root's process tree: root, its descendants, and the processes
@@ -53,6 +59,10 @@ size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out);
  * the largest one's pid, name and bytes into the pointers (any may be NULL). */
 unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
                                        unsigned long long *largest_bytes);
+
+/* The space free for an unprivileged user where dir lies, in bytes; 0 when
+ * it cannot be read. */
+unsigned long long audit_disk_free(const char *dir);
 
 /* The disk space the files beneath dir take (st_blocks), links not followed;
  * at most max_entries entries are counted, *truncated then set. */

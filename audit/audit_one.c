@@ -255,6 +255,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_open(&j, "limits", '{');
     kat_json_u64(&j, "memory_bytes", p->limits.memory_bytes);
     kat_json_u64(&j, "disk_bytes", p->limits.disk_bytes);
+    kat_json_u64(&j, "disk_floor_bytes", p->limits.disk_floor_bytes);
     kat_json_str(&j, "note", p->limits_note);
     kat_json_close(&j, '}');
     if (end->resource) {

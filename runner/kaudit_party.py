@@ -145,8 +145,9 @@ class Party:
             self.instances["A"] = stage(self.log, "build_candidate", self.new_candidate)
         finally:
             preimport.uninstall(restore)
-        # where no build imported it, now, while the runner computes the reference's
-        # slots (not after a failed stage: no probe follows that)
+        # a build was expected (KAUDIT_PREIMPORT_AT=build) and none imported it: now,
+        # while the runner computes the reference's slots (not after a failed
+        # stage: no probe follows that); else done already, before ready
         self.preimported = preimport.finish()
         try:
             info, self.mapping = align_state(self.ref_state, self.instances["A"], self.candidate_only)

@@ -51,7 +51,7 @@ Test(limits, sizes)
 
 Test(limits, auto_divided_among_jobs)
 {
-    struct audit_limits one = { AUDIT_LIMIT_AUTO, AUDIT_LIMIT_AUTO }, four = one, given = { 5ULL << 20, 0 };
+    struct audit_limits one = { AUDIT_LIMIT_AUTO, AUDIT_LIMIT_AUTO, 0 }, four = one, given = { 5ULL << 20, 0, 0 };
     char why[320];
     audit_limits_resolve(&one, "/tmp", 1, why, sizeof why);
     cr_expect_str_eq(why, "", "%s", why);
@@ -60,11 +60,15 @@ Test(limits, auto_divided_among_jobs)
     audit_limits_resolve(&four, "/tmp", 4, why, sizeof why);
     /* read at two moments: a quarter within what the machine's use moved meanwhile */
     cr_expect(four.memory_bytes < one.memory_bytes / 3, "%llu of %llu", four.memory_bytes, one.memory_bytes);
-    cr_expect(four.disk_bytes < one.disk_bytes / 3, "%llu of %llu", four.disk_bytes, one.disk_bytes);
+    /* the disk's is each audit's own, with a floor of free space: not divided */
+    cr_expect(four.disk_bytes > one.disk_bytes / 3 * 2, "%llu of %llu", four.disk_bytes, one.disk_bytes);
+    cr_expect(one.disk_floor_bytes > 0 && one.disk_floor_bytes <= 1ULL << 30 &&
+              one.disk_floor_bytes < one.disk_bytes, "floor %llu", one.disk_floor_bytes);
     audit_limits_resolve(&given, "/tmp", 4, why, sizeof why);
     cr_expect_eq(given.memory_bytes, 5ULL << 20, "a given limit is kept");
     cr_expect_eq(given.disk_bytes, 0, "off stays off");
-    struct audit_limits nowhere = { 0, AUDIT_LIMIT_AUTO };
+    cr_expect_eq(given.disk_floor_bytes, 0, "no floor without the disk limit");
+    struct audit_limits nowhere = { 0, AUDIT_LIMIT_AUTO, 0 };
     audit_limits_resolve(&nowhere, "/no/such/kaudit/dir", 1, why, sizeof why);
     cr_expect_eq(nowhere.disk_bytes, 0, "unreadable: no limit");
     cr_expect(strstr(why, "/no/such/kaudit/dir"), "said why: %s", why);

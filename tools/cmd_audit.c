@@ -47,7 +47,7 @@
     "  --memory-limit SIZE    stop the worker beyond SIZE resident (K, M, G, T; auto: 90% of the memory\n"       \
     "                         available, shared among a batch's jobs; off)\n"                                     \
     "  --disk-limit SIZE      stop it when the audit directory takes more than SIZE (auto: half the free\n"       \
-    "                         space, shared among a batch's jobs; off)\n"                                         \
+    "                         space, or when the free space falls below min(1G, a tenth of it); off)\n"          \
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \

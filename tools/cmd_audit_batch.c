@@ -401,31 +401,30 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
     return 0;
 }
 
-/* The --memory-limit (memory) or --disk-limit value a pair's audit gets: the
- * batch's own when given ("off" or a size), else its share of the machine
- * (audit_limits_resolve over the jobs), read once, when the first pairs
- * start, so that audits already running do not shrink the later ones'
- * shares; a pair run again alone gets all of what is there then.  As bytes
- * in buf; NULL when it cannot be read (the audit then decides, and says). */
-static const char *batch_limit(const struct audit_args *a, const char *given, int memory, const struct pair *p,
-                               const char *dir, char *buf, size_t n)
+/* The --memory-limit a pair's audit gets: the batch's own when given ("off"
+ * or a size), else its share of the memory available (audit_limits_resolve
+ * over the jobs), read once, when the first pairs start, so that audits
+ * already running do not shrink the later ones' shares; a pair run again
+ * alone gets all of what is there then.  As bytes in buf; NULL when it
+ * cannot be read (the audit then decides, and says why).  The disk limit is
+ * each audit's own (not divided): only a given one is passed on. */
+static const char *memory_limit(const struct audit_args *a, const struct pair *p, const char *dir, char *buf,
+                                size_t n)
 {
-    static unsigned long long share[2];
-    static int read_once[2];
-    if (given && strcmp(given, "auto") != 0)
-        return given;
-    unsigned long long v;
-    if (p->retry == RETRY_RUNNING || !read_once[memory]) {
-        struct audit_limits l = { memory ? AUDIT_LIMIT_AUTO : 0, memory ? 0 : AUDIT_LIMIT_AUTO };
+    static unsigned long long share;
+    static int read_once;
+    if (a->memory_limit && strcmp(a->memory_limit, "auto") != 0)
+        return a->memory_limit;
+    unsigned long long v = share;
+    if (p->retry == RETRY_RUNNING || !read_once) {
+        struct audit_limits l = { AUDIT_LIMIT_AUTO, 0, 0 };
         char why[320];
         audit_limits_resolve(&l, dir, p->retry == RETRY_RUNNING ? 1 : a->jobs, why, sizeof why);
-        v = memory ? l.memory_bytes : l.disk_bytes;
+        v = l.memory_bytes;
         if (p->retry != RETRY_RUNNING) {
-            share[memory] = v;
-            read_once[memory] = 1;
+            share = v;
+            read_once = 1;
         }
-    } else {
-        v = share[memory];
     }
     if (!v)
         return NULL;
@@ -464,18 +463,17 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     }
     argv[k++] = "--timeout";
     argv[k++] = timeout;
-    /* each audit's share of the machine, decided once for the batch (a pair run
-       again alone gets all of it); NULL where the limit was given or is off */
-    char memory[32], disk[32];
-    const char *limit[2] = { batch_limit(a, a->memory_limit, 1, p, dir, memory, sizeof memory),
-                             batch_limit(a, a->disk_limit, 0, p, dir, disk, sizeof disk) };
-    if (limit[0]) {
+    /* each audit's share of the memory, decided once for the batch (a pair run
+       again alone gets all of it) */
+    char memory[32];
+    const char *share = memory_limit(a, p, dir, memory, sizeof memory);
+    if (share) {
         argv[k++] = "--memory-limit";
-        argv[k++] = limit[0];
+        argv[k++] = share;
     }
-    if (limit[1]) {
+    if (a->disk_limit) {
         argv[k++] = "--disk-limit";
-        argv[k++] = limit[1];
+        argv[k++] = a->disk_limit;
     }
     argv[k++] = "--id";
     argv[k++] = p->id;
