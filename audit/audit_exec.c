@@ -315,6 +315,8 @@ static int over_limit(const struct audit_worker *w, pid_t child, double t, doubl
         char comm[20] = "";
         unsigned long long big_bytes = 0;
         unsigned long long used = audit_tree_resident(child, getpid(), &big, comm, &big_bytes);
+        if (used > end->memory_peak)
+            end->memory_peak = used;
         if (used > l->memory_bytes) {
             char size[32];
             audit_size_text(big_bytes, size, sizeof size);
@@ -330,6 +332,8 @@ static int over_limit(const struct audit_worker *w, pid_t child, double t, doubl
         *next_disk = t + DISK_CHECK_S;
         int truncated = 0;
         unsigned long long used = audit_dir_usage(w->usage_dir, DISK_ENTRIES_WALKED, &truncated);
+        if (used > end->disk_peak)
+            end->disk_peak = used;
         unsigned long long free_bytes = l->disk_floor_bytes ? audit_disk_free(w->usage_dir) : 0;
         int floor = l->disk_floor_bytes && free_bytes < l->disk_floor_bytes;
         if (used > l->disk_bytes || truncated || floor) {

@@ -258,6 +258,9 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     kat_json_u64(&j, "disk_floor_bytes", p->limits.disk_floor_bytes);
     kat_json_str(&j, "note", p->limits_note);
     kat_json_close(&j, '}');
+    /* the most it held, as measured against them (every 0.5 s and 1 s): how close it came */
+    kat_json_u64(&j, "memory_peak_bytes", end->memory_peak);
+    kat_json_u64(&j, "disk_peak_bytes", end->disk_peak);
     if (end->resource) {
         kat_json_open(&j, "stopped_over_limit", '{');
         kat_json_str(&j, "resource", end->resource == AUDIT_RESOURCE_MEMORY ? "memory" : "disk");

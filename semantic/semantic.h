@@ -80,6 +80,7 @@ struct kat_runner_end {
     int resource;              /* kaudit stopped it over a limit (enum audit_resource: 1 memory, 2 disk), or 0 */
     unsigned long long resource_used, resource_limit;   /* bytes, when resource */
     char resource_detail[160]; /* the largest process or "files beyond the count walked", when resource */
+    unsigned long long memory_peak, disk_peak;   /* the most seen while it ran (bytes; 0: not measured) */
 };
 
 struct kat_semantic {

@@ -97,8 +97,8 @@ check "cand_fills_disk: stopped over its disk limit, and says by how much" \
     [ "$(jget "$T/cand_fills_disk.json" "(lambda o: o['resource'] == 'disk' and o['used_bytes'] > o['limit_bytes'] == 512 << 20)(r['worker']['stopped_over_limit'])")" = True ]
 check "cand_fills_disk: stopped well before its 4 GiB (the audit's directory under 3 GiB)" \
     [ "$(du -sk "$T/cand_fills_disk" | cut -f1)" -lt 3145728 ]
-check "cand_hang: the limits the worker ran under are in its record, none crossed" \
-    [ "$(jget "$T/cand_hang.json" "r['worker']['limits']['memory_bytes'] > 0 and r['worker']['limits']['disk_bytes'] > 0 and r['worker']['stopped_over_limit'] is None")" = True ]
+check "cand_hang: the limits the worker ran under are in its record, none crossed, the peaks measured below them" \
+    [ "$(jget "$T/cand_hang.json" "(lambda w: 0 < w['memory_peak_bytes'] < w['limits']['memory_bytes'] and 0 < w['disk_peak_bytes'] < w['limits']['disk_bytes'] and w['stopped_over_limit'] is None)(r['worker'])")" = True ]
 check "cand_hang: the record says the worker timed out" \
     [ "$(jget "$T/cand_hang.json" "r['worker']['timed_out']")" = True ]
 # The sleeper ran in a session of its own; nothing carrying its marker is left.

@@ -44,8 +44,8 @@
     "                         MusaCoder,CUDA-L1 (the record's weak_surfaces)\n"                                  \
     "  --tolerance MODE       reference-floor (default) or paper (Eq. 1 exactly)\n"                              \
     "  --timeout S            the worker's time limit in seconds (600)\n"                                        \
-    "  --memory-limit SIZE    stop the worker beyond SIZE resident (K, M, G, T; auto: 90% of the memory\n"       \
-    "                         available, shared among a batch's jobs; off)\n"                                     \
+    "  --memory-limit SIZE    stop the worker beyond SIZE of memory held (K, M, G, T; auto: 90% of the\n"       \
+    "                         memory available, shared among a batch's jobs; off)\n"                                     \
     "  --disk-limit SIZE      stop it when the audit directory takes more than SIZE (auto: half the free\n"       \
     "                         space, or when the free space falls below min(1G, a tenth of it); off)\n"          \
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
