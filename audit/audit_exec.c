@@ -33,34 +33,21 @@ static void pause_ms(long ms)
 }
 
 /* Every process whose parent is us (what the worker's group left, and what
- * detached from it and was reparented to us, the subreaper): killed and reaped. */
+ * detached from it and was reparented to us, the subreaper), with what
+ * descends from it: killed and reaped, until none is left. */
 static void kill_leftovers(pid_t group)
 {
     if (group > 0)
         kill(-group, SIGKILL);
-    pid_t self = getpid();
     for (int round = 0; round < 20; round++) {
-        int found = 0;
-        DIR *d = opendir("/proc");
-        struct dirent *e;
-        while (d && (e = readdir(d))) {
-            char *end;
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0)
-                continue;
-            struct proc_stat st;
-            if (proc_stat_read((pid_t)pid, &st) != 0)
-                continue;
-            if (st.ppid == self && st.state != 'Z') {
-                kill((pid_t)pid, SIGKILL);
-                found = 1;
-            }
-        }
-        if (d)
-            closedir(d);
+        pid_t *pids;
+        size_t n = audit_tree_pids(0, getpid(), &pids);
+        for (size_t i = 0; i < n; i++)
+            kill(pids[i], SIGKILL);
+        free(pids);
         while (waitpid(-1, NULL, WNOHANG) > 0) {
         }
-        if (!found)
+        if (!n)
             break;
         pause_ms(20);
     }
