@@ -116,6 +116,12 @@ static unsigned long long resident(pid_t pid)
     return got == 2 ? pages * (unsigned long long)sysconf(_SC_PAGESIZE) : 0;
 }
 
+static int by_pid(const void *a, const void *b)
+{
+    const struct proc_stat *x = a, *y = b;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
 size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out)
 {
     struct proc_stat *all = NULL;
@@ -142,30 +148,25 @@ size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out)
     }
     if (d)
         closedir(d);
-    /* marked from root and the adopted, then down the parent links until nothing changes */
-    unsigned char *in = calloc(na ? na : 1, 1);
+    /* in the tree: a process from which the parent links reach root, or a
+       process adopted by `adopter` (at most 64 links: deeper is not a tree
+       kaudit made) */
+    qsort(all, na, sizeof *all, by_pid);
+    *out = calloc(na ? na : 1, sizeof **out);
     size_t n = 0;
-    if (in) {
-        for (size_t i = 0; i < na; i++)
-            in[i] = all[i].pid == root || (adopter > 0 && all[i].ppid == adopter);
-        for (int changed = 1; changed;) {
-            changed = 0;
-            for (size_t i = 0; i < na; i++)
-                for (size_t k = 0; !in[i] && k < na; k++)
-                    if (in[k] && all[k].pid == all[i].ppid)
-                        in[i] = changed = 1;
+    for (size_t i = 0; *out && i < na; i++) {
+        const struct proc_stat *p = &all[i];
+        for (int up = 0; p && up < 64; up++) {
+            if (p->pid == root || (adopter > 0 && p->ppid == adopter)) {
+                (*out)[n++] = all[i].pid;
+                break;
+            }
+            struct proc_stat key = { .pid = p->ppid };
+            p = p->ppid > 0 ? bsearch(&key, all, na, sizeof *all, by_pid) : NULL;
         }
-        for (size_t i = 0; i < na; i++)
-            n += in[i];
     }
-    *out = calloc(n ? n : 1, sizeof **out);
-    size_t k = 0;
-    for (size_t i = 0; *out && in && i < na; i++)
-        if (in[i])
-            (*out)[k++] = all[i].pid;
-    free(in);
     free(all);
-    return *out ? k : 0;
+    return *out ? n : 0;
 }
 
 unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
