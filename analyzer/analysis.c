@@ -315,7 +315,10 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     }
     struct info_counts said;
     int have_said = info_counts_read(s, &said);
-    if (!opt->trace_axes_unsupported)
+    /* the builds are read also where the trace axes are not judged (--device
+       cpu): their tools' times are the audit's cost, no evidence; not from a
+       session whose seal is broken */
+    if (!opt->trace_axes_inconclusive)
         ka_collect_built_objects(&run, s);
     for (size_t i = 0; i < count && !opt->trace_axes_unsupported; i++)
         analyze_trace(&run, kat_session_trace_path(s, i), kat_session_trace_name(s, i));

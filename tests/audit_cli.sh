@@ -366,15 +366,23 @@ check "oom retry: the first attempt's record is kept, resource-exhausted" first_
 cat >"$T/b5.jsonl" <<EOF
 {"id": "fills", "reference": "$TASKS/softmax.py", "candidate": "$BAD/cand_fills_memory.py", "contract": "$C/softmax.json"}
 {"id": "beside", "reference": "$TASKS/rowsum.py", "candidate": "$CANDS/reordered_reduction.py", "contract": "$C/rowsum.json"}
+{"id": "compiles", "reference": "$TASKS/softmax.py", "candidate": "$CANDS/compiles_helper.py", "contract": "$C/softmax.json"}
 EOF
-timeout 300 "$K" audit --batch "$T/b5.jsonl" -o "$T/l5.jsonl" --jobs 2 --device cpu --quiet --memory-limit 1G \
+timeout 300 "$K" audit --batch "$T/b5.jsonl" -o "$T/l5.jsonl" --jobs 2 --device cpu --memory-limit 1G \
     >"$T/b5.out" 2>"$T/b5.err"
 echo $? >"$T/b5.rc"
-check "memory limit in a batch: exit 0, one line per id" ledger_ok "$T/l5.jsonl" fills beside
+check "memory limit in a batch: exit 0, one line per id" ledger_ok "$T/l5.jsonl" fills beside compiles
 check "memory limit in a batch: the filler INCONCL, retried alone" \
     [ "$(lline "$T/l5.jsonl" fills "r['certificate'] + ' ' + str(bool(r.get('retried_alone')))")" = "INCONCL True" ]
 check "memory limit in a batch: its neighbour judged (semantic PASS)" \
     [ "$(lline "$T/l5.jsonl" beside "r['axes']['semantic']")" = PASS ]
+# a candidate that runs a compiler: its record's builds name it, the ledger sums
+# each tool (build_tools_s), the batch's summary gives each tool's median
+check "build tools: the record's build names cc with its own wall time" \
+    [ "$(jget "$T/l5.jsonl.d/compiles/record.json" "any(b['tools'].get('cc', 0) > 0 for b in r['builds'])")" = True ]
+check "build tools: the ledger line sums them" \
+    [ "$(lline "$T/l5.jsonl" compiles "r['build_tools_s']['cc'] > 0")" = True ]
+check "build tools: the batch's summary gives each tool's median" grep -q "build tools, median seconds.* cc [0-9]" "$T/b5.err"
 
 # kill -9 in the middle, then again: every id once, no torn line
 # k0 hangs (until --timeout 20): it is running when the batch is killed

@@ -305,6 +305,30 @@ static void add_weak_decisions(cJSON *line, const cJSON *rec)
     }
 }
 
+/* The record's builds summed by tool ({"nvcc": s, "cc1plus": s, ...}, each
+ * tool's own wall time over the pair's builds) as the line's build_tools_s;
+ * none when nothing was built. */
+static void add_build_tools(cJSON *line, const cJSON *rec)
+{
+    cJSON *sum = NULL;
+    const cJSON *b, *t;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(rec, "builds"))
+    {
+        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(b, "tools"))
+        {
+            if (!cJSON_IsNumber(t) || !t->string)
+                continue;
+            if (!sum)
+                sum = cJSON_AddObjectToObject(line, "build_tools_s");
+            cJSON *have = cJSON_GetObjectItemCaseSensitive(sum, t->string);
+            if (have)
+                cJSON_SetNumberValue(have, have->valuedouble + t->valuedouble);
+            else
+                cJSON_AddNumberToObject(sum, t->string, t->valuedouble);
+        }
+    }
+}
+
 /* One ledger line from the pair's record rec (NULL: none; taken). */
 static int append_ledger(int fd, const struct pair *p, const char *dir, int status, double wall, cJSON *rec)
 {
@@ -352,6 +376,7 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
         const cJSON *phases = cJSON_GetObjectItemCaseSensitive(rec, "phases_s");
         if (cJSON_IsObject(phases))
             cJSON_AddItemToObject(line, "phases_s", cJSON_Duplicate(phases, 1));
+        add_build_tools(line, rec);
         /* the speedup as the record has it, with whether it may be quoted */
         const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
         const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
@@ -837,6 +862,43 @@ static int by_value(const void *x, const void *y)
 
 /* Where the batch's time went: each phase's median over the ledger's records
  * that show it (the record's phases_s, docs/audit.md), on stderr. */
+/* The build tools the summary names, by the ledger lines' build_tools_s: the
+ * first this many names met. */
+#define SUMMARY_TOOLS 12
+struct tool_values {
+    char name[32];
+    double *v;
+    size_t n, cap;
+    double median;
+};
+
+static int by_longer_median(const void *a, const void *b)
+{
+    const struct tool_values *x = a, *y = b;
+    return (x->median < y->median) - (x->median > y->median);
+}
+
+static void add_tool_values(struct tool_values *tools, size_t *n_tools, const cJSON *build_tools)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, build_tools)
+    {
+        if (!cJSON_IsNumber(t) || !t->string)
+            continue;
+        size_t k = 0;
+        while (k < *n_tools && strcmp(tools[k].name, t->string) != 0)
+            k++;
+        if (k == *n_tools) {
+            if (*n_tools == SUMMARY_TOOLS)
+                continue;
+            snprintf(tools[k].name, sizeof tools[k].name, "%s", t->string);
+            (*n_tools)++;
+        }
+        if (!kat_grow(&tools[k].v, &tools[k].cap, tools[k].n + 1, sizeof *tools[k].v))
+            tools[k].v[tools[k].n++] = t->valuedouble;
+    }
+}
+
 static void phase_summary(const char *ledger)
 {
     FILE *f = fopen(ledger, "r");
@@ -844,6 +906,8 @@ static void phase_summary(const char *ledger)
         return;
     double *v[AUDIT_PHASES] = { 0 };
     size_t n[AUDIT_PHASES] = { 0 }, cap[AUDIT_PHASES] = { 0 };
+    struct tool_values tools[SUMMARY_TOOLS] = { 0 };
+    size_t n_tools = 0;
     char *line = NULL;
     size_t len_cap = 0;
     ssize_t len;
@@ -855,6 +919,7 @@ static void phase_summary(const char *ledger)
             if (cJSON_IsNumber(x) && !kat_grow(&v[i], &cap[i], n[i] + 1, sizeof *v[i]))
                 v[i][n[i]++] = x->valuedouble;
         }
+        add_tool_values(tools, &n_tools, cJSON_GetObjectItemCaseSensitive(o, "build_tools_s"));
         cJSON_Delete(o);
     }
     free(line);
@@ -866,6 +931,20 @@ static void phase_summary(const char *ledger)
                 continue;
             qsort(v[i], n[i], sizeof *v[i], by_value);
             fprintf(stderr, " %s %.1f", audit_phase_names[i], v[i][n[i] / 2]);
+        }
+        fputc('\n', stderr);
+    }
+    if (n_tools) {
+        /* each tool's median, the longest first */
+        for (size_t k = 0; k < n_tools; k++) {
+            qsort(tools[k].v, tools[k].n, sizeof *tools[k].v, by_value);
+            tools[k].median = tools[k].n ? tools[k].v[tools[k].n / 2] : 0;
+        }
+        qsort(tools, n_tools, sizeof *tools, by_longer_median);
+        fprintf(stderr, "kaudit: build tools, median seconds over the audits that ran each:");
+        for (size_t k = 0; k < n_tools; k++) {
+            fprintf(stderr, " %s %.1f (%zu)", tools[k].name, tools[k].median, tools[k].n);
+            free(tools[k].v);
         }
         fputc('\n', stderr);
     }
