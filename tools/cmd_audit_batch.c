@@ -860,8 +860,6 @@ static int by_value(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* Where the batch's time went: each phase's median over the ledger's records
- * that show it (the record's phases_s, docs/audit.md), on stderr. */
 /* The build tools the summary names, by the ledger lines' build_tools_s: the
  * first this many names met. */
 #define SUMMARY_TOOLS 12
@@ -899,6 +897,9 @@ static void add_tool_values(struct tool_values *tools, size_t *n_tools, const cJ
     }
 }
 
+/* Where the batch's time went: each phase's median over the ledger's records
+ * that show it (the record's phases_s, docs/audit.md), on stderr; then each build tool's
+ * median over the lines that name it (build_tools_s). */
 static void phase_summary(const char *ledger)
 {
     FILE *f = fopen(ledger, "r");
