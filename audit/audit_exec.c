@@ -41,7 +41,7 @@ static void kill_leftovers(pid_t group)
         kill(-group, SIGKILL);
     for (int round = 0; round < 20; round++) {
         pid_t *pids;
-        size_t n = audit_tree_pids(0, getpid(), &pids);
+        size_t n = proc_tree_pids(0, getpid(), &pids);
         for (size_t i = 0; i < n; i++)
             kill(pids[i], SIGKILL);
         free(pids);
@@ -53,14 +53,14 @@ static void kill_leftovers(pid_t group)
     }
 }
 
-/* SIGKILL to every process of root's tree (audit_tree_pids: its descendants,
+/* SIGKILL to every process of root's tree (proc_tree_pids: its descendants,
  * and what was reparented to us) but `spare`: the candidate's and the
  * runner's processes go at once, the recorder (spare) is left to close its
  * session. */
 static void kill_tree_but(pid_t root, pid_t spare)
 {
     pid_t *pids;
-    size_t n = audit_tree_pids(root, getpid(), &pids);
+    size_t n = proc_tree_pids(root, getpid(), &pids);
     for (size_t i = 0; i < n; i++)
         if (pids[i] != spare)
             kill(pids[i], SIGKILL);

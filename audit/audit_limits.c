@@ -1,6 +1,5 @@
 /* audit_limits.c - the worker's memory and disk, measured from outside (audit_limits.h). */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
@@ -116,64 +115,11 @@ static unsigned long long resident(pid_t pid)
     return got == 2 ? pages * (unsigned long long)sysconf(_SC_PAGESIZE) : 0;
 }
 
-static int by_pid(const void *a, const void *b)
-{
-    const struct proc_stat *x = a, *y = b;
-    return (x->pid > y->pid) - (x->pid < y->pid);
-}
-
-size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out)
-{
-    struct proc_stat *all = NULL;
-    size_t na = 0, acap = 0;
-    DIR *d = opendir("/proc");
-    struct dirent *e;
-    while (d && (e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0)
-            continue;
-        struct proc_stat st;
-        if (proc_stat_read((pid_t)pid, &st) != 0 || st.state == 'Z')
-            continue;
-        if (na == acap) {
-            size_t ncap = acap ? acap * 2 : 256;
-            struct proc_stat *nall = realloc(all, ncap * sizeof *all);
-            if (!nall)
-                break;
-            all = nall;
-            acap = ncap;
-        }
-        all[na++] = st;
-    }
-    if (d)
-        closedir(d);
-    /* in the tree: a process from which the parent links reach root, or a
-       process adopted by `adopter` (at most 64 links: deeper is not a tree
-       kaudit made) */
-    qsort(all, na, sizeof *all, by_pid);
-    *out = calloc(na ? na : 1, sizeof **out);
-    size_t n = 0;
-    for (size_t i = 0; *out && i < na; i++) {
-        const struct proc_stat *p = &all[i];
-        for (int up = 0; p && up < 64; up++) {
-            if (p->pid == root || (adopter > 0 && p->ppid == adopter)) {
-                (*out)[n++] = all[i].pid;
-                break;
-            }
-            struct proc_stat key = { .pid = p->ppid };
-            p = p->ppid > 0 ? bsearch(&key, all, na, sizeof *all, by_pid) : NULL;
-        }
-    }
-    free(all);
-    return *out ? n : 0;
-}
-
 unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
                                        unsigned long long *largest_bytes)
 {
     pid_t *pids;
-    size_t n = audit_tree_pids(root, adopter, &pids);
+    size_t n = proc_tree_pids(root, adopter, &pids);
     unsigned long long total = 0, best = 0;
     pid_t best_pid = 0;
     for (size_t i = 0; i < n; i++) {

@@ -49,13 +49,8 @@ int audit_limit_parse(const char *text, unsigned long long *out, char *err, size
  * read leaves that limit off (0), said in why ("" when both were read). */
 void audit_limits_resolve(struct audit_limits *l, const char *dir, int jobs, char *why, size_t n);
 
-/* The pids of root's process tree: root, its descendants, and the processes
- * whose parent is `adopter` (orphans reparented to a subreaper) with theirs;
- * zombies not.  How many, into *out (malloc'd; free it). */
-size_t audit_tree_pids(pid_t root, pid_t adopter, pid_t **out);
-
-/* The bytes root's process tree holds (above): root, its descendants, and the
- * processes whose parent is `adopter` (orphans reparented to a subreaper);
+/* The bytes root's process tree holds (above; run_census.h's proc_tree_pids:
+ * root, its descendants, and the processes whose parent is `adopter`);
  * the largest one's pid, name and bytes into the pointers (any may be NULL). */
 unsigned long long audit_tree_resident(pid_t root, pid_t adopter, pid_t *largest, char largest_comm[20],
                                        unsigned long long *largest_bytes);

@@ -106,31 +106,27 @@ static int by_pid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* 1 when rows[i] descends from root (or is it), else 2; memoized in in[] */
-static char in_tree(const struct proc_stat *rows, size_t n, char *in, size_t i, pid_t root, int depth)
+/* 1 when rows[i] descends from root (or is it), or from a process whose
+ * parent is adopter (> 0: a subreaper's orphans), else 2; memoized in in[] */
+static char in_tree(const struct proc_stat *rows, size_t n, char *in, size_t i, pid_t root, pid_t adopter, int depth)
 {
     if (in[i])
         return in[i];
-    if (rows[i].pid == root)
+    if (rows[i].pid == root || (adopter > 0 && rows[i].ppid == adopter))
         return in[i] = 1;
     struct proc_stat key = { .pid = rows[i].ppid };
     const struct proc_stat *parent = depth < 4096 ? bsearch(&key, rows, n, sizeof *rows, by_pid) : NULL;
-    return in[i] = parent ? in_tree(rows, n, in, (size_t)(parent - rows), root, depth + 1) : 2;
+    return in[i] = parent ? in_tree(rows, n, in, (size_t)(parent - rows), root, adopter, depth + 1) : 2;
 }
 
-static struct census_process *known(struct run_census *c, pid_t pid, unsigned long long start)
+/* Every process's /proc/PID/stat, zombies included, sorted by pid; how many
+ * into *out (malloc'd, NULL when none could be read). */
+static size_t proc_rows(struct proc_stat **out)
 {
-    for (size_t i = 0; i < c->n; i++)
-        if (c->seen[i].pid == pid && c->seen[i].start == start)
-            return &c->seen[i];
-    return NULL;
-}
-
-void run_census_scan(struct run_census *c)
-{
+    *out = NULL;
     DIR *d = opendir("/proc");
     if (!d)
-        return;
+        return 0;
     struct proc_stat *rows = NULL;
     size_t n = 0, cap = 0;
     struct dirent *e;
@@ -150,11 +146,43 @@ void run_census_scan(struct run_census *c)
             n++;
     }
     closedir(d);
-    /* root's tree: each row's parent found by pid in the sorted rows */
     qsort(rows, n, sizeof *rows, by_pid);
+    *out = rows;
+    return n;
+}
+
+size_t proc_tree_pids(pid_t root, pid_t adopter, pid_t **out)
+{
+    struct proc_stat *rows;
+    size_t n = proc_rows(&rows), k = 0;
+    char *in = calloc(n ? n : 1, 1);
+    *out = calloc(n ? n : 1, sizeof **out);
+    for (size_t i = 0; in && *out && i < n; i++)
+        if (in_tree(rows, n, in, i, root, adopter, 0) == 1 && rows[i].state != 'Z')
+            (*out)[k++] = rows[i].pid;
+    free(in);
+    free(rows);
+    return *out ? k : 0;
+}
+
+static struct census_process *known(struct run_census *c, pid_t pid, unsigned long long start)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->seen[i].pid == pid && c->seen[i].start == start)
+            return &c->seen[i];
+    return NULL;
+}
+
+void run_census_scan(struct run_census *c)
+{
+    struct proc_stat *rows;
+    size_t n = proc_rows(&rows);
+    if (!rows)
+        return;
+    /* root's tree: each row's parent found by pid in the sorted rows */
     char *in = calloc(n ? n : 1, 1);
     for (size_t i = 0; in && i < n; i++)
-        in_tree(rows, n, in, i, c->root, 0);
+        in_tree(rows, n, in, i, c->root, 0, 0);
     for (size_t i = 0; in && i < n; i++) {
         if (in[i] != 1 || rows[i].pid == c->root)
             continue;

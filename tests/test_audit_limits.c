@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit_limits.h"
+#include "run_census.h"
 
 static unsigned long long parsed(const char *text)
 {
@@ -127,13 +128,13 @@ Test(limits, the_tree_and_its_memory)
     cr_assert_eq(read(ready[0], &grandchild, sizeof grandchild), (ssize_t)sizeof grandchild);
     cr_assert_gt(grandchild, 0);
     pid_t *pids;
-    size_t n = audit_tree_pids(root, 0, &pids);
+    size_t n = proc_tree_pids(root, 0, &pids);
     cr_expect_eq(n, 3, "root, child, grandchild: %zu", n);
     cr_expect(has(pids, n, root) && has(pids, n, grandchild), "the root and its grandchild");
     cr_expect(!has(pids, n, stranger) && !has(pids, n, getpid()), "not a stranger, not the parent");
     free(pids);
     /* adopted: this process's children count when it is the adopter */
-    n = audit_tree_pids(root, getpid(), &pids);
+    n = proc_tree_pids(root, getpid(), &pids);
     cr_expect(has(pids, n, stranger), "a child of the adopter counts (an orphan reparented to it)");
     free(pids);
     unsigned long long before = audit_tree_resident(root, 0, NULL, NULL, NULL);
@@ -146,7 +147,7 @@ Test(limits, the_tree_and_its_memory)
     unsigned long long after = audit_tree_resident(root, 0, &big, comm, &big_bytes);
     cr_expect_geq(after - before, 60ULL << 20, "64 MiB touched in the tree: %llu then %llu", before, after);
     cr_expect(big > 0 && big_bytes > 0 && big_bytes <= after, "the largest named (%d, %llu)", (int)big, big_bytes);
-    n = audit_tree_pids(root, 0, &pids);   /* the middle one too: it would outlive the test */
+    n = proc_tree_pids(root, 0, &pids);   /* the middle one too: it would outlive the test */
     for (size_t i = 0; i < n; i++)
         kill(pids[i], SIGKILL);
     free(pids);
