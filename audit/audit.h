@@ -10,6 +10,7 @@
 #include "analysis.h"
 #include "audit_exec.h"
 #include "audit_limits.h"
+#include "build_store.h"
 
 /* The record's schema version (docs/audit.md, "The record"). */
 #define AUDIT_RECORD_VERSION 1
@@ -37,6 +38,8 @@ struct audit_args {
     double claimed_speedup;     /* --claimed-speedup: the weak validator's figure, for the record */
     double timeout_s;
     const char *memory_limit, *disk_limit;  /* --memory-limit, --disk-limit as given (audit_limits.h), NULL: auto */
+    const char *build_store;    /* --build-store DIR|off (build_store.h), NULL: the default store */
+    const char *build_store_max; /* --build-store-max SIZE as given, NULL: BUILD_STORE_MAX_BYTES */
     const char *allow_write[8]; /* --allow-write: more directories the worker may write in */
     int n_allow_write;
     const char *allow_read[8];  /* --allow-read: more directories the candidate's process may read */
@@ -69,6 +72,9 @@ struct audit_paths {
     int party_complete;                     /* every mechanism of it in force */
     struct audit_limits limits;             /* the worker's memory and disk, bytes (0: none) */
     char limits_note[320];                  /* why a limit is off, "" when both hold */
+    char cache[PATH_MAX + 16];              /* the worker's build caches (DIR/cache) */
+    char cache_seen[PATH_MAX + 16];            /* where the worker sees them: the store's fixed path, else cache */
+    struct build_store store;               /* builds kept across audits of the candidate */
 };
 
 struct audit_result {

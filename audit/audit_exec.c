@@ -225,7 +225,7 @@ static void prepare_worker_confinement(const struct audit_worker *w, struct conf
 static void exec_worker(const struct audit_worker *w, char *exe)
 {
     if (w->record) {
-        char *argv[18 + 2 * AUDIT_MAX_ROOTS];
+        char *argv[20 + 2 * AUDIT_MAX_ROOTS];
         char uid[24];
         int k = 0;
         argv[k++] = exe;
@@ -237,6 +237,12 @@ static void exec_worker(const struct audit_worker *w, char *exe)
             snprintf(uid, sizeof uid, "%ld", w->worker_uid);
             argv[k++] = "--worker-uid";
             argv[k++] = uid;
+        }
+        char bind[2 * PATH_MAX + 2];
+        if (w->bind_dir) {
+            snprintf(bind, sizeof bind, "%s=%s", w->bind_at, w->bind_dir);
+            argv[k++] = "--bind";
+            argv[k++] = bind;
         }
         for (size_t i = 0; w->roots && i < w->roots->n; i++) {
             argv[k++] = w->roots->create_only[i] ? "--create-root" : "--write-root";

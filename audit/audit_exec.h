@@ -77,6 +77,7 @@ struct audit_worker {
     struct audit_confinement *confinement;  /* filled when not NULL */
     const struct audit_limits *limits;      /* stopped beyond these (audit_limits.h), or NULL: none */
     const char *usage_dir;       /* whose disk space counts against limits->disk_bytes */
+    const char *bind_dir, *bind_at; /* non-NULL: the worker sees bind_dir at bind_at too (kaudit run --bind) */
 };
 
 /* Runs the worker to its end.  0 with *end filled, -1 with err when it

@@ -233,6 +233,7 @@ static int write_record(const char *path, const struct audit_args *a, const stru
     phases[AUDIT_PHASE_BUILD_TOOLS] = an->build_wall_s;   /* from the worker's session, not the log */
     audit_phases_write(&j, phases);
     write_builds(&j, an);
+    build_store_write_json(&j, &p->store);
     kat_json_str(&j, "certificate", ka_certificate_name(an->certificate));
     kat_json_str(&j, "certificate_reason", an->certificate_reason ? an->certificate_reason : "");
     if (an->outcome[0]) {
@@ -380,33 +381,57 @@ static void confinement_from_session(struct audit_paths *p)
     kat_session_close(s);
 }
 
+/* The worker's build caches beneath one folder, through each tool's variable. */
+static const struct {
+    const char *variable, *beneath;
+} worker_caches[] = {
+    { "XDG_CACHE_HOME", "" },
+    { "TORCH_EXTENSIONS_DIR", "/torch_extensions" },
+    { "TRITON_CACHE_DIR", "/triton" },
+    { "CUDA_CACHE_PATH", "/nv" },
+};
+
+/* Each cache variable set beneath root (made there when make); one audit
+ * per process: the worker inherits them.  -1 with err when one cannot be made. */
+static int caches_beneath(const char *root, int make, char *err, size_t n)
+{
+    char sub[PATH_MAX + 48];
+    for (size_t i = 0; i < sizeof worker_caches / sizeof worker_caches[0]; i++) {
+        snprintf(sub, sizeof sub, "%s%s", root, worker_caches[i].beneath);
+        if (make && make_dir(sub))
+            return kat_fail(err, n, "cannot make '%s'", sub);
+        setenv(worker_caches[i].variable, sub, 1);
+    }
+    return 0;
+}
+
 /*
  * The worker's build caches, private to this audit (a cache shared with
  * other audits could be locked or poisoned by them, and a killed build's
  * lock would cost every later audit its time limit): DIR/cache, through
- * each tool's variable; the worker inherits them.
+ * each tool's variable; then an earlier audit's builds of this candidate
+ * copied in when the store has them (build_store.h), before the tree is
+ * given to the worker's uid.
  */
-static int private_caches(const struct audit_paths *p, char *err, size_t n)
+static int private_caches(struct audit_paths *p, char *err, size_t n)
 {
-    char cache[PATH_MAX + 16], sub[PATH_MAX + 48];
-    snprintf(cache, sizeof cache, "%s/cache", p->dir);
-    if (make_dir(cache))
+    snprintf(p->cache, sizeof p->cache, "%s/cache", p->dir);
+    if (make_dir(p->cache))
         return kat_fail(err, n, "cannot make the worker's cache in '%s'", p->dir);
-    static const struct {
-        const char *variable, *beneath;
-    } caches[] = {
-        { "XDG_CACHE_HOME", "" },
-        { "TORCH_EXTENSIONS_DIR", "/torch_extensions" },
-        { "TRITON_CACHE_DIR", "/triton" },
-        { "CUDA_CACHE_PATH", "/nv" },
-    };
-    for (size_t i = 0; i < sizeof caches / sizeof caches[0]; i++) {
-        snprintf(sub, sizeof sub, "%s%s", cache, caches[i].beneath);
-        if (make_dir(sub))
-            return kat_fail(err, n, "cannot make '%s'", sub);
-        setenv(caches[i].variable, sub, 1); /* one audit per process: the worker inherits them */
-    }
+    if (caches_beneath(p->cache, 1, err, n) != 0)
+        return -1;
+    build_store_fill(&p->store, p->cache);
+    snprintf(p->cache_seen, sizeof p->cache_seen, "%s", build_store_bound(&p->store) ? p->store.at : p->cache);
     return 0;
+}
+
+/* Once the Landlock roots are made of the caches' real folders (a rule is
+ * bound to what a path names out here, not in the worker's namespace): the
+ * worker's environment names them where it sees them, the store's fixed path. */
+static void caches_seen_at_fixed_path(const struct audit_paths *p)
+{
+    char err[64];
+    caches_beneath(p->cache_seen, 0, err, sizeof err);
 }
 
 /*
@@ -427,8 +452,8 @@ static int worker_identity(struct audit_paths *p, const char *runner, char *err,
     uid_t uid;
     if (privilege_pick_uid(&uid, err, n) != 0)
         return -1;
-    char cache[PATH_MAX + 16], home[PATH_MAX + 16], handoff[PATH_MAX + 16], party[PATH_MAX + 16];
-    snprintf(cache, sizeof cache, "%s/cache", p->dir);
+    char home[PATH_MAX + 16], handoff[PATH_MAX + 16], party[PATH_MAX + 16];
+    const char *cache = p->cache;
     snprintf(home, sizeof home, "%s/home", p->dir);
     if (make_dir(home))
         return kat_fail(err, n, "cannot make the worker's home in '%s'", p->dir);
@@ -575,6 +600,10 @@ static int audit_plan(struct audit_run *r)
 {
     const struct audit_args *a = r->a;
     struct audit_paths *p = &r->p;
+    /* read before the worker's HOME and caches are set */
+    build_store_open(&p->store, a->build_store, p->candidate, a->device, r->python);
+    if (a->build_store_max)
+        audit_limit_parse(a->build_store_max, &p->store.max_bytes, r->err, sizeof r->err); /* checked by audit_parse */
     if (worker_identity(p, r->runner, r->err, sizeof r->err) != 0)
         return kat_error("%s", r->err);
     static struct audit_roots roots_storage; /* large; one audit per process */
@@ -605,6 +634,10 @@ static int audit_plan(struct audit_run *r)
     task_roots[n_task_roots++] = p->work;
     task_roots[n_task_roots++] = p->tmp;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
+    if (build_store_bound(&p->store) && n_task_roots < AUDIT_MAX_ROOTS) {
+        caches_seen_at_fixed_path(p);
+        task_roots[n_task_roots++] = p->cache_seen;
+    }
     char preload[PATH_MAX], perr[PATH_MAX + 256];
     char *party_json = audit_party_plan(p, a, r->runner,
                                         kres_preload(preload, sizeof preload, perr, sizeof perr) == 0 ? preload : NULL,
@@ -830,13 +863,18 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
                               .python = r->python, .runner = r->runner, .plan = p->plan, .record = 1,
                               .timeout_s = a->timeout_s, .roots = p->roots, .tmp_dir = p->tmp,
                               .confinement = &p->confinement, .worker_uid = p->worker_uid,
-                              .limits = &p->limits, .usage_dir = p->dir };
+                              .limits = &p->limits, .usage_dir = p->dir,
+                              .bind_dir = build_store_bound(&p->store) ? p->cache : NULL,
+                              .bind_at = p->store.at };
     clock_gettime(CLOCK_MONOTONIC, &tp);
     if (audit_exec(&w, &r->end, r->err, sizeof r->err) != 0) {
         kat_error("%s", r->err);
         goto out;
     }
     r->phase_s[0] = seconds_since(&tp);
+    /* its builds kept for the candidate's next audit, when it ended cleanly */
+    build_store_keep(&p->store, p->cache, (uid_t)p->worker_uid,
+                     r->end.exited && !r->end.timed_out && !r->end.resource);
     confinement_from_session(p);
     struct audit_party_confinement party;
     audit_party_read(r->events, &party);

@@ -66,7 +66,7 @@ char *audit_party_plan(const struct audit_paths *p, const struct audit_args *a, 
     char handoff[PATH_MAX + 16], party[PATH_MAX + 16], cache[PATH_MAX + 16], home[PATH_MAX + 16];
     if (audit_party_dirs(p, handoff, party, sizeof handoff, err, n) != 0)
         return NULL;
-    snprintf(cache, sizeof cache, "%s/cache", p->dir);
+    snprintf(cache, sizeof cache, "%s", p->cache_seen[0] ? p->cache_seen : p->cache); /* as the worker sees it */
     snprintf(home, sizeof home, "%s/home", p->dir);
     char *text = NULL;
     size_t size = 0;

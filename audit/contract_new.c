@@ -101,7 +101,8 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
     for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++) {
         const char *dir = getenv(moved[k]);
         char real[PATH_MAX], *pattern = NULL;
-        if (dir && *dir && realpath(dir, real) && asprintf(&pattern, "%s/*", real) > 0)
+        /* the store's fixed path exists only inside the worker's namespace: as named */
+        if (dir && *dir && asprintf(&pattern, "%s/*", realpath(dir, real) ? real : dir) > 0)
             cJSON_AddItemToArray(objects, cJSON_CreateString(pattern));
         free(pattern);
     }

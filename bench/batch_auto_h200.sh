@@ -11,6 +11,7 @@
 # phases are each record's reference, slots, probe and timing.
 # BATCH_LIST: the candidates (default the carried leaderboard list; BATCH_LB: where
 # its problems/ and solutions/ lie);
+# BATCH_STORE: the batch's --build-store (default: kaudit's own default);
 # BATCH_TIMEOUT_S: each audit's --timeout (300); BATCH_DEADLINE_S: the
 # batch's own limit (575).  Results: $OUT/batch.tsv (one line per pair),
 # batch-summary.txt, batch-ledger.jsonl, batch-out.txt.
@@ -32,7 +33,7 @@ tail -n +2 "$LIST" | while IFS=$'\t' read -r id level problem solution model kin
 done >"$W/tasks.jsonl"
 t0=$(date +%s.%N)
 timeout "${BATCH_DEADLINE_S:-575}" "$K" audit --batch "$W/tasks.jsonl" -o "$W/ledger.jsonl" --jobs auto \
-    --device "${BATCH_DEVICE:-cuda}" --timeout "${BATCH_TIMEOUT_S:-300}" </dev/null >"$OUTDIR/batch-out.txt" 2>&1
+    --device "${BATCH_DEVICE:-cuda}" --timeout "${BATCH_TIMEOUT_S:-300}" ${BATCH_STORE:+--build-store "$BATCH_STORE"} </dev/null >"$OUTDIR/batch-out.txt" 2>&1
 rc=$?
 t1=$(date +%s.%N)
 cp "$W/ledger.jsonl" "$OUTDIR/batch-ledger.jsonl" 2>/dev/null

@@ -22,4 +22,14 @@
  * is made read-only too. */
 int run_protect_session(const char *session, const char *spool, char *status, size_t n);
 
+/* In the child, after run_protect_session succeeded: directory dir seen at
+ * at too (a bind mount in the command's own namespace; kaudit audit's build
+ * caches at one path for every audit, build_store.h).  -1 with why. */
+int run_protect_bind(const char *dir, const char *at, char *why, size_t n);
+
+/* Whether a child here can have the namespace and that bind: 1, or 0 with
+ * why (the caller then does without, rather than start a command that
+ * would be refused). */
+int run_protect_can_bind(const char *dir, const char *at, char *why, size_t n);
+
 #endif

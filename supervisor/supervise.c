@@ -520,12 +520,17 @@ static _Noreturn void run_child(const struct supervise_options *o, const char *s
                                 int protect_report)
 {
     char report[CHILD_REPORT_SIZE];
-    run_protect_session(session, spool_dir, report, CHILD_PROTECTION_MAX);
+    int protected = run_protect_session(session, spool_dir, report, CHILD_PROTECTION_MAX) == 0;
+    int refused = 0;
+    char bind_why[PATH_MAX + 300] = "no mount namespace";
+    if (o->bind_dir && (!protected || run_protect_bind(o->bind_dir, o->bind_at, bind_why, sizeof bind_why) != 0)) {
+        snprintf(report, CHILD_PROTECTION_MAX, "none: --bind asked for and not had: %.200s", bind_why);
+        refused = 1;
+    }
     size_t plen = strlen(report);
     report[plen++] = '\n';
     report[plen] = '\0';
-    int refused = 0;
-    if (o->worker_uid > 0) {
+    if (!refused && o->worker_uid > 0) {
         char what[96];
         if (privilege_drop((uid_t)o->worker_uid, what, sizeof what) != 0) {
             snprintf(report + plen, sizeof report - plen, "kept: %s failed (%s)", what, strerror(errno));

@@ -23,6 +23,8 @@ struct supervise_options {
     char **command;             /* CMD and its arguments, NULL-terminated */
     long worker_uid;            /* > 0: the command runs as this uid and gid, without capabilities
                                    (privilege.h); it is refused rather than run privileged */
+    const char *bind_dir, *bind_at; /* non-NULL: the command sees bind_dir at bind_at too (its own mount
+                                       namespace, run_protect.h); it is refused rather than run without */
 };
 
 /*

@@ -91,3 +91,8 @@ if(TARGET kaudit_audit_pipeline)
   kaudit_sanitize(test_audit_confinement)
   add_test(NAME audit_confinement COMMAND test_audit_confinement)
 endif()
+
+# Builds kept across audits of one candidate (docs/audit.md, "Builds kept across audits").
+add_test(NAME audit_build_store COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_build_store.sh
+  $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR})
+set_tests_properties(audit_build_store PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600)

@@ -48,6 +48,9 @@
     "                         memory available, shared among a batch's jobs; off)\n"                                     \
     "  --disk-limit SIZE      stop it when the audit directory takes more than SIZE (auto: half the free\n"       \
     "                         space, or when the free space falls below min(1G, a tenth of it); off)\n"          \
+    "  --build-store DIR|off  keep the candidate's builds for its next audit there (default\n"                   \
+    "                         ~/.cache/kaudit/builds; docs/audit.md, \"Builds kept across audits\")\n"         \
+    "  --build-store-max SIZE the store's size, past which the entries used longest ago go (8G)\n"            \
     "  --python PY            the Python that runs the runner ($KAUDIT_PYTHON, else python3)\n"                  \
     "  --inventory P|none     the vendor inventory (the bundled calibrated one)\n"                               \
     "  --keep-tensors         keep the outputs the runner wrote (DIR/runner/tensors)\n"                          \
@@ -92,6 +95,8 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
         { "shard", required_argument, NULL, 'H' },     { "gpus", required_argument, NULL, 'G' },
         { "require", required_argument, NULL, 'U' },
         { "memory-limit", required_argument, NULL, 'm' }, { "disk-limit", required_argument, NULL, 'k' },
+        { "build-store", required_argument, NULL, 'b' },
+        { "build-store-max", required_argument, NULL, 'X' },
         { "help", no_argument, NULL, 'h' },            { NULL, 0, NULL, 0 },
     };
     opterr = 0;
@@ -148,6 +153,19 @@ int audit_parse(int argc, char **argv, struct audit_args *a)
             if (audit_limit_parse(optarg, &v, lerr, sizeof lerr) != 0)
                 return cli_usage_error(AUDIT_USAGE, "--%s: %s", c == 'm' ? "memory-limit" : "disk-limit", lerr);
             *(c == 'm' ? &a->memory_limit : &a->disk_limit) = optarg;
+            break;
+        }
+        case 'b':
+            if (!*optarg)
+                return cli_usage_error(AUDIT_USAGE, "--build-store takes a directory or off, not ''");
+            a->build_store = optarg;
+            break;
+        case 'X': {
+            unsigned long long v;
+            char lerr[160];
+            if (audit_limit_parse(optarg, &v, lerr, sizeof lerr) != 0 || v == AUDIT_LIMIT_AUTO || v == 0)
+                return cli_usage_error(AUDIT_USAGE, "--build-store-max takes a size (K, M, G, T; at least 1M), not '%s'", optarg);
+            a->build_store_max = optarg;
             break;
         }
         case 'P': a->python = optarg; break;

@@ -377,6 +377,11 @@ static int append_ledger(int fd, const struct pair *p, const char *dir, int stat
         if (cJSON_IsObject(phases))
             cJSON_AddItemToObject(line, "phases_s", cJSON_Duplicate(phases, 1));
         add_build_tools(line, rec);
+        /* whether it started from an earlier audit's builds (docs/audit.md, "Builds kept across audits") */
+        const cJSON *store = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rec, "build_store"),
+                                                              "state");
+        if (cJSON_IsString(store))
+            cJSON_AddStringToObject(line, "build_store", store->valuestring);
         /* the speedup as the record has it, with whether it may be quoted */
         const cJSON *timing = cJSON_GetObjectItemCaseSensitive(rec, "timing");
         const cJSON *speedup = cJSON_GetObjectItemCaseSensitive(timing, "speedup");
@@ -499,6 +504,14 @@ static pid_t start_pair(const struct audit_args *a, const struct pair *p, const 
     if (a->disk_limit) {
         argv[k++] = "--disk-limit";
         argv[k++] = a->disk_limit;
+    }
+    if (a->build_store) {
+        argv[k++] = "--build-store";
+        argv[k++] = a->build_store;
+    }
+    if (a->build_store_max) {
+        argv[k++] = "--build-store-max";
+        argv[k++] = a->build_store_max;
     }
     argv[k++] = "--id";
     argv[k++] = p->id;
@@ -908,7 +921,7 @@ static void phase_summary(const char *ledger)
     double *v[AUDIT_PHASES] = { 0 };
     size_t n[AUDIT_PHASES] = { 0 }, cap[AUDIT_PHASES] = { 0 };
     struct tool_values tools[SUMMARY_TOOLS] = { 0 };
-    size_t n_tools = 0;
+    size_t n_tools = 0, store_hits[2] = { 0, 0 }; /* [1]: started from kept builds */
     char *line = NULL;
     size_t len_cap = 0;
     ssize_t len;
@@ -921,6 +934,9 @@ static void phase_summary(const char *ledger)
                 v[i][n[i]++] = x->valuedouble;
         }
         add_tool_values(tools, &n_tools, cJSON_GetObjectItemCaseSensitive(o, "build_tools_s"));
+        const cJSON *store = cJSON_GetObjectItemCaseSensitive(o, "build_store");
+        if (cJSON_IsString(store))
+            store_hits[!strcmp(store->valuestring, "hit")]++;
         cJSON_Delete(o);
     }
     free(line);
@@ -949,6 +965,9 @@ static void phase_summary(const char *ledger)
         }
         fputc('\n', stderr);
     }
+    if (store_hits[1])
+        fprintf(stderr, "kaudit: %zu of %zu audits started from builds kept by an earlier audit (build store)\n",
+                store_hits[1], store_hits[0] + store_hits[1]);
     for (int i = 0; i < AUDIT_PHASES; i++)
         free(v[i]);
 }

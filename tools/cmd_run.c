@@ -52,6 +52,9 @@ static void usage(FILE *out)
             "                    write, remove or rename them (counts with --write-root)\n"
             "      --worker-uid U  run CMD as uid and gid U with no capabilities (kaudit as\n"
             "                    root); CMD is not run when that cannot be done\n"
+            "      --bind AT=DIR  CMD sees directory DIR at AT too (a bind mount in its own\n"
+            "                    mount namespace; AT exists and has no '='): kaudit audit's\n"
+            "                    build caches; CMD is not run when that cannot be done\n"
             "  -v, --verbose     print a summary of the session on stderr at the end\n"
             "\n"
             "The exit status is CMD's, or 128+N if CMD was killed by signal N.\n");
@@ -70,6 +73,8 @@ static int run_command(int argc, char **argv)
     const char *cupti = getenv(KAT_ENV_CUPTI);
     int overwrite = 0, verbose = 0;
     long worker_uid = 0;
+    static char bind_at[PATH_MAX];
+    const char *bind_dir = NULL;
     const char *write_roots[25];
     unsigned char create_only[25] = { 0 };
     size_t n_write_roots = 0;
@@ -88,6 +93,7 @@ static int run_command(int argc, char **argv)
         { "write-root", required_argument, NULL, 'R' },
         { "create-root", required_argument, NULL, 'K' },
         { "worker-uid", required_argument, NULL, 'U' },
+        { "bind", required_argument, NULL, 'B' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -119,6 +125,14 @@ static int run_command(int argc, char **argv)
                 return run_usage_error("--worker-uid takes a uid other than 0, not '%s'", optarg);
             break;
         }
+        case 'B': {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || !eq[1] || (size_t)(eq - optarg) >= sizeof bind_at)
+                return run_usage_error("--bind takes AT=DIR, not '%s'", optarg);
+            snprintf(bind_at, sizeof bind_at, "%.*s", (int)(eq - optarg), optarg);
+            bind_dir = eq + 1;
+            break;
+        }
         case 'h': usage(stdout); return 0;
         case ':': return run_usage_error("option '%s' needs a value", argv[optind - 1]);
         default: return run_usage_error("unknown option '%s'", argv[optind - 1]);
@@ -130,7 +144,8 @@ static int run_command(int argc, char **argv)
                                    .write_roots = write_roots, .create_only = create_only,
                                    .n_write_roots = n_write_roots, .no_python = no_python,
                                    .python_watch = python_watch, .command = argv + optind,
-                                   .worker_uid = worker_uid };
+                                   .worker_uid = worker_uid, .bind_dir = bind_dir,
+                                   .bind_at = bind_dir ? bind_at : NULL };
     char claimed[64];
     int rc = supervise(&o, claimed, sizeof claimed);
     if (claimed[0]) /* not named by -d: say which one */
