@@ -61,6 +61,7 @@ int judge_write_text(const char *path, const char *text)
 int judge_run(const struct judge_args *a, struct judge *j)
 {
     char err[2048];
+    memset(j, 0, sizeof *j); /* judge_free follows every return */
     /* a sealed session that no longer matches its seal is not judged */
     char chain[33];
     if (session_seal_verify(a->dir, chain, err, sizeof err) < 0) {
@@ -68,7 +69,6 @@ int judge_run(const struct judge_args *a, struct judge *j)
         return KAUDIT_EXIT_ERROR;
     }
     struct ka_timeline *tl = NULL;
-    memset(j, 0, sizeof *j);
     if (ka_contract_load(a->contract, a->manifest, &j->contract, err, sizeof err) != 0)
         goto fail;
     struct kinv_err ierr;
