@@ -322,7 +322,7 @@ static int entry_matches(const struct build_store *s, const char *path, char *wh
 static int adopt_trees(const char *staging, const char *cache, char *why, size_t n)
 {
     for (size_t i = 0; i < sizeof kept_trees / sizeof kept_trees[0]; i++) {
-        char from[PATH_MAX + 64], to[PATH_MAX + 64];
+        char from[PATH_MAX + 128], to[PATH_MAX + 128];
         snprintf(from, sizeof from, "%s/%s", staging, kept_trees[i]);
         snprintf(to, sizeof to, "%s/%s", cache, kept_trees[i]);
         struct stat st;
