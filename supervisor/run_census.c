@@ -151,6 +151,38 @@ static size_t proc_rows(struct proc_stat **out)
     return n;
 }
 
+/* A process whose first thread has ended by itself (the exit system call,
+ * not exit_group) shows that thread's state, 'Z', while its other threads
+ * run on: 1 when pid is such a process. */
+static int threads_outlive_leader(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int alive = 0;
+    struct dirent *e;
+    while (!alive && (e = readdir(d))) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == pid)
+            continue;
+        char stat_path[96], buf[512];
+        snprintf(stat_path, sizeof stat_path, "/proc/%d/task/%ld/stat", (int)pid, tid);
+        int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+        ssize_t got = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        const char *after = strrchr(buf, ')'); /* pid (comm) state ... */
+        alive = after && after[1] == ' ' && after[2] != 'Z' && after[2] != 'X';
+    }
+    closedir(d);
+    return alive;
+}
+
 size_t proc_tree_pids(pid_t root, pid_t adopter, pid_t **out)
 {
     struct proc_stat *rows;
@@ -158,7 +190,8 @@ size_t proc_tree_pids(pid_t root, pid_t adopter, pid_t **out)
     char *in = calloc(n ? n : 1, 1);
     *out = calloc(n ? n : 1, sizeof **out);
     for (size_t i = 0; in && *out && i < n; i++)
-        if (in_tree(rows, n, in, i, root, adopter, 0) == 1 && rows[i].state != 'Z')
+        if (in_tree(rows, n, in, i, root, adopter, 0) == 1 &&
+            (rows[i].state != 'Z' || threads_outlive_leader(rows[i].pid)))
             (*out)[k++] = rows[i].pid;
     free(in);
     free(rows);

@@ -50,7 +50,8 @@ int proc_static_executable(pid_t pid);
 /* The same, -1 when /proc/PID/exe cannot be read. */
 int proc_program_static(pid_t pid);
 
-/* The pids of root's process tree, zombies not: root, its descendants, and
+/* The pids of root's process tree, zombies not (but a process whose first
+ * thread ended while others run on, which reads as one): root, its descendants, and
  * the processes whose parent is adopter (> 0: orphans reparented to a
  * subreaper) with theirs.  How many, into *out (malloc'd; free it). */
 size_t proc_tree_pids(pid_t root, pid_t adopter, pid_t **out);

@@ -62,6 +62,7 @@ cand_hang|tasks/softmax.py|bad/cand_hang.py|--timeout 15|11|INCONCL|INCONCLUSIVE
 cand_exit3|tasks/softmax.py|bad/cand_exit3.py||11|INCONCL|INCONCLUSIVE|candidate-process-ended
 cand_kill_parent|tasks/softmax.py|bad/cand_kill_parent.py||11|INCONCL|INCONCLUSIVE|confinement-refused
 cand_fork_sleeper|tasks/softmax.py|bad/cand_fork_sleeper.py||10|FAIL|PASS|slots-passed
+cand_zombie_leader|tasks/softmax.py|bad/cand_zombie_leader.py||10|FAIL|PASS|slots-passed
 cand_init_mismatch|tasks/linear.py|bad/cand_init_mismatch.py||11|INCONCL|INCONCLUSIVE|candidate-build-failed
 cand_extra_param|tasks/linear.py|bad/cand_extra_param.py||11|INCONCL|INCONCLUSIVE|candidate-only-state
 cand_raises|tasks/softmax.py|bad/cand_raises.py||10|FAIL|FAIL|candidate-raised
@@ -113,6 +114,18 @@ no_sleeper() {
     return 0
 }
 check "cand_fork_sleeper: no process with the marker survives the audit" no_sleeper
+# The zombie leader's first thread has ended (its own cmdline is empty); its
+# other thread's carries the marker.
+no_zombie_leader() {
+    for c in /proc/[0-9]*/task/[0-9]*/cmdline; do
+        if tr '\0' ' ' <"$c" 2>/dev/null | grep -q kaudit_bad_zombie_leader; then
+            echo "  left over: ${c%/cmdline}: $(tr '\0' ' ' <"$c")"
+            return 1
+        fi
+    done
+    return 0
+}
+check "cand_zombie_leader: no thread with the marker survives the audit" no_zombie_leader
 check "cand_renamed_state: the state was aligned by position" \
     [ "$(jget "$T/cand_renamed_state.json" "r['semantic']['state_alignment']")" = positional ]
 # The runner whose recorder was killed was orphaned: it is gone too.
