@@ -547,6 +547,32 @@ static int audit_seed(struct audit_run *r)
     return 0;
 }
 
+/* A directory audited in before: what the last audit's worker left (its
+ * working folder, temporary files, build caches, HOME, the parties'
+ * exchange folders, the runner's files) goes first, or a candidate audited
+ * there would find it (another candidate's build in its cache, which the
+ * build store would then keep as its own).  None of them may hold the
+ * files audited (an error, before anything is removed). */
+static int clear_leftovers(const struct audit_paths *p, const struct audit_args *a)
+{
+    static const char *const left[] = { "runner", "work", "tmp", "cache", "cache.store-in", "home", "handoff", "party" };
+    char path[PATH_MAX + 32], contract[PATH_MAX];
+    const char *given[] = { p->reference, p->candidate,
+                            a->contract && realpath(a->contract, contract) ? contract : NULL };
+    for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", p->dir, left[i]);
+        for (size_t g = 0; g < sizeof given / sizeof given[0]; g++)
+            if (given[g] && audit_path_holds(path, given[g]))
+                return kat_error("'%s' lies in '%s', which an audit in '%s' empties: audit it from elsewhere",
+                                 given[g], path, p->dir);
+    }
+    for (size_t i = 0; i < sizeof left / sizeof left[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", p->dir, left[i]);
+        kat_remove_tree(path);
+    }
+    return 0;
+}
+
 /* The audit's directories, its contract when given, the runner and the Python. */
 static int audit_prepare(struct audit_run *r)
 {
@@ -565,6 +591,8 @@ static int audit_prepare(struct audit_run *r)
     snprintf(p->log, sizeof p->log, "%s/runner/worker.log", p->dir);
     snprintf(p->plan, sizeof p->plan, "%s/plan.json", p->dir);
     snprintf(p->record, sizeof p->record, "%s/record.json", p->dir);
+    if (clear_leftovers(p, a) != 0)
+        return -1;
     if (make_dir(p->runner_dir) || make_dir(p->work) || make_dir(p->tmp))
         return -1;
     /* a directory used before: its old log must not be read as this run's */

@@ -27,7 +27,7 @@ static const char *const device_writes[] = { "/dev/null", "/dev/zero", "/dev/ful
                                              "/dev/shm", "/dev/nvidiactl", "/dev/nvidia-uvm",
                                              "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset", "/dev/nvidia-caps" };
 
-static int holds(const char *dir, const char *path)
+int audit_path_holds(const char *dir, const char *path)
 {
     size_t n = strlen(dir);
     return strncmp(dir, path, n) == 0 && (path[n] == '/' || path[n] == '\0' || (n == 1 && dir[0] == '/'));
@@ -50,7 +50,7 @@ static void file_or_dir(struct kat_json *j, const char *file, const char *audit_
     char copy[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", file);
     const char *dir = dirname(copy);
-    kat_json_str(j, NULL, holds(dir, audit_dir) ? file : dir);
+    kat_json_str(j, NULL, audit_path_holds(dir, audit_dir) ? file : dir);
 }
 
 char *audit_party_plan(const struct audit_paths *p, const struct audit_args *a, const char *runner,

@@ -37,4 +37,7 @@ struct audit_party_confinement {
 
 void audit_party_read(const char *events_path, struct audit_party_confinement *c);
 
+/* Whether path is dir or lies beneath it (by name). */
+int audit_path_holds(const char *dir, const char *path);
+
 #endif

@@ -5,7 +5,7 @@
 # which builds the way load_inline does (make in place of ninja): the first
 # audit builds and keeps its builds, the next starts from them at the same
 # path and runs no compiler; --build-store off; a hostile candidate's entry
-# (tests/audit/attacks/store_poison.py) never reaches another candidate and
+# (tests/audit/attacks/store/store_poison.py) never reaches another candidate and
 # carries no lock, link, pipe or second name; an entry under the same name
 # that is not this candidate's is a miss; an entry that cannot be copied
 # whole is not used at all; the store's size evicts the entry used longest
@@ -21,7 +21,7 @@ check() { # WHAT COMMAND...
     if "$@"; then echo "ok: $_what"; else echo "FAIL: $_what"; fails=$((fails + 1)); fi
 }
 REF=$SRC/tests/audit/tasks/softmax.py CON=$SRC/tests/audit/contracts/softmax.json
-HONEST=$SRC/tests/audit/candidates/builds_in_cache.py POISON=$SRC/tests/audit/attacks/store_poison.py
+HONEST=$SRC/tests/audit/candidates/builds_in_cache.py POISON=$SRC/tests/audit/attacks/store/store_poison.py
 audit() { # NAME CANDIDATE ARGS...: one audit into $T/NAME
     name=$1 cand=$2; shift 2
     timeout 120 "$K" audit --device cpu --reference "$REF" --candidate "$cand" --contract "$CON" -d "$T/$name" \
@@ -68,6 +68,27 @@ check "poison: but its library is" [ -f "$P/helper.so" ]
 audit victim "$HONEST" --build-store "$T/s2"
 check "victim: a miss, not the attacker's entry" [ "$(state victim)" = miss ]
 check "victim: its own build, semantic PASS" [ "$(compiled victim) $(semantic victim)" = "True PASS" ]
+
+# 3b. the same audit directory, audited in again (-d reused): the attacker's
+# leftovers there (its cache, its work folder) are gone before the next
+# candidate's worker starts, so they neither feed it nor enter its entry
+audit reused "$POISON" --build-store "$T/s7"
+audit reused "$HONEST" --build-store "$T/s7"
+check "reused directory: the next candidate misses, builds its own, semantic PASS" \
+    [ "$(state reused) $(compiled reused) $(semantic reused)" = "miss True PASS" ]
+check "reused directory: nothing planted came with it" [ "$(field reused "r['build_store']['left_out']")" = 0 ]
+check "reused directory: its entry holds its own library" \
+    cmp -s "$T/s7/$KEY/cache/torch_extensions/kaudit_helper/helper.so" "$T/reused/cache/torch_extensions/kaudit_helper/helper.so"
+audit reused_off "$POISON" --build-store off
+audit reused_off "$HONEST" --build-store off
+check "reused directory, no store: semantic PASS" [ "$(semantic reused_off)" = PASS ]
+mkdir -p "$T/inside/work"
+cp "$HONEST" "$T/inside/work/cand.py"
+timeout 120 "$K" audit --device cpu --reference "$REF" --candidate "$T/inside/work/cand.py" -d "$T/inside" \
+    --quiet >/dev/null 2>"$T/inside.err"
+echo $? >"$T/inside.rc"
+refused_inside() { [ "$(cat "$T/inside.rc")" = 1 ] && grep -q "audit it from elsewhere" "$T/inside.err" && [ -f "$T/inside/work/cand.py" ]; }
+check "a candidate inside the folders an audit empties: refused, and left where it was" refused_inside
 
 # 4. the attacker's entry under the honest candidate's name (a hash collision): a miss, not replaced
 mkdir -p "$T/s3" && chmod 700 "$T/s3"
