@@ -153,6 +153,7 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
         }
     }
     ka_stream_kernels(run, t, &p);
+    ka_note_reference_windows(run, &p);
     ka_check_window_work(&run->findings, &p);
     ka_vendor_call_items(&run->work, run->a, run->c, run->opt->inventory, &p);
     ka_timing_integrity(&run->findings, &run->timing, &p);
@@ -338,6 +339,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     }
 
     record_findings(&run);
+    ka_check_reference_windows(&run);
     ka_account_processes(&run.findings, &run.facts);
     ka_build_failures(&run.findings, &run.facts, a);
     ka_implementation_verdict(&run.findings, &run.work, &run.facts, c, opt->probe, opt->semantic_evidence, a);
@@ -346,6 +348,7 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
 done:
     ka_work_tally_free(&run.work);
     ka_built_objects_free(&run);
+    ka_reference_windows_free(&run);
     session_facts_free(&run.facts);
     ka_findings_finish(&run.findings);
     ka_findings_free(&run.findings);

@@ -249,6 +249,7 @@ void ka_work_tally_free(struct ka_work_tally *w);
 /* ---- measurement evidence (kernels.c, verdict_measurement.c) ------------ */
 
 struct ka_timing_facts {
+    uint64_t reference_windows_contended; /* the reference's timed windows the candidate's GPU work ran in */
     uint64_t escaped_unattributed;      /* unattributable work past a stop event */
     uint64_t stop_time_ambiguous;       /* kernels between a stop event's bounds */
     uint64_t guard_changes, reported_mismatch, reported_total;
@@ -267,6 +268,21 @@ struct ka_built {
     int noted;                  /* its candidate-object finding is written */
 };
 
+/* The candidate's GPU work and the reference's timed windows, across the
+ * session's processes (reference_windows.c). */
+struct ka_gpu_span {
+    uint64_t start_ns, end_ns;
+    uint32_t pid;
+};
+
+struct ka_reference_window {
+    uint64_t lo_ns, hi_ns;      /* what surely holds the window's GPU span */
+    uint32_t pid;
+    unsigned index;
+    float elapsed_ms;
+    char *file;
+};
+
 struct ka_run {
     struct ka_analysis *a;
     const struct ka_contract *c;
@@ -277,7 +293,19 @@ struct ka_run {
     struct ka_timing_facts timing;
     struct ka_built *built;
     size_t n_built, cap_built;
+    struct ka_gpu_span *candidate_spans;
+    size_t n_candidate_spans, cap_candidate_spans;
+    struct ka_reference_window *reference_windows;
+    size_t n_reference_windows, cap_reference_windows;
 };
+
+/* reference_windows.c: a candidate kernel's GPU interval, kept for the check */
+void ka_note_candidate_span(struct ka_run *run, const struct ka_proc *p, uint64_t start_ns, uint64_t end_ns);
+/* after p's kernels: its windows that timed the reference's work (and not the candidate's own) */
+void ka_note_reference_windows(struct ka_run *run, const struct ka_proc *p);
+/* after every process: the candidate's GPU work that ran inside one of them (a finding, and the fact) */
+void ka_check_reference_windows(struct ka_run *run);
+void ka_reference_windows_free(struct ka_run *run);
 
 struct kat_session;
 /* Before the index: what every build tool process of the session wrote (-o). */

@@ -103,6 +103,9 @@ struct ka_window {
     unsigned ambiguous_reported;            /* kernels found between the bounds */
     float elapsed_ms;
     struct ka_window_work *work;            /* NULL until a candidate kernel is launched inside it */
+    uint64_t query_ns;                      /* the elapsed-time query (after the stop event completed) */
+    unsigned reference_launches;            /* kernels launched inside it in the reference's phase */
+    unsigned candidate_launches;            /* ... in the candidate's own phase (not from a thread) */
 };
 
 struct ka_thread_origin {       /* a thread and who created it */

@@ -345,6 +345,12 @@ static void check_timed_window(struct ka_run *run, struct ka_proc *p, const stru
     uint64_t belongs_ns = via_thread ? thread_created : launch_ns;
     if (belongs_ns)
         w = ka_window_at(p, belongs_ns);
+    if (party == KA_PARTY_CANDIDATE)
+        ka_note_candidate_span(run, p, k->start_ns, k->end_ns);
+    if (w && party == KA_PARTY_REFERENCE)
+        w->reference_launches++;
+    else if (w && party == KA_PARTY_CANDIDATE && !via_thread)
+        w->candidate_launches++;
     if (w)
         ka_check_kernel_window(&run->findings, &run->timing, p, w,
                                &(struct ka_kernel_timing){ .name = name, .k = k, .party = party,

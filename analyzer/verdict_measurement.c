@@ -442,6 +442,13 @@ void ka_measurement_verdict(const struct ka_findings *f, const struct ka_timing_
         ax->root_cause = strdup("no timed window could be reconstructed (no cudaEventElapsedTime on recorded events)");
         return;
     }
+    if (tf->reference_windows_contended) {
+        if (asprintf(&ax->root_cause, "the candidate's kernels ran on the GPU inside %llu of the reference's timed "
+                                      "windows: the reference's time, and any speedup against it, is not its own",
+                     (unsigned long long)tf->reference_windows_contended) < 0)
+            ax->root_cause = NULL;
+        return;
+    }
     if (tf->escaped_unattributed) {
         ax->root_cause = strdup("R-C: work escaped a timed window but is not attributable to the candidate");
         return;

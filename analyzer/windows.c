@@ -144,6 +144,7 @@ void ka_build_windows(struct ka_run *run, struct ka_proc *p, struct ka_timing_re
         w->end_exit_ns = rec_e->exit_ns;
         w->end_event = rec_e->event;
         w->elapsed_ms = q->elapsed_ms;
+        w->query_ns = q->enter_ns;
         /* The record calls' own stream ids, then CUPTI's event records (exact GPU times). */
         w->start_stream = rec_s->stream_id_plus_one ? rec_s->stream_id_plus_one - 1 : UINT32_MAX;
         w->end_stream = rec_e->stream_id_plus_one ? rec_e->stream_id_plus_one - 1 : UINT32_MAX;

@@ -1262,6 +1262,84 @@ Test(measurement, side_stream_work_that_finished_in_time_is_a_signal)
 }
 
 /*
+ * The reference timed while the candidate's work ran on the GPU: a
+ * candidate kernel (launched from a thread of the candidate's, before the
+ * reference's window opened) running inside a window that timed the
+ * reference's kernel.  The reference looks slower than it is, and so the
+ * candidate faster; no window of the candidate's shows it.
+ */
+static struct ka_analysis *reference_timed_beside(struct scene *s, uint64_t cand_start, uint64_t cand_end,
+                                                  int exact_events)
+{
+    scene_init(s);
+    clean_candidate(s);
+    /* the candidate's thread, launching before the reference's window */
+    phase(s, "kaudit:candidate", 200, T0 + 16 * MS, T0 + 17 * MS);
+    uint32_t c = launch(s, 200, T0 + 16 * MS + 500);
+    kernel(s, c, "my_add_kernel", 9, cand_start, cand_end, 4096, 256);
+    /* the reference's timed call: window [20, 25] ms on the host, its kernel [21.5, 24.5] on the GPU */
+    phase(s, "kaudit:reference", PID, T0 + 20 * MS + 100000, T0 + 24 * MS);
+    uint32_t r = launch(s, PID, T0 + 21 * MS);
+    kernel(s, r, "elementwise_add_kernel", 7, T0 + 21 * MS + MS / 2, T0 + 24 * MS + MS / 2, 4096, 256);
+    if (exact_events)
+        window(s, T0 + 20 * MS, T0 + 25 * MS, T0 + 21 * MS, T0 + 26 * MS, 5.0f, T0 + 27 * MS);
+    else {
+        /* no CUDA_EVENT records: the window held from its record call to its query */
+        uint32_t c1 = s->next_corr++, c2 = s->next_corr++;
+        timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe1, 0, 0x5, T0 + 20 * MS, c1, 0);
+        timing_call(s, KAT_TIMING_EVENT_RECORD, 0xe2, 0, 0x5, T0 + 25 * MS, c2, 0);
+        timing_call(s, KAT_TIMING_EVENT_ELAPSED, 0xe1, 0xe2, 0, T0 + 27 * MS, s->next_corr++, 5.0f);
+    }
+    finish(s, 1);
+    return analyze(s, add_contract, NULL);
+}
+
+Test(measurement, candidate_work_inside_the_references_window_is_inconclusive)
+{
+    struct scene s;
+    struct ka_analysis *a = reference_timed_beside(&s, T0 + 22 * MS, T0 + 24 * MS, 1);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect(has_finding(a, "candidate-work-in-reference-window"));
+    cr_expect(a->axis[KA_AXIS_MEASUREMENT].root_cause &&
+              strstr(a->axis[KA_AXIS_MEASUREMENT].root_cause, "reference's timed windows") != NULL);
+    done(&s, a);
+}
+
+Test(measurement, candidate_work_started_before_the_window_and_running_into_it_counts)
+{
+    struct scene s;
+    struct ka_analysis *a = reference_timed_beside(&s, T0 + 18 * MS, T0 + 22 * MS, 1);
+    cr_expect_eq(MEAS(a), KA_INCONCLUSIVE);
+    cr_expect(has_finding(a, "candidate-work-in-reference-window"));
+    done(&s, a);
+}
+
+Test(measurement, candidate_work_inside_a_window_without_event_times_counts)
+{
+    struct scene s;
+    struct ka_analysis *a = reference_timed_beside(&s, T0 + 22 * MS, T0 + 24 * MS, 0);
+    cr_expect(has_finding(a, "candidate-work-in-reference-window"));
+    cr_expect_neq(MEAS(a), KA_PASS);
+    done(&s, a);
+}
+
+Test(measurement, candidate_work_outside_the_references_window_passes)
+{
+    struct scene s;
+    /* after the window's stop event, and before its start event: neither counts */
+    struct ka_analysis *a = reference_timed_beside(&s, T0 + 26 * MS + MS / 2, T0 + 28 * MS, 1);
+    cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                 a->axis[KA_AXIS_MEASUREMENT].root_cause);
+    cr_expect_not(has_finding(a, "candidate-work-in-reference-window"));
+    done(&s, a);
+    a = reference_timed_beside(&s, T0 + 17 * MS, T0 + 21 * MS - MS / 2, 1);
+    cr_expect_eq(MEAS(a), KA_PASS);
+    cr_expect_not(has_finding(a, "candidate-work-in-reference-window"));
+    done(&s, a);
+}
+
+/*
  * Windows without CUDA_EVENT records (the default recording): the stop
  * event's GPU time is bounded from stream order.  Stream 7 is the timing
  * stream (handle 0x5), stream 9 a side stream (handle 0x9).
