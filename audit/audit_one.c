@@ -862,6 +862,7 @@ static void resolve_limits(const struct audit_args *a, struct audit_paths *p)
 
 static void audit_run_free(struct audit_run *r)
 {
+    build_store_free(&r->p.store);
     ka_analysis_free(r->an);
     free(r->sf);
     kinv_free(r->inv);

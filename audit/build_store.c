@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,10 @@
 static const char *const kept_trees[] = { "torch_extensions", "triton" };
 #define CANDIDATE_MAX_BYTES (64u << 20)
 #define WALK_MAX_DEPTH 32
-#define WALK_MAX_FILES 200000
+#define WALK_MAX_ENTRIES 20000 /* files and folders, those left out too: a build has tens */
+/* what an entry costs the store's filesystem: its bytes in 4 KiB blocks, and a block for its inode */
+#define BLOCK 4096ULL
+#define COST(bytes) ((((unsigned long long)(bytes) + BLOCK - 1) / BLOCK) * BLOCK + BLOCK)
 
 static double now_s(void)
 {
@@ -136,9 +140,11 @@ void build_store_open(struct build_store *s, const char *option, const char *can
     snprintf(s->at, sizeof s->at, "%.4000s/kaudit-build-%u", tmp, (unsigned)geteuid());
     if (private_dir(s->at, 0755, why, sizeof why) != 0)
         return unavailable(s, why);
-    /* what the build depends on beside the candidate's bytes */
-    snprintf(s->material, sizeof s->material, "kaudit build store 1\ndevice %s\npython %s\nat %s\n", device,
-             python, s->at);
+    /* what the build depends on beside the candidate's bytes (kaudit's version:
+       its runner and its paths may change how a build is laid out) */
+    snprintf(s->material, sizeof s->material, "kaudit build store 1\nkaudit %s\ndevice %s\npython %s\nat %s\n",
+             KAUDIT_VERSION, device, python, s->at);
+    /* read once: the entry's name, the match and the entry's copy are of the same bytes */
     size_t len;
     char *bytes = slurp(candidate, CANDIDATE_MAX_BYTES, &len);
     if (!bytes)
@@ -153,7 +159,8 @@ void build_store_open(struct build_store *s, const char *option, const char *can
     XXH3_128bits_update(h, bytes, len);
     XXH128_hash_t d = XXH3_128bits_digest(h);
     XXH3_freeState(h);
-    free(bytes);
+    s->bytes = bytes;
+    s->len = len;
     snprintf(s->key, sizeof s->key, "%016llx%016llx", (unsigned long long)d.high64, (unsigned long long)d.low64);
     s->state = BUILD_STORE_MISS;
 }
@@ -163,20 +170,22 @@ void build_store_open(struct build_store *s, const char *option, const char *can
 struct walk {
     uid_t owner;              /* > 0: only what this uid owns */
     unsigned long long bytes, files, skipped, max_bytes;
+    unsigned long long cost;  /* COST of each file and folder: what max_bytes bounds */
     char err[PATH_MAX + 100];
 };
 
-static int copy_bytes(int from, int to, unsigned long long *bytes)
+/* Exactly size bytes (the size looked at, not what a file growing meanwhile
+ * has): 0, or -1 when the file ended sooner or could not be read or written. */
+static int copy_bytes(int from, int to, unsigned long long size, unsigned long long *bytes)
 {
     char buf[1 << 16];
-    for (;;) {
-        ssize_t r = read(from, buf, sizeof buf);
+    for (unsigned long long left = size; left;) {
+        ssize_t r = read(from, buf, left < sizeof buf ? (size_t)left : sizeof buf);
         if (r < 0 && errno == EINTR)
             continue;
-        if (r < 0)
+        if (r <= 0)
             return -1;
-        if (r == 0)
-            return 0;
+        left -= (unsigned long long)r;
         for (ssize_t w = 0; w < r;) {
             ssize_t k = write(to, buf + w, (size_t)(r - w));
             if (k < 0 && errno == EINTR)
@@ -187,17 +196,18 @@ static int copy_bytes(int from, int to, unsigned long long *bytes)
         }
         *bytes += (unsigned long long)r;
     }
+    return 0;
 }
 
 /* Whether what st describes may be copied: regular files and folders of
  * the owner, a file with no other name, and never PyTorch's build lock. */
 static int wanted(const struct walk *w, const char *name, const struct stat *st)
 {
-    if (w->owner > 0 && st->st_uid != w->owner)
+    if ((w->owner > 0 && st->st_uid != w->owner) || !strcmp(name, "lock"))
         return 0;
     if (S_ISDIR(st->st_mode))
         return 1;
-    return S_ISREG(st->st_mode) && st->st_nlink == 1 && strcmp(name, "lock") != 0;
+    return S_ISREG(st->st_mode) && st->st_nlink == 1;
 }
 
 static int copy_tree(int from, int to, struct walk *w, int depth);
@@ -207,12 +217,16 @@ static int copy_entry(int from, int to, const char *name, struct walk *w, int de
     struct stat st;
     if (fstatat(from, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return snprintf(w->err, sizeof w->err, "cannot read '%s': %s", name, strerror(errno)), -1;
+    if (w->files + w->skipped >= WALK_MAX_ENTRIES)
+        return snprintf(w->err, sizeof w->err, "more than %d files and folders", WALK_MAX_ENTRIES), -1;
     if (!wanted(w, name, &st)) {
         w->skipped++;
         return 0;
     }
-    if (++w->files > WALK_MAX_FILES)
-        return snprintf(w->err, sizeof w->err, "more than %d files", WALK_MAX_FILES), -1;
+    w->files++;
+    w->cost += COST(S_ISDIR(st.st_mode) ? 0 : st.st_size);
+    if (w->cost > w->max_bytes)
+        return snprintf(w->err, sizeof w->err, "more than %llu bytes", w->max_bytes), -1;
     int in = openat(from, name, (S_ISDIR(st.st_mode) ? O_DIRECTORY : O_NONBLOCK) | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     struct stat again;
     /* the thing opened must be the thing looked at */
@@ -235,10 +249,12 @@ static int copy_entry(int from, int to, const char *name, struct walk *w, int de
     } else if ((out = openat(to, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                              0644 | (st.st_mode & 0111))) < 0) {
         snprintf(w->err, sizeof w->err, "cannot make '%s': %s", name, strerror(errno));
-    } else if (w->bytes + (unsigned long long)st.st_size > w->max_bytes) {
-        snprintf(w->err, sizeof w->err, "more than %llu bytes", w->max_bytes);
-    } else if (copy_bytes(in, out, &w->bytes) != 0) {
-        snprintf(w->err, sizeof w->err, "cannot copy '%s': %s", name, strerror(errno));
+    } else if ((errno = 0, copy_bytes(in, out, (unsigned long long)st.st_size, &w->bytes)) != 0) {
+        snprintf(w->err, sizeof w->err, "cannot copy '%s': %s", name, errno ? strerror(errno) : "it shrank");
+    } else if (fstat(in, &again) != 0 || again.st_size != st.st_size ||
+               again.st_mtim.tv_sec != st.st_mtim.tv_sec || again.st_mtim.tv_nsec != st.st_mtim.tv_nsec) {
+        /* written while copied: whatever did it, the copy is not the file */
+        snprintf(w->err, sizeof w->err, "'%s' changed while it was copied", name);
     } else {
         rc = 0;
     }
@@ -306,15 +322,13 @@ static int entry_matches(const struct build_store *s, const char *path, char *wh
     char *material = slurp(file, 1 << 16, &len);
     snprintf(file, sizeof file, "%s/candidate", path);
     char *theirs = slurp(file, CANDIDATE_MAX_BYTES, &clen);
-    char *ours = slurp(s->candidate, CANDIDATE_MAX_BYTES, &len);
-    int same = material && theirs && ours && !strcmp(material, s->material) && clen == len &&
-               !memcmp(theirs, ours, len);
+    int same = material && theirs && !strcmp(material, s->material) && clen == s->len &&
+               !memcmp(theirs, s->bytes, s->len);
     if (!same)
         snprintf(why, n, "the entry %s is not this candidate's (a different candidate or build under the same "
                          "name, or one unreadable): built cold and not replaced", s->key);
     free(material);
     free(theirs);
-    free(ours);
     return same;
 }
 
@@ -361,7 +375,15 @@ void build_store_fill(struct build_store *s, const char *cache)
     char trees[PATH_MAX + 80];
     snprintf(trees, sizeof trees, "%s/cache", entry);
     struct walk w = { .max_bytes = BUILD_STORE_ENTRY_MAX_BYTES };
-    if (copy_kept_trees(trees, staging, &w) != 0 || adopt_trees(staging, cache, w.err, sizeof w.err) != 0) {
+    int rc = copy_kept_trees(trees, staging, &w);
+    /* an entry is removed only after it is renamed away: still under its
+       name after the copy, it was whole during it */
+    struct stat after;
+    if (rc == 0 && (lstat(entry, &after) != 0 || after.st_ino != st.st_ino || after.st_dev != st.st_dev)) {
+        snprintf(w.err, sizeof w.err, "the entry went while it was copied");
+        rc = -1;
+    }
+    if (rc != 0 || adopt_trees(staging, cache, w.err, sizeof w.err) != 0) {
         snprintf(s->note, sizeof s->note, "the entry %s could not be copied in (%s): built cold", s->key, w.err);
         kat_remove_tree(staging);
         return;
@@ -398,6 +420,22 @@ static int oldest_first(const void *a, const void *b)
     return (x->used > y->used) - (x->used < y->used);
 }
 
+/* What a kaudit killed while keeping or evicting left: an entry being
+ * removed (.gone-*), or being made by a process that is gone (.new-PID). */
+static void forget_abandoned(const struct build_store *s, const char *name)
+{
+    long pid;
+    char *end;
+    int gone = !strncmp(name, ".gone-", 6);
+    if (!gone && !strncmp(name, ".new-", 5) && (pid = strtol(name + 5, &end, 10)) > 0 && !*end)
+        gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    if (!gone)
+        return;
+    char path[PATH_MAX + 300];
+    snprintf(path, sizeof path, "%s/%s", s->dir, name);
+    kat_remove_tree(path);
+}
+
 /* The entries used longest ago removed until the store fits its size (never the one just kept). */
 static void make_room(struct build_store *s)
 {
@@ -409,7 +447,11 @@ static void make_room(struct build_store *s)
     unsigned long long total = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof all->name)
+        if (e->d_name[0] == '.') {
+            forget_abandoned(s, e->d_name);
+            continue;
+        }
+        if (strlen(e->d_name) >= sizeof all->name)
             continue;
         char path[PATH_MAX + 300];
         snprintf(path, sizeof path, "%s/%s/size", s->dir, e->d_name);
@@ -453,6 +495,39 @@ static void make_room(struct build_store *s)
     free(all);
 }
 
+/* A process running as uid (its real, effective, saved or file-system uid),
+ * or 0 when there is none. */
+static pid_t process_of(uid_t uid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        long pid = strtol(e->d_name, NULL, 10);
+        if (pid <= 0)
+            continue;
+        char path[64], line[256];
+        snprintf(path, sizeof path, "/proc/%ld/status", pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof line, f)) {
+            unsigned long ids[4];
+            if (sscanf(line, "Uid: %lu %lu %lu %lu", &ids[0], &ids[1], &ids[2], &ids[3]) == 4) {
+                for (int i = 0; i < 4; i++)
+                    if (ids[i] == (unsigned long)uid)
+                        found = (pid_t)pid;
+                break;
+            }
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
 void build_store_keep(struct build_store *s, const char *cache, uid_t worker_uid, int ended_cleanly)
 {
     if (s->state != BUILD_STORE_MISS) {
@@ -462,6 +537,13 @@ void build_store_keep(struct build_store *s, const char *cache, uid_t worker_uid
     }
     if (!ended_cleanly) {
         snprintf(s->keep_note, sizeof s->keep_note, "the worker did not end cleanly: its builds may be partial");
+        return;
+    }
+    pid_t left = worker_uid > 0 ? process_of(worker_uid) : 0;
+    if (left > 0) {
+        /* it could change the files while they are copied */
+        snprintf(s->keep_note, sizeof s->keep_note, "a process of the worker's uid (pid %d) outlived it: not kept",
+                 (int)left);
         return;
     }
     if (s->note[0] && strncmp(s->note, "no entry", 8) != 0) {
@@ -478,29 +560,24 @@ void build_store_keep(struct build_store *s, const char *cache, uid_t worker_uid
         return;
     }
     struct walk w = { .owner = worker_uid, .max_bytes = BUILD_STORE_ENTRY_MAX_BYTES };
-    size_t len;
-    char *candidate = slurp(s->candidate, CANDIDATE_MAX_BYTES, &len);
     char size[32];
     snprintf(path, sizeof path, "%s/cache", staging);
-    int rc = candidate ? copy_kept_trees(cache, path, &w) : -1;
-    if (!candidate)
-        snprintf(w.err, sizeof w.err, "the candidate could not be read");
+    int rc = copy_kept_trees(cache, path, &w);
     if (rc == 0 && w.bytes == 0) {
         snprintf(s->keep_note, sizeof s->keep_note, "nothing built: no entry made");
         rc = 1;
     }
     if (rc == 0) {
         snprintf(path, sizeof path, "%s/candidate", staging);
-        rc = write_text(path, candidate, len);
+        rc = write_text(path, s->bytes, s->len);
         snprintf(path, sizeof path, "%s/material", staging);
         rc |= write_text(path, s->material, strlen(s->material));
-        snprintf(size, sizeof size, "%llu\n", w.bytes + len);
+        snprintf(size, sizeof size, "%llu\n", w.cost + COST(s->len) + 3 * COST(0));
         snprintf(path, sizeof path, "%s/size", staging);
         rc |= write_text(path, size, strlen(size));
         if (rc != 0)
             snprintf(w.err, sizeof w.err, "cannot write the entry's files: %s", strerror(errno));
     }
-    free(candidate);
     /* whole or not at all; the first audit to finish keeps its builds */
     if (rc == 0 && rename(staging, entry) != 0) {
         snprintf(s->keep_note, sizeof s->keep_note, "another audit of this candidate kept its builds first");
@@ -554,4 +631,11 @@ void build_store_write_json(struct kat_json *j, const struct build_store *s)
         kat_json_str(j, "keep_note", s->keep_note[0] ? s->keep_note : "not kept");
     }
     kat_json_close(j, '}');
+}
+
+void build_store_free(struct build_store *s)
+{
+    free(s->bytes);
+    s->bytes = NULL;
+    s->len = 0;
 }

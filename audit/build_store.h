@@ -14,7 +14,8 @@
  *  - filled once, by the first audit of that candidate that ended cleanly,
  *    with the regular files and folders its workers made there (no links,
  *    no devices, nothing another uid owns, no build lock), and never
- *    updated by a later audit;
+ *    updated by a later audit; not kept while a process of the worker's
+ *    uid is still alive (it could change the files as they are copied);
  *  - copied into the next audit's private cache all or nothing, times kept,
  *    so PyTorch's ninja finds its outputs newer than its inputs;
  *  - and, because ninja's build file and log hold the build folder's
@@ -63,7 +64,9 @@ struct build_store {
     unsigned long long max_bytes; /* the store's size: BUILD_STORE_MAX_BYTES unless set after open */
     /* internal */
     char candidate[PATH_MAX];
-    char material[PATH_MAX + 128];
+    char material[PATH_MAX + 160];
+    char *bytes;              /* the candidate's, read once at open */
+    size_t len;
 };
 
 /*
@@ -86,6 +89,9 @@ int build_store_bound(const struct build_store *s);
 /* After the worker: on a MISS whose worker ended cleanly, the builds it left
  * in cache become the entry (worker_uid > 0: only what that uid owns). */
 void build_store_keep(struct build_store *s, const char *cache, uid_t worker_uid, int ended_cleanly);
+
+/* The candidate's bytes let go (after the record). */
+void build_store_free(struct build_store *s);
 
 /* The record's "build_store" object. */
 void build_store_write_json(struct kat_json *j, const struct build_store *s);

@@ -117,6 +117,23 @@ check "size: the second kept evicts the first" [ "$(field small2 "r['build_store
 gone_and_kept() { [ ! -e "$T/s4/$(field small1 "r['build_store']['entry']")" ] && [ -d "$T/s4/$(field small2 "r['build_store']['entry']")" ]; }
 check "size: the first entry is gone, the second is there" gone_and_kept
 
+# 6b. an entry's files and folders bounded and counted as the filesystem does
+audit inodes "$SRC/tests/audit/attacks/store/store_inodes.py" --build-store "$T/s8"
+check "inodes: 25,000 empty files are not kept, and it says why" \
+    [ "$(field inodes "r['build_store']['kept'] is False and 'more than 20000 files' in r['build_store']['keep_note']")" = True ]
+check "inodes: nothing left in the store" [ -z "$(ls -A "$T/s8")" ]
+size_counts_blocks() { # the entry's recorded size: at least a block for each file and folder
+    [ "$(cat "$T/s1/$KEY/size")" -ge $((4096 * $(find "$T/s1/$KEY" | wc -l))) ]
+}
+check "size: an entry's size counts a block for each file and folder" size_counts_blocks
+check "version: the entry's material names kaudit's version" grep -q "^kaudit [0-9]" "$T/s1/$KEY/material"
+# what a kaudit killed while keeping or evicting left is cleared by the next keep
+mkdir -p "$T/s4/.new-999999999/cache" "$T/s4/.gone-1-2/cache" "$T/s4/.new-$$"
+audit cleanup "$HONEST" --build-store "$T/s4"
+abandoned_gone() { [ ! -e "$T/s4/.new-999999999" ] && [ ! -e "$T/s4/.gone-1-2" ] && [ -d "$T/s4/.new-$$" ]; }
+check "abandoned: a dead process's .new- and any .gone- folder removed, a live one's kept" abandoned_gone
+rmdir "$T/s4/.new-$$"
+
 # 7. a store others may write to is not used, and the audit goes on
 mkdir -p "$T/s5" && chmod 777 "$T/s5"
 audit open "$HONEST" --build-store "$T/s5"
