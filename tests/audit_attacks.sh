@@ -47,6 +47,8 @@
 #   pg_gpu_scan_zeros         as above
 #   pg_event_array, pg_function_detour, pg_got_patch, pg_error_counter,
 #   pg_warmup (correct outputs, the timing faked)
+#   timing_hog_reference (its own copies on the GPU while the reference is
+#                             timed)  the measurement axis not PASS, no speedup reported
 #                             the measurement axis FAIL or INCONCLUSIVE with a
 #                             cause (or the semantic axis, where the trick cost
 #                             the outputs their correctness)
@@ -82,11 +84,13 @@ drop_inputs) cand=drop_inputs_event ;;
 pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
 pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
+timing_hog_reference) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
 
 case "$ATTACK:$DEVICE" in
-pg_event_array:cpu|pg_function_detour:cpu|pg_got_patch:cpu|pg_gpu_scan_zeros:cpu|pg_error_counter:cpu|pg_warmup:cpu)
+pg_event_array:cpu|pg_function_detour:cpu|pg_got_patch:cpu|pg_gpu_scan_zeros:cpu|pg_error_counter:cpu|pg_warmup:cpu|\
+timing_hog_reference:cpu)
     echo "SKIP: $ATTACK attacks CUDA (events, streams, the driver): GPU only, run it with DEVICE cuda"
     exit 77 ;;
 esac
@@ -215,6 +219,14 @@ pg_event_array|pg_function_detour|pg_got_patch|pg_error_counter|pg_warmup)
     *) broken "measurement axis '$meas' (semantic '$sem') for a candidate whose timing is faked (want FAIL or INCONCLUSIVE)" ;;
     esac ;;
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap) probe_hidden ;;
+timing_hog_reference)
+    meas=$(jget "$R" 'r["axes"]["measurement"]["verdict"]')
+    reportable=$(jget "$R" 'r["timing"]["speedup"] and r["timing"]["speedup"].get("reportable")')
+    echo "  measurement:    $meas: $(jget "$R" 'r["axes"]["measurement"]["root_cause"]')"
+    echo "  speedup:        $(jget "$R" 'r["timing"]["speedup"] and r["timing"]["speedup"].get("ratio")') reportable $reportable"
+    echo "  hog:            $(cat "$D/work/attack-hog.marker" 2>/dev/null)"
+    [ "$meas" != PASS ] || broken "the reference was timed beside the candidate's copies: measurement PASS (speedup reportable: $reportable)"
+    [ "$reportable" != True ] || broken "a speedup reported against a reference slowed by the candidate's work" ;;
 pg_proc_mem_bypass)
     n=$(sed -n 's/^foreign_readable=\([0-9]*\) .*/\1/p' "$D/work/attack-proc-mem.marker" 2>/dev/null)
     [ -n "$n" ] || broken "no foreign_readable count in work/attack-proc-mem.marker (the attack did not run)"
