@@ -129,6 +129,18 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
     if (run->opt->on_process)
         run->opt->on_process(run->opt->sink_arg, p.pid, p.argv ? p.argv : file);
     ka_finish_index(run, &p, timing, n_timing, events, n_events);
+    if (p.untrusted_reference_phases) {
+        struct ka_finding *x = ka_add_finding(
+            &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "reference-phase-outside-reference-process",
+            file, 0,
+            "%u reference phases (NVTX ranges or Python frames of the reference's class names) were opened in "
+            "pid %u (%s), which is not the reference's process: the work launched in them counts as the "
+            "candidate's",
+            p.untrusted_reference_phases, p.pid, argv0);
+        ka_field_u64(x, "phases", p.untrusted_reference_phases);
+        ka_field_u64(x, "pid", p.pid);
+        ka_field_str(x, "program", argv0);
+    }
     ka_bound_stop_events(t, &p, timing, n_timing);
     if (run->opt->on_stop_bounds)
         for (size_t w = 0; w < p.n_windows; w++)

@@ -207,6 +207,16 @@ struct ka_options {
      */
     int weak_phase_expected;
     /*
+     * From `kaudit audit`: what the reference's own process has in its
+     * command line (the runner's path).  The candidate runs in processes of
+     * its own, where it can open any NVTX range and name any Python class:
+     * there a reference phase is not the reference's (its launches are the
+     * candidate's), and a "kaudit:weak" range is not the weak surfaces'.
+     * NULL (`kaudit analyze`): one process may hold both parties, and every
+     * phase is taken as named.
+     */
+    const char *reference_process;
+    /*
      * When set, the traces are not judged: the implementation and
      * measurement axes are UNSUPPORTED with this reason (`kaudit audit
      * --device cpu`: no GPU work to attribute or to time).

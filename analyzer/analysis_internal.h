@@ -350,6 +350,10 @@ void ka_build_windows(struct ka_run *run, struct ka_proc *p, struct ka_timing_re
                       struct ka_event_rec *events, size_t n_events);
 /* The window a launch at host time t belongs to (its start record <= t < its end record). */
 struct ka_window *ka_window_at(struct ka_proc *p, uint64_t t);
+/* party as its phase at t names it, but a reference phase in a process that is
+ * not the reference's (ka_options.reference_process) outside the weak
+ * surfaces' phase: the candidate's */
+enum ka_party ka_trusted_party(const struct ka_proc *p, enum ka_party party, uint64_t t);
 
 /* Stop-event bounds from stream order (stop_bounds.c). */
 void ka_bound_stop_events(struct kat_trace *t, struct ka_proc *p, const struct ka_timing_rec *timing,

@@ -159,6 +159,10 @@ struct ka_proc {
     size_t n_operators, cap_operators;
     uint32_t *operator_order;           /* indices into operators, sorted by (tid, start) */
     int phase_marks;                    /* phase ranges seen */
+    /* not the reference's own process (ka_options.reference_process): its
+       reference phases before the weak surfaces' range are the candidate's */
+    int reference_untrusted;
+    unsigned untrusted_reference_phases; /* reference phases opened there */
     char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
     char *python_operators;             /* its operator sampler's last word ("on: ...", "off: ..."), or NULL */
     /* the runner's "kaudit:probe baseline" ranges: how many, and the first one's span */

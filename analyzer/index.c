@@ -185,6 +185,8 @@ static void on_process_start(struct index_pass *x, const struct kat_process_star
         p->argv[len] = 0;
     }
     p->start_ns = s->time_ns;
+    const char *ref = x->run->opt->reference_process;
+    p->reference_untrusted = ref && *ref && !(p->argv && strstr(p->argv, ref));
 }
 
 static void on_process_end(struct index_pass *x, const struct kat_process_end_rec *e)
@@ -318,6 +320,7 @@ static int32_t open_operator(struct index_pass *x, const struct kat_nvtx_rec *nv
             ref |= p->phases[x->open[i].phase].party == KA_PARTY_REFERENCE;
         }
     enum ka_party owner = cand ? KA_PARTY_CANDIDATE : ref ? KA_PARTY_REFERENCE : KA_PARTY_UNKNOWN;
+    owner = ka_trusted_party(p, owner, nv->time_ns);
     return ka_operator_open(p, tid, nv->message_string, ka_class_of_operator(msg), owner, outer, nv->time_ns);
 }
 
@@ -641,6 +644,11 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
     if (p->n_vcalls)
         qsort(p->vcalls, p->n_vcalls, sizeof *p->vcalls, vcall_cmp);
     struct ka_session_facts *facts = &run->facts;
+    /* reference phases where the reference never runs (ka_trusted_party) */
+    for (size_t i = 0; i < p->n_phases; i++)
+        if (p->phases[i].party == KA_PARTY_REFERENCE &&
+            ka_trusted_party(p, KA_PARTY_REFERENCE, p->phases[i].start_ns) != KA_PARTY_REFERENCE)
+            p->untrusted_reference_phases++;
     for (size_t i = 0; i < p->n_phases; i++)
         if (p->phases[i].party == KA_PARTY_CANDIDATE && !GROW(facts->cand_phases, facts->n_cand_phases, facts->cap_cand_phases))
             facts->cand_phases[facts->n_cand_phases++] = (struct ka_span){ p->phases[i].start_ns, p->phases[i].end_ns };

@@ -241,13 +241,21 @@ const struct ka_thread_origin *ka_thread_origin(const struct ka_proc *p, uint32_
  * phase its creator was in when it created the thread (a worker thread the
  * candidate started is the candidate's).  *via_thread says which.
  */
+enum ka_party ka_trusted_party(const struct ka_proc *p, enum ka_party party, uint64_t t)
+{
+    /* the weak surfaces run both parties in the candidate's process, after the
+       audit's work: there a reference phase is the reference's (and left out) */
+    int weak = p->weak_start_ns && t >= p->weak_start_ns;
+    return party == KA_PARTY_REFERENCE && p->reference_untrusted && !weak ? KA_PARTY_CANDIDATE : party;
+}
+
 enum ka_party ka_party_of_launch(const struct ka_proc *p, uint32_t tid, uint64_t t, int *via_thread,
                                      uint64_t *thread_created_ns)
 {
     *via_thread = 0;
     if (p->candidate_process)
         return KA_PARTY_CANDIDATE;
-    enum ka_party party = phase_at(p, tid, t);
+    enum ka_party party = ka_trusted_party(p, phase_at(p, tid, t), t);
     if (party != KA_PARTY_UNKNOWN)
         return party;
     uint32_t cur = tid;
@@ -255,7 +263,7 @@ enum ka_party ka_party_of_launch(const struct ka_proc *p, uint32_t tid, uint64_t
         const struct ka_thread_origin *o = ka_thread_origin(p, cur);
         if (!o)
             break;
-        party = phase_at(p, o->creator_tid, o->create_ns);
+        party = ka_trusted_party(p, phase_at(p, o->creator_tid, o->create_ns), t);
         if (party != KA_PARTY_UNKNOWN) {
             *via_thread = 1;
             *thread_created_ns = o->create_ns;

@@ -47,6 +47,9 @@
 #   pg_gpu_scan_zeros         as above
 #   pg_event_array, pg_function_detour, pg_got_patch, pg_error_counter,
 #   pg_warmup (correct outputs, the timing faked)
+#   forge_reference_phase (torch.matmul on a thread born in a forged
+#                             "kaudit:reference" range, the probe's answer
+#                             rewritten)  the implementation axis FAIL
 #   timing_hog_reference (its own copies on the GPU while the reference is
 #                             timed)  the measurement axis not PASS, no speedup reported
 #                             the measurement axis FAIL or INCONCLUSIVE with a
@@ -84,13 +87,13 @@ drop_inputs) cand=drop_inputs_event ;;
 pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
 pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
-timing_hog_reference) cand=$ATTACK ;;
+timing_hog_reference|forge_reference_phase) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
 
 case "$ATTACK:$DEVICE" in
 pg_event_array:cpu|pg_function_detour:cpu|pg_got_patch:cpu|pg_gpu_scan_zeros:cpu|pg_error_counter:cpu|pg_warmup:cpu|\
-timing_hog_reference:cpu)
+timing_hog_reference:cpu|forge_reference_phase:cpu)
     echo "SKIP: $ATTACK attacks CUDA (events, streams, the driver): GPU only, run it with DEVICE cuda"
     exit 77 ;;
 esac
@@ -219,6 +222,10 @@ pg_event_array|pg_function_detour|pg_got_patch|pg_error_counter|pg_warmup)
     *) broken "measurement axis '$meas' (semantic '$sem') for a candidate whose timing is faked (want FAIL or INCONCLUSIVE)" ;;
     esac ;;
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap) probe_hidden ;;
+forge_reference_phase)
+    impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
+    echo "  forged:         $(cat "$D/work/attack-forge.marker" 2>/dev/null)"
+    [ "$impl" = FAIL ] || broken "torch.matmul on a thread born in a forged reference phase, the probe's answer rewritten: implementation '$impl' (want FAIL)" ;;
 timing_hog_reference)
     meas=$(jget "$R" 'r["axes"]["measurement"]["verdict"]')
     reportable=$(jget "$R" 'r["timing"]["speedup"] and r["timing"]["speedup"].get("reportable")')

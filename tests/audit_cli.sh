@@ -102,30 +102,21 @@ check "cand_hang: the limits the worker ran under are in its record, none crosse
     [ "$(jget "$T/cand_hang.json" "(lambda w: 0 < w['memory_peak_bytes'] < w['limits']['memory_bytes'] and 0 < w['disk_peak_bytes'] < w['limits']['disk_bytes'] and w['stopped_over_limit'] is None)(r['worker'])")" = True ]
 check "cand_hang: the record says the worker timed out" \
     [ "$(jget "$T/cand_hang.json" "r['worker']['timed_out']")" = True ]
-# The sleeper ran in a session of its own; nothing carrying its marker is left.
+# The sleeper ran in a session of its own; nothing carrying its marker is
+# left.  Every thread's command line is read: the zombie leader's first
+# thread has ended (its own is empty), its other thread's carries the marker.
 sleep 1
-no_sleeper() {
-    for c in /proc/[0-9]*/cmdline; do
-        if tr '\0' ' ' <"$c" 2>/dev/null | grep -q kaudit_bad_fork_sleeper; then
-            echo "  left over: ${c%/cmdline}: $(tr '\0' ' ' <"$c")"
-            return 1
-        fi
-    done
-    return 0
-}
-check "cand_fork_sleeper: no process with the marker survives the audit" no_sleeper
-# The zombie leader's first thread has ended (its own cmdline is empty); its
-# other thread's carries the marker.
-no_zombie_leader() {
+no_thread_with() { # MARKER
     for c in /proc/[0-9]*/task/[0-9]*/cmdline; do
-        if tr '\0' ' ' <"$c" 2>/dev/null | grep -q kaudit_bad_zombie_leader; then
+        if tr '\0' ' ' <"$c" 2>/dev/null | grep -q "$1"; then
             echo "  left over: ${c%/cmdline}: $(tr '\0' ' ' <"$c")"
             return 1
         fi
     done
     return 0
 }
-check "cand_zombie_leader: no thread with the marker survives the audit" no_zombie_leader
+check "cand_fork_sleeper: no process with the marker survives the audit" no_thread_with kaudit_bad_fork_sleeper
+check "cand_zombie_leader: no thread with the marker survives the audit" no_thread_with kaudit_bad_zombie_leader
 check "cand_renamed_state: the state was aligned by position" \
     [ "$(jget "$T/cand_renamed_state.json" "r['semantic']['state_alignment']")" = positional ]
 # The runner whose recorder was killed was orphaned: it is gone too.

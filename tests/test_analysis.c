@@ -476,6 +476,63 @@ Test(implementation, same_call_in_reference_phase_does_not_convict)
     done(&s, a);
 }
 
+/* In `kaudit audit` the reference has a process of its own (the runner's,
+ * ka_options.reference_process names it).  The candidate's process can open
+ * any NVTX range, and its Python frames can carry any class name: a
+ * reference phase there is forged, and its GEMM the candidate's.  Where the
+ * process is the reference's, the same phase is taken as named. */
+Test(implementation, reference_phase_outside_the_reference_process_is_the_candidates)
+{
+    for (int reference_here = 0; reference_here < 2; reference_here++) {
+        struct ka_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.reference_process = reference_here ? "harness.py" : "/opt/kaudit/runner/kaudit_runner.py";
+        struct scene s;
+        scene_init(&s);
+        phase(&s, "kaudit:reference", PID, T0 + 5 * MS, T0 + 6 * MS);
+        sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 5 * MS + 100, 1024);
+        clean_candidate(&s);
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+        if (reference_here) {
+            cr_expect_eq(IMPL(a), KA_PASS, "%s", a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+            cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_REFERENCE], 1);
+            cr_expect_not(has_finding(a, "reference-phase-outside-reference-process"));
+        } else {
+            cr_expect_eq(IMPL(a), KA_FAIL, "a forged reference phase hid the GEMM: %s",
+                         a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+            cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 1);
+            cr_expect(has_finding(a, "reference-phase-outside-reference-process"));
+        }
+        done(&s, a);
+    }
+}
+
+/* The weak surfaces run both parties in the candidate's process, after the audit's work
+   (runner/kaudit_party.py, op_weak): there the reference's phase is the reference's, and
+   left out with the rest of the weak phase; the same phase before it is forged. */
+Test(implementation, reference_phase_in_the_weak_surfaces_of_the_candidates_process_is_the_references)
+{
+    struct ka_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.weak_phase_expected = 1;
+    opt.reference_process = "/opt/kaudit/runner/kaudit_runner.py";
+    struct scene s;
+    scene_init(&s);
+    clean_candidate(&s);
+    nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:weak", T0 + 20 * MS);
+    phase(&s, "kaudit:reference", PID, T0 + 21 * MS, T0 + 22 * MS);
+    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 21 * MS + 100, 1024);
+    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS);
+    finish(&s, 1);
+    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+    cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+    cr_expect(has_finding(a, "weak-phase-excluded"));
+    cr_expect_not(has_finding(a, "reference-phase-outside-reference-process"));
+    done(&s, a);
+}
+
 /* The weak surfaces run after the audit's work inside "kaudit:weak" (runner/kaudit_weak.py):
    their calls, the candidate's included, are left out; the same call before it convicts. */
 /* case 0: no weak range; 1: the runner's range in an audit with weak surfaces

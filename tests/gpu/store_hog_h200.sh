@@ -10,7 +10,10 @@
 #          axis INCONCLUSIVE (candidate-work-in-reference-window), no speedup;
 #          then tests/gpu/controls' honest clean_tiled_gemm-like control
 #          (tests/audit/candidates/probe_own_matmul.py) with this tree's:
-#          no such finding (no false alarm on an honest candidate);
+#          no such finding (no false alarm on an honest candidate); and
+#          tests/audit/attacks/forge_reference_phase.py (torch.matmul on a thread
+#          born in a forged reference phase, the probe's answer rewritten) with
+#          both builds: before, implementation PASS is expected; after, FAIL;
 #   warm   bench/warm_h200.sh: the corpus cold into a fresh build store, then
 #          each candidate again alone from the store (issue 35's warm target).
 # PARTS (default "hog warm"); results under $OUT: hog.tsv, the records, and
@@ -27,7 +30,8 @@ A=$ROOT/tests/audit
 if [[ " $PARTS " == *" hog "* ]]; then
     printf 'build\tcandidate\texit\tsemantic\timplementation\tmeasurement\tcertificate\tspeedup\treportable\tfindings\thog\n' \
         >"$OUTDIR/hog.tsv"
-    for pair in "40fa473:timing_hog_reference" "now:timing_hog_reference" "now:probe_own_matmul"; do
+    for pair in "40fa473:timing_hog_reference" "now:timing_hog_reference" "now:probe_own_matmul" \
+        "40fa473:forge_reference_phase" "now:forge_reference_phase"; do
         build=${pair%%:*} cand=${pair#*:}
         K=$ROOT/.gpu-carry/kaudit/bin/kaudit
         [ "$build" = now ] || K=$ROOT/.gpu-carry/kaudit-$build/bin/kaudit
@@ -38,9 +42,10 @@ if [[ " $PARTS " == *" hog "* ]]; then
             --device cuda --timeout 200 -d "$d" --quiet </dev/null >"$d.out" 2>&1
         rc=$?
         cp "$d/record.json" "$OUTDIR/records/$build-$cand.json" 2>/dev/null
-        $KAUDIT_PYTHON - "$d/record.json" "$build" "$cand" "$rc" "$d/work/attack-hog.marker" <<'PY' >>"$OUTDIR/hog.tsv"
+        $KAUDIT_PYTHON - "$d/record.json" "$build" "$cand" "$rc" "$d/work/attack-"*.marker <<'PY' >>"$OUTDIR/hog.tsv"
 import json, sys
-rec, build, cand, rc, marker = sys.argv[1:6]
+rec, build, cand, rc = sys.argv[1:5]
+marker = sys.argv[5] if len(sys.argv) > 5 else ""
 try:
     r = json.load(open(rec))
 except Exception:
@@ -48,7 +53,7 @@ except Exception:
 ax = lambda k: (r["axes"].get(k) or {}).get("verdict")
 sp = (r.get("timing") or {}).get("speedup") or {}
 codes = sorted({f.get("code") for f in (r.get("analysis") or {}).get("findings", [])
-                if f.get("axis") == "measurement"})
+                if f.get("kind") != "signal" or "reference" in (f.get("code") or "")})
 try:
     hog = open(marker).read().strip()
 except OSError:
