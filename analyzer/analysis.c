@@ -320,6 +320,8 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
     run.findings.a = a;
 
     session_info_findings(&run, s);
+    const char *command_pid = kat_session_info(s, "command_pid");
+    run.command_pid = command_pid ? strtol(command_pid, NULL, 10) : 0;
     size_t count = kat_session_trace_count(s);
     if (!count) {
         run.facts.read_error = 1;

@@ -297,6 +297,7 @@ struct ka_run {
     size_t n_candidate_spans, cap_candidate_spans;
     struct ka_reference_window *reference_windows;
     size_t n_reference_windows, cap_reference_windows;
+    long command_pid;           /* the session's info: the command's own pid, 0 unknown (older sessions) */
 };
 
 /* reference_windows.c: a candidate kernel's GPU interval, kept for the check */

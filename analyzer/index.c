@@ -185,8 +185,11 @@ static void on_process_start(struct index_pass *x, const struct kat_process_star
         p->argv[len] = 0;
     }
     p->start_ns = s->time_ns;
+    /* the reference's process is the command kaudit run started (a process the
+       candidate starts could name the runner in its arguments, never be that pid) */
     const char *ref = x->run->opt->reference_process;
-    p->reference_untrusted = ref && *ref && !(p->argv && strstr(p->argv, ref));
+    long command = x->run->command_pid;
+    p->reference_untrusted = ref && *ref && (!(p->argv && strstr(p->argv, ref)) || (command && command != (long)p->pid));
 }
 
 static void on_process_end(struct index_pass *x, const struct kat_process_end_rec *e)

@@ -779,6 +779,9 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
         kat_session_log(session, "warning", "%s: the events are read at the end", events.why);
     raise_file_limit();
     record_child_report(protect[0], &info, session);
+    /* which process is the command itself: it alone can be told from what it starts
+       (kaudit audit: the runner, the reference's process, docs/analysis.md "Party") */
+    kat_session_info_set(&info, "command_pid", "%d", (int)child);
     int exec_error = read_exec_error(report[0]);
     forward_signals_to(child);
 

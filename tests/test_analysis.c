@@ -483,12 +483,19 @@ Test(implementation, same_call_in_reference_phase_does_not_convict)
  * process is the reference's, the same phase is taken as named. */
 Test(implementation, reference_phase_outside_the_reference_process_is_the_candidates)
 {
-    for (int reference_here = 0; reference_here < 2; reference_here++) {
+    /* case 0: another program; 1: the runner's; 2: a process that names the runner
+       in its arguments but is not the command kaudit run started (info command_pid) */
+    for (int how = 0; how < 3; how++) {
+        int reference_here = how == 1;
         struct ka_options opt;
         memset(&opt, 0, sizeof opt);
-        opt.reference_process = reference_here ? "harness.py" : "/opt/kaudit/runner/kaudit_runner.py";
+        opt.reference_process = how ? "harness.py" : "/opt/kaudit/runner/kaudit_runner.py";
         struct scene s;
         scene_init(&s);
+        char info[160];
+        snprintf(info, sizeof info, "kaudit-session\nformat_version: 1\nstatus: exited 0\ncommand_pid: %u\n",
+                 how == 2 ? PID + 7 : PID);
+        cr_assert_eq(tb_write_text(s.dir, "info", info), 0);
         phase(&s, "kaudit:reference", PID, T0 + 5 * MS, T0 + 6 * MS);
         sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 5 * MS + 100, 1024);
         clean_candidate(&s);
@@ -499,7 +506,7 @@ Test(implementation, reference_phase_outside_the_reference_process_is_the_candid
             cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_REFERENCE], 1);
             cr_expect_not(has_finding(a, "reference-phase-outside-reference-process"));
         } else {
-            cr_expect_eq(IMPL(a), KA_FAIL, "a forged reference phase hid the GEMM: %s",
+            cr_expect_eq(IMPL(a), KA_FAIL, "case %d: a forged reference phase hid the GEMM: %s", how,
                          a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
             cr_expect_eq(a->kernels_by[KA_ORIGIN_VENDOR][KA_PARTY_CANDIDATE], 1);
             cr_expect(has_finding(a, "reference-phase-outside-reference-process"));
