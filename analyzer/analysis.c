@@ -133,9 +133,9 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
         struct ka_finding *x = ka_add_finding(
             &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "reference-phase-outside-reference-process",
             file, 0,
-            "%u reference phases (NVTX ranges or Python frames of the reference's class names) were opened in "
-            "pid %u (%s), which is not the reference's process: the work launched in them counts as the "
-            "candidate's",
+            "%u reference phases (NVTX ranges) were opened in pid %u (%s), which is not the reference's "
+            "process: the work launched in them (and in Python frames of the reference's class names there) "
+            "counts as the candidate's",
             p.untrusted_reference_phases, p.pid, argv0);
         ka_field_u64(x, "phases", p.untrusted_reference_phases);
         ka_field_u64(x, "pid", p.pid);
@@ -165,6 +165,17 @@ static void analyze_trace(struct ka_run *run, const char *path, const char *file
         }
     }
     ka_stream_kernels(run, t, &p);
+    if (p.unphased_compute) {
+        struct ka_finding *x = ka_add_finding(
+            &run->findings, KA_AXIS_IMPLEMENTATION, KA_FINDING_SIGNAL, "unphased-compute-in-candidate-process", file,
+            0,
+            "%llu launches or library calls of a family the candidate's process's harness never runs (GEMM, "
+            "convolution, attention, normalization, softmax, pooling) were made outside every phase in pid %u "
+            "(%s), which is not the reference's process: they count as the candidate's",
+            (unsigned long long)p.unphased_compute, p.pid, argv0);
+        ka_field_u64(x, "launches", p.unphased_compute);
+        ka_field_u64(x, "pid", p.pid);
+    }
     ka_note_reference_windows(run, &p);
     ka_check_window_work(&run->findings, &p);
     ka_vendor_call_items(&run->work, run->a, run->c, run->opt->inventory, &p);
@@ -335,8 +346,18 @@ int ka_analyze(const char *dir, const struct ka_contract *c, const struct ka_opt
        session whose seal is broken */
     if (!opt->trace_axes_inconclusive)
         ka_collect_built_objects(&run, s);
-    for (size_t i = 0; i < count && !opt->trace_axes_unsupported; i++)
-        analyze_trace(&run, kat_session_trace_path(s, i), kat_session_trace_name(s, i));
+    /* the command's own process first (kaudit audit: the runner, whose marks the
+       others' analysis reads), then the rest */
+    char first[32] = "";
+    if (run.command_pid > 0)
+        snprintf(first, sizeof first, "p%ld-", run.command_pid);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < count && !opt->trace_axes_unsupported; i++) {
+            const char *name = kat_session_trace_name(s, i);
+            int is_first = first[0] && name && !strncmp(name, first, strlen(first));
+            if (is_first == (pass == 0))
+                analyze_trace(&run, kat_session_trace_path(s, i), name);
+        }
     kat_session_close(s);
     if (have_said && !opt->trace_axes_unsupported)
         info_counts_check(&run, &said);

@@ -277,6 +277,7 @@ struct ka_gpu_span {
 
 struct ka_reference_window {
     uint64_t lo_ns, hi_ns;      /* what surely holds the window's GPU span */
+    int lo_exact, hi_exact;     /* the events' GPU times (no host clock margin needed) */
     uint32_t pid;
     unsigned index;
     float elapsed_ms;
@@ -298,6 +299,7 @@ struct ka_run {
     struct ka_reference_window *reference_windows;
     size_t n_reference_windows, cap_reference_windows;
     long command_pid;           /* the session's info: the command's own pid, 0 unknown (older sessions) */
+    uint64_t weak_requested_ns; /* the runner's "kaudit:weak requested" mark, in its own process; 0 none */
 };
 
 /* reference_windows.c: a candidate kernel's GPU interval, kept for the check */
@@ -355,6 +357,12 @@ struct ka_window *ka_window_at(struct ka_proc *p, uint64_t t);
  * not the reference's (ka_options.reference_process) outside the weak
  * surfaces' phase: the candidate's */
 enum ka_party ka_trusted_party(const struct ka_proc *p, enum ka_party party, uint64_t t);
+/* party, but a launch of class cls (a family the party's harness never runs:
+ * GEMM, convolution, attention, normalization, softmax, pooling) outside
+ * every phase of a process not the reference's, outside the weak surfaces'
+ * phase: the candidate's (a thread whose creation went untraced, a harness
+ * function it patched, a process it started) */
+enum ka_party ka_unphased_compute(const struct ka_proc *p, enum ka_party party, int cls, uint64_t t);
 
 /* Stop-event bounds from stream order (stop_bounds.c). */
 void ka_bound_stop_events(struct kat_trace *t, struct ka_proc *p, const struct ka_timing_rec *timing,

@@ -163,6 +163,7 @@ struct ka_proc {
        reference phases before the weak surfaces' range are the candidate's */
     int reference_untrusted;
     unsigned untrusted_reference_phases; /* reference phases opened there */
+    uint64_t unphased_compute;          /* launches made the candidate's by ka_unphased_compute */
     char *python_status;                /* the Python side's last status mark, NULL if it never spoke */
     char *python_operators;             /* its operator sampler's last word ("on: ...", "off: ..."), or NULL */
     /* the runner's "kaudit:probe baseline" ranges: how many, and the first one's span */

@@ -344,6 +344,11 @@ static void note_weak_push(struct index_pass *x, const struct kat_nvtx_rec *nv, 
         in_phase |= x->open[i].phase >= 0 && !p->phases[x->open[i].phase].python;
     for (size_t i = 0; i < p->n_phases; i++)
         runner_thread |= p->phases[i].tid == tid && !p->phases[i].python;
+    /* in a process not the reference's (the candidate's), not before the runner
+       asked for the surfaces: a push of the candidate's own before it is no phase */
+    uint64_t asked = x->run->weak_requested_ns;
+    if (p->reference_untrusted && !(asked && nv->time_ns >= asked))
+        return;
     if (!in_phase && runner_thread)
         p->weak_start_ns = nv->time_ns;
 }
@@ -475,6 +480,11 @@ static void on_nvtx(struct index_pass *x, const struct kat_nvtx_rec *nv)
             note_python_timing(x, nv, msg + sizeof replaced - 1);
             return;
         }
+        /* the runner's own mark (its process is analyzed first): the weak surfaces
+           start in the candidate's process no earlier than this */
+        if (!python && x->run->opt->reference_process && !x->p->reference_untrusted && !x->run->weak_requested_ns &&
+            !strcmp(msg, "kaudit:weak requested"))
+            x->run->weak_requested_ns = nv->time_ns;
         note_mark(x->p, msg, python);
     }
 }
@@ -649,7 +659,7 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
     struct ka_session_facts *facts = &run->facts;
     /* reference phases where the reference never runs (ka_trusted_party) */
     for (size_t i = 0; i < p->n_phases; i++)
-        if (p->phases[i].party == KA_PARTY_REFERENCE &&
+        if (p->phases[i].party == KA_PARTY_REFERENCE && !p->phases[i].python &&
             ka_trusted_party(p, KA_PARTY_REFERENCE, p->phases[i].start_ns) != KA_PARTY_REFERENCE)
             p->untrusted_reference_phases++;
     for (size_t i = 0; i < p->n_phases; i++)
@@ -676,6 +686,9 @@ void ka_finish_index(struct ka_run *run, struct ka_proc *p, struct ka_timing_rec
             int via;
             uint64_t created;
             vc->party = ka_party_of_launch(p, outer->rec.thread_id, outer->rec.enter_ns, &via, &created);
+            enum ka_party was = vc->party;
+            vc->party = ka_unphased_compute(p, was, outer->cls, outer->rec.enter_ns);
+            p->unphased_compute += vc->party != was && vc->outer == i;
         }
         if (run->opt->on_vendor_call)
             run->opt->on_vendor_call(run->opt->sink_arg, p->pid, vc->rec.thread_id, vc->api, vc->rec.call_id,

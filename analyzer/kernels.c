@@ -345,7 +345,8 @@ static void check_timed_window(struct ka_run *run, struct ka_proc *p, const stru
     uint64_t belongs_ns = via_thread ? thread_created : launch_ns;
     if (belongs_ns)
         w = ka_window_at(p, belongs_ns);
-    if (party == KA_PARTY_CANDIDATE)
+    /* the candidate's work, and in an audit all work of a process not the reference's */
+    if (party == KA_PARTY_CANDIDATE || p->reference_untrusted)
         ka_note_candidate_span(run, p, k->start_ns, k->end_ns);
     if (w && party == KA_PARTY_REFERENCE)
         w->reference_launches++;
@@ -398,6 +399,11 @@ static void stream_kernel(struct ka_run *run, struct kat_trace *t, struct ka_pro
         report_origin_doubt(run, p, k, name, &at);
     enum ka_origin origin = at.origin;
     party = at.party;
+    if (!vc) { /* a library call's party is decided with the call (index.c) */
+        enum ka_party was = party;
+        party = ka_unphased_compute(p, was, cls, launch_ns);
+        p->unphased_compute += party != was;
+    }
     /* A framework kernel's operator (operators.c), when a range of its own party's phase */
     const struct ka_operator *op = NULL;
     int bucket = fw_bucket(party);
@@ -446,6 +452,24 @@ static void report_weak_phase(struct ka_run *run, struct ka_proc *p)
     ka_field_u64(x, "library_calls", p->weak_vcalls);
 }
 
+/* A copy or fill of a process not the reference's, outside the weak surfaces: the
+ * copy engines and memory bandwidth it takes slow a reference timed meanwhile. */
+static void note_copy_span(struct ka_run *run, struct ka_proc *p, const struct kat_record *r)
+{
+    uint64_t start, end;
+    if (r->type == KAT_REC_MEMCPY) {
+        const struct kat_memcpy_rec *m = r->body;
+        start = m->start_ns;
+        end = m->end_ns;
+    } else {
+        const struct kat_memset_rec *m = r->body;
+        start = m->start_ns;
+        end = m->end_ns;
+    }
+    if (!(p->weak_start_ns && start >= p->weak_start_ns))
+        ka_note_candidate_span(run, p, start, end);
+}
+
 void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *p)
 {
     const struct ka_contract *c = run->c;
@@ -454,9 +478,12 @@ void ka_stream_kernels(struct ka_run *run, struct kat_trace *t, struct ka_proc *
     struct kat_record r;
     int rc;
     kat_trace_rewind(t);
-    while ((rc = kat_trace_next(t, &r, NULL, 0)) == 1)
+    while ((rc = kat_trace_next(t, &r, NULL, 0)) == 1) {
         if (r.type == KAT_REC_KERNEL)
             stream_kernel(run, t, p, &nc, r.body, fp32_task);
+        else if ((r.type == KAT_REC_MEMCPY || r.type == KAT_REC_MEMSET) && p->reference_untrusted)
+            note_copy_span(run, p, &r);
+    }
     /* Framework launches, sampled by the Python side or not: counted with what the
        operator ranges of this trace say of their name */
     for (size_t i = 0; i < nc.n_names; i++) {

@@ -249,6 +249,19 @@ enum ka_party ka_trusted_party(const struct ka_proc *p, enum ka_party party, uin
     return party == KA_PARTY_REFERENCE && p->reference_untrusted && !weak ? KA_PARTY_CANDIDATE : party;
 }
 
+enum ka_party ka_unphased_compute(const struct ka_proc *p, enum ka_party party, int cls, uint64_t t)
+{
+    /* the heavy families: the party's harness copies, fills, samples and draws
+       noise, but never multiplies, convolves or normalizes */
+    static const unsigned never_harness = 1u << KA_CLASS_GEMM | 1u << KA_CLASS_CONV | 1u << KA_CLASS_ATTENTION |
+                                          1u << KA_CLASS_NORMALIZATION | 1u << KA_CLASS_SOFTMAX |
+                                          1u << KA_CLASS_POOLING;
+    if (!p->reference_untrusted || (party != KA_PARTY_HARNESS && party != KA_PARTY_UNKNOWN) || cls < 0 ||
+        cls >= KA_CLASS_COUNT || !(never_harness & 1u << cls) || (p->weak_start_ns && t >= p->weak_start_ns))
+        return party;
+    return KA_PARTY_CANDIDATE;
+}
+
 enum ka_party ka_party_of_launch(const struct ka_proc *p, uint32_t tid, uint64_t t, int *via_thread,
                                      uint64_t *thread_created_ns)
 {

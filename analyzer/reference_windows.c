@@ -8,9 +8,11 @@
  * harness that runs both in one process) can run GPU work of its own while
  * the reference is being timed: the reference's window then holds the
  * candidate's kernels too, and the reference looks slower than it is.  No
- * window of the candidate's shows it.  The kernels' GPU intervals do: a
- * candidate kernel that ran inside a window that timed only the
- * reference's work makes the measurement INCONCLUSIVE.
+ * window of the candidate's shows it.  The GPU intervals do: a candidate
+ * kernel (and, in kaudit audit, any kernel, copy or fill of a process not
+ * the reference's: there the candidate can launch outside every phase of
+ * its own) that ran inside a window that timed only the reference's work
+ * makes the measurement INCONCLUSIVE.
  *
  * Each window's GPU span is held from outside: from its start event's GPU
  * time (else the start record call, which the event follows) to its stop
@@ -56,7 +58,8 @@ void ka_note_reference_windows(struct ka_run *run, const struct ka_proc *p)
         if (!hi || hi <= lo || GROW(run->reference_windows, run->n_reference_windows, run->cap_reference_windows))
             continue;
         run->reference_windows[run->n_reference_windows++] =
-            (struct ka_reference_window){ .lo_ns = lo, .hi_ns = hi, .pid = p->pid, .index = w->index,
+            (struct ka_reference_window){ .lo_ns = lo, .hi_ns = hi, .lo_exact = w->gpu_start_ns != 0,
+                                          .hi_exact = w->gpu_end_ns != 0, .pid = p->pid, .index = w->index,
                                           .elapsed_ms = w->elapsed_ms, .file = strdup(p->file) };
     }
 }
@@ -83,9 +86,11 @@ void ka_check_reference_windows(struct ka_run *run)
     uint32_t first_pid = 0;
     for (size_t r = 0; r < run->n_reference_windows; r++) {
         const struct ka_reference_window *w = &run->reference_windows[r];
-        if (w->hi_ns - w->lo_ns <= 2 * KA_HOST_CLOCK_MARGIN_NS)
+        /* a bound from a host time is held in by the host clock's margin; an event's GPU time is exact */
+        uint64_t lo = w->lo_ns + (w->lo_exact ? 0 : KA_HOST_CLOCK_MARGIN_NS);
+        uint64_t hi = w->hi_ns - (w->hi_exact ? 0 : KA_HOST_CLOCK_MARGIN_NS);
+        if (hi <= lo || hi > w->hi_ns)
             continue;
-        uint64_t lo = w->lo_ns + KA_HOST_CLOCK_MARGIN_NS, hi = w->hi_ns - KA_HOST_CLOCK_MARGIN_NS;
         /* the first span that starts late enough to end after lo */
         uint64_t from = lo > longest ? lo - longest : 0;
         size_t a = 0, b = n;
@@ -120,8 +125,8 @@ void ka_check_reference_windows(struct ka_run *run)
     struct ka_finding *x = ka_add_finding(
         &run->findings, KA_AXIS_MEASUREMENT, KA_FINDING_UNRESOLVED, "candidate-work-in-reference-window", first->file,
         first->lo_ns,
-        "the candidate's kernels ran on the GPU inside %llu of the reference's %zu timed windows (%.4f ms in all; "
-        "the first: window #%u of pid %u, which reported %.4f ms, held %.4f ms of kernels of pid %u): the "
+        "the candidate's GPU work (kernels, copies) ran inside %llu of the reference's %zu timed windows (%.4f ms "
+        "in all; the first: window #%u of pid %u, which reported %.4f ms, held %.4f ms of the work of pid %u): the "
         "reference was timed with the candidate's work beside it",
         (unsigned long long)run->timing.reference_windows_contended, run->n_reference_windows, (double)total_ns / 1e6,
         first->index, first->pid, (double)first->elapsed_ms, (double)first_ns / 1e6, first_pid);

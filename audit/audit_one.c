@@ -768,8 +768,9 @@ static int audit_judge_options(struct audit_run *r)
     audit_probe_read(p->runner_dir, r->probe_planned, &params, &r->probe);
     opt->probe = r->probe.planned ? &r->probe.ev : NULL;
     opt->weak_phase_expected = a->weak_mask != 0;
-    /* the runner's process is the reference's: phases claiming the reference, or
-       the weak surfaces, anywhere else are the candidate's own making */
+    /* the runner's process is the reference's: a phase claiming the reference
+       anywhere else is the candidate's own making (but in the weak surfaces,
+       which run both parties in its process after the audit's work) */
     opt->reference_process = r->runner;
     if (strcmp(a->device, "cpu") == 0)
         opt->trace_axes_unsupported = "audited with --device cpu: there is no GPU work to attribute or to time";

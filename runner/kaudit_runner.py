@@ -1141,6 +1141,9 @@ def run_weak(r, plan, log):
             torch.cuda.empty_cache()
         # they imitate validators that hold both parties in one process: they run
         # in the candidate's, with the reference imported there
+        # in the runner's own process: the candidate's process can open a "kaudit:weak"
+        # range of its own, but the analysis takes its weak phase only from here on
+        r.marks.mark("kaudit:weak requested")
         try:
             r.party.request("weak", names=names, reference=plan["reference"], candidate=plan["candidate"],
                             native_on_device=r.native_device is not None)

@@ -515,29 +515,183 @@ Test(implementation, reference_phase_outside_the_reference_process_is_the_candid
     }
 }
 
-/* The weak surfaces run both parties in the candidate's process, after the audit's work
-   (runner/kaudit_party.py, op_weak): there the reference's phase is the reference's, and
-   left out with the rest of the weak phase; the same phase before it is forged. */
-Test(implementation, reference_phase_in_the_weak_surfaces_of_the_candidates_process_is_the_references)
+/* The runner's process of an audit session (the command kaudit run started,
+ * info command_pid): its trace, with the mark it makes before it asks the
+ * candidate's process for the weak surfaces (0: none), and a timed window of
+ * the reference's when window_at (its reference kernel inside, its events'
+ * GPU times exact when exact). */
+#define RUNNER_PID 50u
+#define RUNNER "/opt/kaudit/runner/kaudit_runner.py"
+static void runner_process(struct scene *s, uint64_t weak_mark, uint64_t window_at, uint64_t window_ns, int exact)
 {
-    struct ka_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.weak_phase_expected = 1;
-    opt.reference_process = "/opt/kaudit/runner/kaudit_runner.py";
-    struct scene s;
-    scene_init(&s);
-    clean_candidate(&s);
-    nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:weak", T0 + 20 * MS);
-    phase(&s, "kaudit:reference", PID, T0 + 21 * MS, T0 + 22 * MS);
-    sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 21 * MS + 100, 1024);
-    nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS);
-    finish(&s, 1);
-    struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
-    cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
-                 a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
-    cr_expect(has_finding(a, "weak-phase-excluded"));
-    cr_expect_not(has_finding(a, "reference-phase-outside-reference-process"));
-    done(&s, a);
+    char info[160];
+    snprintf(info, sizeof info, "kaudit-session\nformat_version: 1\nstatus: exited 0\ncommand_pid: %u\n", RUNNER_PID);
+    cr_assert_eq(tb_write_text(s->dir, "info", info), 0);
+    struct tb r;
+    tb_init(&r, RUNNER_PID, 1, KAT_ORIGIN_EXEC, T0);
+    const char *argv[] = { "python3", RUNNER, "plan.json", NULL };
+    tb_process_start(&r, argv, "/usr/bin/python3", "/tmp");
+    uint32_t corr = 1;
+    if (window_at) {
+        struct kat_nvtx_rec push = { .kind = KAT_NVTX_PUSH, .thread_id = RUNNER_PID, .time_ns = window_at + 1000 };
+        push.message_string = tb_string(&r, "kaudit:reference");
+        tb_record(&r, KAT_REC_NVTX, &push, sizeof push, NULL, 0);
+        struct kat_api_rec a = { .start_ns = window_at + 2000, .end_ns = window_at + 3000, .domain = KAT_API_RUNTIME,
+                                 .cbid = 211, .thread_id = RUNNER_PID, .correlation_id = corr };
+        a.name_string = tb_string(&r, "cudaLaunchKernel_v7000");
+        tb_record(&r, KAT_REC_API, &a, sizeof a, NULL, 0);
+        struct kat_kernel_rec k = { .start_ns = window_at + 4000, .end_ns = window_at + window_ns - 2000,
+                                    .stream_id = 7, .correlation_id = corr++, .grid = { 64, 1, 1 },
+                                    .block = { 256, 1, 1 } };
+        k.name_string = tb_string(&r, "elementwise_add_kernel");
+        tb_record(&r, KAT_REC_KERNEL, &k, sizeof k, NULL, 0);
+        struct kat_nvtx_rec pop = { .kind = KAT_NVTX_POP, .thread_id = RUNNER_PID, .time_ns = window_at + 3500 };
+        tb_record(&r, KAT_REC_NVTX, &pop, sizeof pop, NULL, 0);
+        uint32_t c1 = corr++, c2 = corr++;
+        struct kat_timing_call_rec rs = { .enter_ns = window_at, .exit_ns = window_at + 500,
+                                          .api = KAT_TIMING_EVENT_RECORD, .domain = KAT_API_RUNTIME,
+                                          .thread_id = RUNNER_PID, .correlation_id = c1, .event = 0xe1, .stream = 0x5 };
+        struct kat_timing_call_rec re = rs;
+        re.enter_ns = window_at + 3600;
+        re.exit_ns = window_at + 3700;
+        re.correlation_id = c2;
+        re.event = 0xe2;
+        tb_record(&r, KAT_REC_TIMING_CALL, &rs, sizeof rs, NULL, 0);
+        tb_record(&r, KAT_REC_TIMING_CALL, &re, sizeof re, NULL, 0);
+        if (exact) {
+            struct kat_cuda_event_rec e1 = { .correlation_id = c1, .stream_id = 7, .event_id = 1,
+                                             .device_timestamp_ns = window_at + 3000 };
+            struct kat_cuda_event_rec e2 = { .correlation_id = c2, .stream_id = 7, .event_id = 2,
+                                             .device_timestamp_ns = window_at + window_ns };
+            tb_record(&r, KAT_REC_CUDA_EVENT, &e1, sizeof e1, NULL, 0);
+            tb_record(&r, KAT_REC_CUDA_EVENT, &e2, sizeof e2, NULL, 0);
+        }
+        struct kat_timing_call_rec q = { .enter_ns = window_at + window_ns + 5 * MS, .exit_ns = window_at + window_ns + 5 * MS + 100,
+                                         .api = KAT_TIMING_EVENT_ELAPSED, .domain = KAT_API_RUNTIME,
+                                         .thread_id = RUNNER_PID, .correlation_id = corr++, .event = 0xe1,
+                                         .event2 = 0xe2, .elapsed_ms = (float)window_ns / 1e6f };
+        tb_record(&r, KAT_REC_TIMING_CALL, &q, sizeof q, NULL, 0);
+    }
+    if (weak_mark) {
+        struct kat_nvtx_rec m = { .kind = KAT_NVTX_MARK, .thread_id = RUNNER_PID, .time_ns = weak_mark };
+        m.message_string = tb_string(&r, "kaudit:weak requested");
+        tb_record(&r, KAT_REC_NVTX, &m, sizeof m, NULL, 0);
+    }
+    tb_process_end(&r, KAT_END_EXIT, 0, 1);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/p%u-%llu.kat", s->dir, RUNNER_PID, (unsigned long long)T0);
+    cr_assert_eq(tb_write(&r, path), 0);
+    tb_free(&r);
+}
+
+/* The weak surfaces run both parties in the candidate's process, after the audit's work
+   (runner/kaudit_party.py, op_weak): there, from the runner's "kaudit:weak requested" mark
+   on, the reference's phase is the reference's, and left out with the rest of the weak
+   phase.  A "kaudit:weak" push of the candidate's process before that mark (or without
+   one) is no weak phase: it would hide its later GEMM. */
+Test(implementation, weak_phase_in_the_candidates_process_starts_only_when_the_runner_asks)
+{
+    for (int how = 0; how < 3; how++) { /* 0: asked before the push; 1: after it; 2: never */
+        struct ka_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.weak_phase_expected = 1;
+        opt.reference_process = RUNNER;
+        struct scene s;
+        scene_init(&s);
+        runner_process(&s, how == 0 ? T0 + 19 * MS : how == 1 ? T0 + 30 * MS : 0, 0, 0, 0);
+        clean_candidate(&s);
+        nvtx(&s, KAT_NVTX_PUSH, PID, "kaudit:weak", T0 + 20 * MS);
+        phase(&s, "kaudit:reference", PID, T0 + 21 * MS, T0 + 22 * MS);
+        sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", PID, T0 + 21 * MS + 100, 1024);
+        nvtx(&s, KAT_NVTX_POP, PID, NULL, T0 + 25 * MS);
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+        if (how == 0) {
+            cr_expect_eq(IMPL(a), KA_PASS, "implementation %s: %s", ka_verdict_name(IMPL(a)),
+                         a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+            cr_expect(has_finding(a, "weak-phase-excluded"));
+            cr_expect_not(has_finding(a, "reference-phase-outside-reference-process"));
+        } else {
+            cr_expect_eq(IMPL(a), KA_FAIL, "case %d: a weak push of the candidate's own hid the GEMM", how);
+            cr_expect_not(has_finding(a, "weak-phase-excluded"));
+            cr_expect(has_finding(a, "reference-phase-outside-reference-process"));
+        }
+        done(&s, a);
+    }
+}
+
+/* In an audit, all GPU work of the candidate's process counts against the reference's
+ * windows (in the runner's process), whatever phase it claims: a kernel launched
+ * outside every phase, a device-to-device copy; and a window shorter than the host
+ * clock's margins is still checked when its events' GPU times are exact. */
+Test(measurement, work_of_the_candidates_process_inside_the_runners_window_is_inconclusive)
+{
+    for (int how = 0; how < 4; how++) { /* 0: kernel, no phase; 1: copy; 2: 35 us window; 3: none */
+        struct ka_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.reference_process = RUNNER;
+        struct scene s;
+        scene_init(&s);
+        uint64_t at = T0 + 40 * MS, len = how == 2 ? 35000 : 3 * MS;
+        runner_process(&s, 0, at, len, 1);
+        clean_candidate(&s);
+        if (how == 0 || how == 2) { /* from a thread with no phase and no traced creation: the harness's party */
+            uint32_t c = launch(&s, 300, T0 + 30 * MS);
+            kernel(&s, c, "vectorized_elementwise_kernel", 9, at + 4000, at + len - 4000, 4096, 256);
+        } else if (how == 1) {
+            struct kat_memcpy_rec m = { .start_ns = at + 1 * MS, .end_ns = at + 2 * MS, .bytes = 256u << 20,
+                                        .stream_id = 9, .correlation_id = 77 };
+            tb_record(&s.b, KAT_REC_MEMCPY, &m, sizeof m, NULL, 0);
+        }
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, add_contract, &opt);
+        if (how < 3) {
+            cr_expect(has_finding(a, "candidate-work-in-reference-window"), "case %d", how);
+            cr_expect_eq(MEAS(a), KA_INCONCLUSIVE, "case %d: measurement %s", how, ka_verdict_name(MEAS(a)));
+        } else {
+            cr_expect_not(has_finding(a, "candidate-work-in-reference-window"));
+            cr_expect_eq(MEAS(a), KA_PASS, "measurement %s: %s", ka_verdict_name(MEAS(a)),
+                         a->axis[KA_AXIS_MEASUREMENT].root_cause);
+        }
+        done(&s, a);
+    }
+}
+
+/* In an audit, a GEMM launched outside every phase of the candidate's process (a thread
+ * whose creation went untraced, a harness function it patched) is the candidate's: the
+ * party's harness never multiplies.  Its copies and fills stay the harness's; and where
+ * one process may hold both parties (kaudit analyze), outside every phase is the harness. */
+Test(implementation, unphased_gemm_in_the_candidates_process_is_the_candidates)
+{
+    for (int how = 0; how < 3; how++) { /* 0: audit, GEMM; 1: audit, an elementwise kernel; 2: analyze, GEMM */
+        struct ka_options opt;
+        memset(&opt, 0, sizeof opt);
+        opt.reference_process = how == 2 ? NULL : RUNNER;
+        struct scene s;
+        scene_init(&s);
+        if (how != 2)
+            runner_process(&s, 0, 0, 0, 0);
+        clean_candidate(&s);
+        if (how == 1) {
+            uint32_t c = launch(&s, 300, T0 + 20 * MS);
+            kernel(&s, c, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>", 9,
+                   T0 + 20 * MS + 100000, T0 + 20 * MS + 200000, 4096, 256);
+        } else {
+            sgemm(&s, "/opt/torch/lib/libtorch_cuda.so", 300, T0 + 20 * MS, 1024);
+        }
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, gemm_contract, &opt);
+        if (how == 0) {
+            cr_expect_eq(IMPL(a), KA_FAIL, "a GEMM outside every phase of the candidate's process: %s",
+                         a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+            cr_expect(has_finding(a, "unphased-compute-in-candidate-process"));
+        } else {
+            cr_expect_eq(IMPL(a), KA_PASS, "case %d: implementation %s: %s", how, ka_verdict_name(IMPL(a)),
+                         a->axis[KA_AXIS_IMPLEMENTATION].root_cause);
+            cr_expect_not(has_finding(a, "unphased-compute-in-candidate-process"), "case %d", how);
+        }
+        done(&s, a);
+    }
 }
 
 /* The weak surfaces run after the audit's work inside "kaudit:weak" (runner/kaudit_weak.py):
