@@ -120,6 +120,10 @@ static void note_health(struct ka_run *run, struct ka_proc *p, const struct kat_
     case KAT_HEALTH_SYMBOL_UNRESOLVED:
         problem = 1;
         break;
+    case KAT_HEALTH_CUPTI_CLOCK:
+        /* GPU times left in CUPTI's own clock: no comparison with a host time holds */
+        problem = h->value == 0;
+        break;
     default:
         break;
     }

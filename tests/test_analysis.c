@@ -1411,6 +1411,29 @@ Test(implementation, tool_health_problem_is_inconclusive)
     done(&s, a);
 }
 
+/* CUPTI's timestamps left in its own clock (the timestamp callback could not be
+ * registered): every comparison of a kernel's GPU time with a host time (a launch
+ * inside a window, work beside the reference's windows) is then off by an unknown
+ * amount, so the trace cannot pass; converted to CLOCK_REALTIME, as recorded on
+ * the H200, it says nothing. */
+Test(implementation, cupti_timestamps_in_their_own_clock_are_inconclusive)
+{
+    for (int converted = 0; converted < 2; converted++) {
+        struct scene s;
+        scene_init(&s);
+        clean_candidate(&s);
+        struct kat_health_rec h = { .code = KAT_HEALTH_CUPTI_CLOCK, .value = converted, .time_ns = T0 + 1000 };
+        h.detail_string = tb_string(&s.b, converted ? "CLOCK_REALTIME" : "CUPTI default clock");
+        tb_record(&s.b, KAT_REC_HEALTH, &h, sizeof h, NULL, 0);
+        finish(&s, 1);
+        struct ka_analysis *a = analyze(&s, add_contract, NULL);
+        cr_expect_eq(IMPL(a), converted ? KA_PASS : KA_INCONCLUSIVE, "converted %d", converted);
+        cr_expect_eq(MEAS(a), converted ? KA_PASS : KA_INCONCLUSIVE, "converted %d", converted);
+        cr_expect_eq(!!has_finding(a, "tool-health"), !converted);
+        done(&s, a);
+    }
+}
+
 /* Recording that left evidence out on purpose (KAUDIT_API_RECORDS=none,
  * KAUDIT_CUPTI_KINDS, the benchmark control) never passes; the default
  * policy record does not count against a trace. */
