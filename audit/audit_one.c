@@ -425,15 +425,6 @@ static int private_caches(struct audit_paths *p, char *err, size_t n)
     return 0;
 }
 
-/* Once the Landlock roots are made of the caches' real folders (a rule is
- * bound to what a path names out here, not in the worker's namespace): the
- * worker's environment names them where it sees them, the store's fixed path. */
-static void caches_seen_at_fixed_path(const struct audit_paths *p)
-{
-    char err[64];
-    caches_beneath(p->cache_seen, 0, err, sizeof err);
-}
-
 /*
  * kaudit as root: the worker runs as a uid of its own without capabilities
  * (supervisor/privilege.h).  Its directories and build caches are given to
@@ -663,7 +654,10 @@ static int audit_plan(struct audit_run *r)
     task_roots[n_task_roots++] = p->tmp;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
     if (build_store_bound(&p->store) && n_task_roots < AUDIT_MAX_ROOTS) {
-        caches_seen_at_fixed_path(p);
+        /* the Landlock roots above hold the caches' real folders (a rule is bound
+           to what a path names out here, not in the worker's namespace); the
+           worker's environment names them where it sees them, the fixed path */
+        caches_beneath(p->cache_seen, 0, r->err, sizeof r->err);
         task_roots[n_task_roots++] = p->cache_seen;
     }
     char preload[PATH_MAX], perr[PATH_MAX + 256];

@@ -55,35 +55,12 @@ static void unavailable(struct build_store *s, const char *why)
     snprintf(s->note, sizeof s->note, "%s", why);
 }
 
-/* The whole file, at most max bytes; NULL when it cannot be read or is larger. */
+/* The whole regular file, at most max bytes, never through a link (safe_file.h);
+ * NULL when it cannot be read or is larger. */
 static char *slurp(const char *path, size_t max, size_t *len)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    char *buf = NULL;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size <= max &&
-        (buf = malloc((size_t)st.st_size + 1))) {
-        size_t got = 0;
-        while (got < (size_t)st.st_size) {
-            ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            got += (size_t)r;
-        }
-        if (got != (size_t)st.st_size) {
-            free(buf);
-            buf = NULL;
-        } else {
-            buf[got] = '\0';
-            *len = got;
-        }
-    }
-    close(fd);
-    return buf;
+    char *data = NULL, err[PATH_MAX + 100];
+    return kat_read_input(path, KAT_SAFE_NOFOLLOW, max, &data, len, err, sizeof err) == 0 ? data : NULL;
 }
 
 /* A directory only this user may enter, made when missing: 0, or -1 with why. */
@@ -367,6 +344,7 @@ void build_store_fill(struct build_store *s, const char *cache)
         snprintf(s->note, sizeof s->note, "no entry for this candidate");
         return;
     }
+    s->entry_there = 1; /* used or not (another candidate's, not whole), never replaced */
     if (!entry_matches(s, entry, s->note, sizeof s->note))
         return;
     double t0 = now_s();
@@ -546,7 +524,7 @@ void build_store_keep(struct build_store *s, const char *cache, uid_t worker_uid
                  (int)left);
         return;
     }
-    if (s->note[0] && strncmp(s->note, "no entry", 8) != 0) {
+    if (s->entry_there) {
         snprintf(s->keep_note, sizeof s->keep_note, "an entry of that name is there already");
         return;
     }

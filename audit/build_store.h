@@ -65,6 +65,7 @@ struct build_store {
     /* internal */
     char candidate[PATH_MAX];
     char material[PATH_MAX + 160];
+    int entry_there;          /* fill found an entry under the key */
     char *bytes;              /* the candidate's, read once at open */
     size_t len;
 };
