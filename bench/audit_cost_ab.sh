@@ -21,7 +21,12 @@
 # control, build, exit, wall_s measured outside, the record's wall_s, its
 # certificate, its phases_s (phase_s for builds before it).  COST_BUILDS
 # (default "2417f31 f7d0704 now"), COST_ROUNDS (2), COST_DEADLINE_S (540): no
-# new audit starts after that many seconds.
+# new audit starts after that many seconds.  COST_WARMUP (1): before the
+# rounds, each build audits the first control once, as round "warmup" in the
+# table and left out of every ratio: on a fresh machine the first audit reads
+# Python's, PyTorch's and CUDA's files from disk, and only the build that
+# happens to go first would pay for it (1.81 against 0.98 and 1.09 for the
+# same control's later rounds in the fourth session).
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUTDIR=${OUT:-$ROOT/bench-out}
@@ -41,9 +46,13 @@ kaudit_of() { case "$1" in now*) echo "$ROOT/.gpu-carry/kaudit/bin/kaudit" ;; *)
 audit_dir_of() { case "$1" in now*) echo "$ROOT/tests/audit" ;; *) echo "$ROOT/.gpu-carry/kaudit-$1/tests/audit" ;; esac; }
 party_start_of() { case "$1" in now-after-reference) echo after-reference ;; *) echo "" ;; esac; }
 
+rounds=$(seq 1 "$ROUNDS")
+[ "${COST_WARMUP:-1}" = 0 ] || rounds="warmup $rounds"
 i=0
-for round in $(seq 1 "$ROUNDS"); do
-    for name in $CONTROLS; do
+for round in $rounds; do
+    names=$CONTROLS
+    [ "$round" = warmup ] && names=${CONTROLS%% *}
+    for name in $names; do
         i=$((i + 1))
         # the builds' order rotated by i
         set -- $builds
@@ -73,3 +82,22 @@ except Exception as e:
     done
 done
 cat "$table"
+# Per round and control, the last build's wall time (measured outside) over
+# the first's; p50 and p95 by the paper's quantile rule, index floor(n q);
+# the warm-up round left out.
+"$KAUDIT_PYTHON" - "$table" $builds <<'EOF' | tee "$OUTDIR/cost-summary.txt"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
+base, other = sys.argv[2], sys.argv[-1]
+wall = {(r["round"], r["control"], r["build"]): float(r["wall_outside_s"]) for r in rows if r["round"] != "warmup"}
+ratios = sorted((wall[(rd, c, other)] / wall[(rd, c, base)], rd, c) for (rd, c, b) in wall
+                if b == base and (rd, c, other) in wall)
+q = lambda p: ratios[min(len(ratios) - 1, int(len(ratios) * p))][0]
+if ratios:
+    print("%s over %s: %d pairs, p50 %.3f, p95 %.3f, min %.3f, max %.3f" % (
+        other, base, len(ratios), q(0.5), q(0.95), ratios[0][0], ratios[-1][0]))
+    for x, rd, c in ratios:
+        print("  %.3f  round %s %s" % (x, rd, c))
+else:
+    print("no complete pair")
+EOF
