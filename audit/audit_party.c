@@ -107,11 +107,17 @@ char *audit_party_plan(const struct audit_paths *p, const struct audit_args *a, 
         globfree(&g);
     }
     kat_json_close(&j, ']');
+    /* The Python guard refuses (and reports) what Landlock would refuse, no
+     * more: an honest candidate's Python opens /dev/null for writing, as
+     * every subprocess call with DEVNULL does (Triton's compiler on its
+     * first launch), and is no less honest for it. */
     kat_json_open(&j, "python_write_roots", '[');
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
         kat_json_str(&j, NULL, own[i]);
     for (size_t i = 0; i < n_extra; i++)
         kat_json_str(&j, NULL, extra[i]);
+    for (size_t i = 0; i < sizeof device_writes / sizeof device_writes[0]; i++)
+        kat_json_str(&j, NULL, device_writes[i]);
     kat_json_close(&j, ']');
     /* what no read root may hold: the runner drops any that does */
     kat_json_open(&j, "evidence", '[');

@@ -145,6 +145,14 @@ check "control: the probe's counterfactual in the finding" \
     [ "$(jget "$T/control.json" "[f['fields']['output_change'] > 1e-3 for f in r['analysis']['findings'] if f['code'] == 'forbidden-work-used'][0]")" = True ]
 audit control_noprobe --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
     --contract "$SRC/tests/audit/contracts/softmax.json" --probe off
+# a call that sends a program's output to /dev/null (Triton's compiler on its
+# first launch): no write outside the audit's directories, the candidate's
+# process and the runner's guard alike
+audit quiet --reference "$TASKS/softmax.py" --candidate "$CANDS/quiet_subprocess.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json"
+check "quiet_subprocess: /dev/null opened for writing is no write outside (semantic PASS)" \
+    [ "$(jget "$T/quiet.json" "r['axes']['semantic']['verdict']")" = PASS ]
+check "quiet_subprocess: no wrote-outside-directory finding" ! has_code "$T/quiet.json" wrote-outside-directory
 check "control --probe off: exit 11, implementation UNSUPPORTED on CPU" \
     [ "$(cat "$T/control_noprobe.rc") $(jget "$T/control_noprobe.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "11 UNSUPPORTED not-run" ]
 audit bad_probe --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --probe maybe
