@@ -152,7 +152,8 @@ audit quiet --reference "$TASKS/softmax.py" --candidate "$CANDS/quiet_subprocess
     --contract "$SRC/tests/audit/contracts/softmax.json"
 check "quiet_subprocess: /dev/null opened for writing is no write outside (semantic PASS)" \
     [ "$(jget "$T/quiet.json" "r['axes']['semantic']['verdict']")" = PASS ]
-check "quiet_subprocess: no wrote-outside-directory finding" ! has_code "$T/quiet.json" wrote-outside-directory
+check "quiet_subprocess: no wrote-outside-directory finding" \
+    [ "$(jget "$T/quiet.json" "any(f.get('code') == 'wrote-outside-directory' for f in r['semantic']['findings'])")" = False ]
 check "control --probe off: exit 11, implementation UNSUPPORTED on CPU" \
     [ "$(cat "$T/control_noprobe.rc") $(jget "$T/control_noprobe.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "11 UNSUPPORTED not-run" ]
 audit bad_probe --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --probe maybe

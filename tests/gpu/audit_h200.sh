@@ -227,7 +227,7 @@ kb_result_reuse $L1/1_Square_matrix_multiplication_.py $FIX/result_reuse_kernel.
 kb_mul_torch $L1/5_Matrix_scalar_multiplication.py $REAL/candidates/kb_mul_torch.py
 EOF
     export TORCH_EXTENSIONS_DIR=$W/real-torch-extensions TRITON_CACHE_DIR=$W/real-triton-cache
-    for run in cold warm; do
+    for run in ${AUDIT_REAL_RUNS:-cold warm}; do
         start=$(date +%s)
         timeout "${AUDIT_REAL_BUDGET:-200}" "$K" audit --batch "$R/tasks.jsonl" -o "$R/ledger-$run.jsonl" \
             --jobs "${AUDIT_JOBS:-2}" --device cuda --timeout 150 >>"$log" 2>&1

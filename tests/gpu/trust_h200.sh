@@ -8,6 +8,8 @@
 #           tests/gpu/controls with its own CUDA extension, cold then warm
 #           (PASS, C0 expected: no false alarm of the new rules on a
 #           candidate that builds and launches its own kernels);
+#   real    tests/gpu/audit_h200.sh's real candidates (Triton, load_inline,
+#           KernelBench's adversarial kernels), cold then warm;
 #   cost    bench/audit_cost_ab.sh, 2417f31 against this tree, a warm-up
 #           audit first (issue 33's cost, p50 and p95).
 # TRUST_PARTS (default "hog honest cost") picks parts, so a cut call can be
@@ -40,14 +42,15 @@ part() { # name, seconds wanted at most, command...
 echo "kaudit: $("$ROOT/.gpu-carry/kaudit/bin/kaudit" version | head -1); $($KAUDIT_PYTHON -c 'import torch,sys; print(sys.version.split()[0], torch.__version__, torch.cuda.get_device_name(0))' 2>&1)" | tee -a "$log"
 for p in $PARTS; do
     case $p in
-    hog) part hog 300 env OUT="$STAGE/hog" PARTS=hog bash "$ROOT/tests/gpu/store_hog_h200.sh" ;;
+    hog) part hog "${TRUST_HOG_S:-300}" env OUT="$STAGE/hog" PARTS=hog bash "$ROOT/tests/gpu/store_hog_h200.sh" ;;
+    real) part real 330 env OUT="$STAGE/real" AUDIT_PARTS=real AUDIT_REAL_BUDGET=${TRUST_REAL_S:-150} bash "$ROOT/tests/gpu/audit_h200.sh" ;;
     honest) part honest 150 env OUT="$STAGE/honest" AUDIT_PARTS=honest bash "$ROOT/tests/gpu/audit_h200.sh" ;;
     cost) part cost "$(left)" env OUT="$STAGE/cost" COST_BUILDS="2417f31 now" COST_ROUNDS=3 \
               COST_DEADLINE_S=$(($(left) - 40)) bash "$ROOT/bench/audit_cost_ab.sh" ;;
     *) echo "unknown part $p" | tee -a "$log" ;;
     esac
 done
-for f in "$STAGE"/hog/hog.tsv "$STAGE"/honest/audit-honest.tsv "$STAGE"/cost/cost-ab.tsv "$STAGE"/cost/cost-summary.txt; do
+for f in "$STAGE"/hog/hog.tsv "$STAGE"/real/audit-log.txt "$STAGE"/honest/audit-honest.tsv "$STAGE"/cost/cost-ab.tsv "$STAGE"/cost/cost-summary.txt; do
     [ -f "$f" ] && cp "$f" "$FINAL/" && { echo "== $(basename "$f")"; cat "$f"; } | cut -c1-300 | tee -a "$log"
 done
 tar -C "$STAGE" -czf "$FINAL/trust-evidence.tar.gz" . /tmp/kaudit-store-hog/*.out /tmp/kaudit-audit-h200/records 2>/dev/null
