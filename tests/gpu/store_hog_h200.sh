@@ -17,8 +17,12 @@
 #   warm   bench/warm_h200.sh: the corpus cold into a fresh build store, then
 #          each candidate again alone from the store (issue 35's warm target).
 # 40fa473's Python guard refused /dev/null, which Triton's compiler opens
-# (both attacks compile Triton kernels): kaudit-40fa473d is that build with
-# the fix of the guard alone (/tmp/devnull.patch of audit/audit_party.c).
+# (both attacks compile Triton kernels), so its audits of them ended INCONCL
+# for that (H100, sixth session): kaudit-40fa473d is that build with the
+# guard's fix alone.  Recipe: git worktree add /tmp/kw-40fa473d 40fa473;
+# there, git show 76efe9b -- audit/audit_party.c | git apply; bash
+# tests/gpu/carry_kaudit.sh; copy its .gpu-carry/kaudit to
+# .gpu-carry/kaudit-40fa473d here.
 # PARTS (default "hog warm"); results under $OUT: hog.tsv, the records, and
 # warm_h200.sh's files.
 set -u
@@ -34,8 +38,8 @@ if [[ " $PARTS " == *" hog "* ]]; then
     printf 'build\tcandidate\texit\tsemantic\timplementation\tmeasurement\tcertificate\tspeedup\treportable\tfindings\thog\n' \
         >"$OUTDIR/hog.tsv"
     # HOG_PAIRS: "build:candidate ...", build "now" or a suffix of .gpu-carry/kaudit-*
-    for pair in ${HOG_PAIRS:-40fa473:timing_hog_reference now:timing_hog_reference now:probe_own_matmul \
-        40fa473:forge_reference_phase now:forge_reference_phase}; do
+    for pair in ${HOG_PAIRS:-40fa473d:timing_hog_reference now:timing_hog_reference now:probe_own_matmul \
+        40fa473d:forge_reference_phase now:forge_reference_phase}; do
         build=${pair%%:*} cand=${pair#*:}
         K=$ROOT/.gpu-carry/kaudit/bin/kaudit
         [ "$build" = now ] || K=$ROOT/.gpu-carry/kaudit-$build/bin/kaudit

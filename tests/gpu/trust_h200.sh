@@ -12,7 +12,7 @@
 #           KernelBench's adversarial kernels), cold then warm;
 #   cost    bench/audit_cost_ab.sh, 2417f31 against this tree, a warm-up
 #           audit first (issue 33's cost, p50 and p95).
-# TRUST_PARTS (default "hog honest cost") picks parts, so a cut call can be
+# TRUST_PARTS (default "hog real honest cost") picks parts, so a cut call can be
 # resumed with the parts it did not reach; TRUST_DEADLINE_S (570) bounds the
 # whole call: each part gets what is left, the cost part last.
 # Everything under $OUT comes back as at most 8 files: trust-log.txt, the
@@ -23,7 +23,7 @@ FINAL=${OUT:-$ROOT/gpu-out}
 mkdir -p "$FINAL"
 STAGE=$(mktemp -d /tmp/kaudit-trust.XXXXXX)
 export KAUDIT_PYTHON=${KAUDIT_PYTHON:-python3}
-PARTS=${TRUST_PARTS:-"hog honest cost"}
+PARTS=${TRUST_PARTS:-"hog real honest cost"}
 deadline=$((SECONDS + ${TRUST_DEADLINE_S:-570}))
 log=$FINAL/trust-log.txt
 left() { echo $((deadline - SECONDS)); }
