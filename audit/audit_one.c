@@ -433,7 +433,7 @@ static int private_caches(struct audit_paths *p, char *err, size_t n)
  * enter), the worker keeps kaudit's privileges and the record says why: a
  * PASS certificate is then withheld (audit_confinement_complete).
  */
-static int worker_identity(struct audit_paths *p, const char *runner, char *err, size_t n)
+static int worker_identity(struct audit_paths *p, const char *runner, const char *python, char *err, size_t n)
 {
     p->worker_uid = 0;
     if (private_caches(p, err, n) != 0)
@@ -459,11 +459,18 @@ static int worker_identity(struct audit_paths *p, const char *runner, char *err,
     snprintf(user, sizeof user, "kaudit-%u", (unsigned)uid);
     setenv("USER", user, 1);
     setenv("LOGNAME", user, 1);
-    char preload[PATH_MAX], perr[PATH_MAX + 256], cannot[PATH_MAX];
-    const char *must_read[] = { p->reference, p->candidate, runner, p->dir, kres_preload(preload, sizeof preload, perr,
-                                                                                          sizeof perr) == 0
-                                                                                 ? preload
-                                                                                 : NULL };
+    char preload[PATH_MAX], perr[PATH_MAX + 256], cannot[PATH_MAX], interpreter[PATH_MAX];
+    /* the Python that kaudit run will exec, found on PATH as kaudit finds it
+       (a pyenv or conda Python beneath /root is root's alone: the worker's
+       uid could not start it, and the audit would end with exit 126 and no
+       verdict at all) */
+    int located = kat_locate_command(python, interpreter, sizeof interpreter) == 0;
+    const char *must_read[] = { p->reference,
+                                p->candidate,
+                                runner,
+                                p->dir,
+                                kres_preload(preload, sizeof preload, perr, sizeof perr) == 0 ? preload : NULL,
+                                located ? interpreter : NULL };
     int readable = privilege_can_read(uid, must_read, sizeof must_read / sizeof must_read[0], cannot, sizeof cannot);
     if (readable != 1) {
         snprintf(p->privileges, sizeof p->privileges, "kept: the worker's uid %u cannot read %.260s", (unsigned)uid,
@@ -623,7 +630,7 @@ static int audit_plan(struct audit_run *r)
     build_store_open(&p->store, a->build_store, p->candidate, a->device, r->python);
     if (a->build_store_max)
         audit_limit_parse(a->build_store_max, &p->store.max_bytes, r->err, sizeof r->err); /* checked by audit_parse */
-    if (worker_identity(p, r->runner, r->err, sizeof r->err) != 0)
+    if (worker_identity(p, r->runner, r->python, r->err, sizeof r->err) != 0)
         return kat_error("%s", r->err);
     static struct audit_roots roots_storage; /* large; one audit per process */
     struct audit_roots *roots = &roots_storage;
@@ -641,8 +648,14 @@ static int audit_plan(struct audit_run *r)
     char handoff[PATH_MAX + 16], party[PATH_MAX + 16];
     if (audit_party_dirs(p, handoff, party, sizeof handoff, r->err, sizeof r->err) != 0)
         return kat_error("%s", r->err);
-    const char *own[] = { p->runner_dir, p->work, p->tmp, handoff, party };
-    size_t n_own = sizeof own / sizeof own[0];
+    /* and its home, where kaudit as root made it one of its own
+       (worker_identity): CuPy, tilelang, FlashInfer and DeepGEMM keep their
+       kernel caches beneath ~ whatever the cache variables say */
+    static char home[PATH_MAX + 16]; /* named by task_roots, as lock_dir */
+    snprintf(home, sizeof home, "%s/home", p->dir);
+    const char *env_home = getenv("HOME");
+    const char *own[] = { p->runner_dir, p->work, p->tmp, handoff, party, home };
+    size_t n_own = sizeof own / sizeof own[0] - !(env_home && !strcmp(env_home, home));
     /* the turns' lock files: made there, never removed or replaced (a
      * candidate that could would split the audits between two files) */
     if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, r->err, sizeof r->err) != 0 ||
@@ -652,6 +665,8 @@ static int audit_plan(struct audit_run *r)
     size_t n_task_roots = 0;
     task_roots[n_task_roots++] = p->work;
     task_roots[n_task_roots++] = p->tmp;
+    if (n_own == sizeof own / sizeof own[0])
+        task_roots[n_task_roots++] = home;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
     if (build_store_bound(&p->store) && n_task_roots < AUDIT_MAX_ROOTS) {
         /* the Landlock roots above hold the caches' real folders (a rule is bound

@@ -79,6 +79,12 @@ class WriteGuard:
                     inside, real = self._inside(t, dir_fd)
                 except (TypeError, ValueError, OSError):
                     inside, real = False, repr(t)
+                if not inside and event == "os.mkdir" and os.path.lexists(real):
+                    # os.makedirs(..., exist_ok=True) on a folder that is
+                    # there changes nothing: the kernel answers EEXIST
+                    # before any write right is asked for (and Landlock
+                    # still refuses the mkdir should the folder go first)
+                    continue
                 if not inside:
                     self.log.event("write_outside", party=self.party, op=event, path=real)
                     raise PermissionError(13, "kaudit: writing outside the audit's directories is refused", real)

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,4 +143,33 @@ int kat_random_bytes(void *out, size_t n)
         n -= (size_t)got;
     }
     return 0;
+}
+
+int kat_locate_command(const char *cmd, char *found, size_t size)
+{
+    if (strchr(cmd, '/')) {
+        snprintf(found, size, "%s", cmd);
+        if (access(cmd, F_OK) != 0)
+            return ENOENT;
+        return access(cmd, X_OK) == 0 ? 0 : EACCES;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int saw_unexecutable = 0;
+    for (const char *p = path; *p;) {
+        const char *end = strchrnul(p, ':');
+        snprintf(found, size, "%.*s/%s", (int)(end - p), p, cmd);
+        if (end == p)
+            snprintf(found, size, "./%s", cmd);
+        if (access(found, X_OK) == 0) {
+            struct stat st;
+            if (stat(found, &st) == 0 && S_ISREG(st.st_mode))
+                return 0;
+        } else if (access(found, F_OK) == 0) {
+            saw_unexecutable = 1;
+        }
+        p = *end ? end + 1 : end;
+    }
+    return saw_unexecutable ? EACCES : ENOENT;
 }

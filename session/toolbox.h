@@ -72,4 +72,9 @@ int kat_env_flag(const char *name, int dflt);
  * seeded).  0, or -1 with errno. */
 int kat_random_bytes(void *out, size_t n);
 
+/* Where execvp would find CMD (a path as it is, else the first regular,
+ * executable file of that name on PATH) into found: 0, else the errno to
+ * report (ENOENT, or EACCES when only unexecutable ones were there). */
+int kat_locate_command(const char *cmd, char *found, size_t size);
+
 #endif

@@ -217,36 +217,6 @@ static int make_session_dir(const char *dir, int overwrite, char *absolute, int 
     return 0;
 }
 
-/* Where execvp would find CMD: 0 found, else the errno to report. */
-static int locate_command(const char *cmd, char *found, size_t size)
-{
-    if (strchr(cmd, '/')) {
-        snprintf(found, size, "%s", cmd);
-        if (access(cmd, F_OK) != 0)
-            return ENOENT;
-        return access(cmd, X_OK) == 0 ? 0 : EACCES;
-    }
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    int saw_unexecutable = 0;
-    for (const char *p = path; *p;) {
-        const char *end = strchrnul(p, ':');
-        snprintf(found, size, "%.*s/%s", (int)(end - p), p, cmd);
-        if (end == p)
-            snprintf(found, size, "./%s", cmd);
-        if (access(found, X_OK) == 0) {
-            struct stat st;
-            if (stat(found, &st) == 0 && S_ISREG(st.st_mode))
-                return 0;
-        } else if (access(found, F_OK) == 0) {
-            saw_unexecutable = 1;
-        }
-        p = *end ? end + 1 : end;
-    }
-    return saw_unexecutable ? EACCES : ENOENT;
-}
-
 /* The child's environment: ours plus the tool's variables (session/child_env.h). */
 static char **child_environment(const char *session, const char *token, const char *supervisor, const char *preload,
                                 const char *cupti, const char *audit, const char *python_dir,
@@ -707,7 +677,7 @@ int supervise(const struct supervise_options *o, char *claimed, size_t claimed_s
     }
 
     char located[PATH_MAX];
-    int locate_error = locate_command(command[0], located, sizeof(located));
+    int locate_error = kat_locate_command(command[0], located, sizeof(located));
     if (locate_error) {
         const char *why = locate_error == ENOENT ? "command not found" : strerror(locate_error);
         kat_say("error", "cannot run '%s': %s", command[0], why);

@@ -154,6 +154,35 @@ check "quiet_subprocess: /dev/null opened for writing is no write outside (seman
     [ "$(jget "$T/quiet.json" "r['axes']['semantic']['verdict']")" = PASS ]
 check "quiet_subprocess: no wrote-outside-directory finding" \
     [ "$(jget "$T/quiet.json" "any(f.get('code') == 'wrote-outside-directory' for f in r['semantic']['findings'])")" = False ]
+# Beneath a folder the worker's uid may enter ($T is mktemp's, 0700: there
+# each audit of this file keeps kaudit's privileges for that alone).
+O=$(mktemp -d)
+chmod 711 "$O"
+# a kernel cache beneath ~ (CuPy, tilelang, FlashInfer) and os.makedirs on a
+# folder that is there: the worker's home is its own, and a folder that
+# exists is no write
+timeout 120 "$K" audit --device cpu -d "$O/caches" --json "$T/caches.json" --reference "$TASKS/softmax.py" \
+    --candidate "$CANDS/keeps_caches.py" --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/caches.out" 2>&1
+check "keeps_caches: a cache beneath its home and a folder made that was there (semantic PASS)" \
+    [ "$(jget "$T/caches.json" "r['axes']['semantic']['verdict']")" = PASS ]
+check "keeps_caches: both files in its home" \
+    [ -f "$O/caches/home/.kernel_cache/built.bin" -a -f "$O/caches/home/.kernel_cache/first-call.bin" ]
+# a Python that only kaudit's own user may read (pyenv or conda beneath
+# /root): the worker keeps kaudit's privileges and the record says why,
+# rather than a runner that cannot start (exit 126 and no verdict)
+if [ "$(id -u)" = 0 ]; then
+    check "keeps_caches: run by the worker's own uid" \
+        [ "$(jget "$T/caches.json" "r['confinement']['privileges'].split(':')[0]")" = unprivileged ]
+    mkdir "$O/own-python" && chmod 700 "$O/own-python" && ln -s "$(command -v "$PY")" "$O/own-python/python3"
+    timeout 120 "$K" audit --device cpu -d "$O/own_python" --json "$T/own_python.json" --python "$O/own-python/python3" \
+        --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
+        --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/own_python.out" 2>&1
+    check "a Python the worker's uid cannot read: privileges kept, the interpreter named" \
+        [ "$(jget "$T/own_python.json" "r['confinement']['privileges'].startswith('kept: ') and r['confinement']['privileges'].endswith(' cannot read $O/own-python/python3')")" = True ]
+    check "a Python the worker's uid cannot read: the semantic axis judged (PASS), the certificate withheld" \
+        [ "$(jget "$T/own_python.json" "r['axes']['semantic']['verdict'] + ' ' + str(r['certificate'] != 'PASS')")" = "PASS True" ]
+fi
+rm -rf "$O"
 check "control --probe off: exit 11, implementation UNSUPPORTED on CPU" \
     [ "$(cat "$T/control_noprobe.rc") $(jget "$T/control_noprobe.json" "r['axes']['implementation']['verdict'] + ' ' + r['probe']['state']")" = "11 UNSUPPORTED not-run" ]
 audit bad_probe --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" --probe maybe
