@@ -381,7 +381,10 @@ static void confinement_from_session(struct audit_paths *p)
     kat_session_close(s);
 }
 
-/* The worker's build caches beneath one folder, through each tool's variable. */
+/* The worker's build caches beneath one folder, through each tool's
+ * variable: whatever the machine's environment says, so that a compiler
+ * that honours it writes within the audit (a TORCHINDUCTOR_CACHE_DIR of the
+ * machine's, say, was a write outside and the audit INCONCLUSIVE). */
 static const struct {
     const char *variable, *beneath;
 } worker_caches[] = {
@@ -389,6 +392,9 @@ static const struct {
     { "TORCH_EXTENSIONS_DIR", "/torch_extensions" },
     { "TRITON_CACHE_DIR", "/triton" },
     { "CUDA_CACHE_PATH", "/nv" },
+    { "TORCHINDUCTOR_CACHE_DIR", "/torchinductor" },
+    { "CUPY_CACHE_DIR", "/cupy" },
+    { "NUMBA_CACHE_DIR", "/numba" },
 };
 
 /* Each cache variable set beneath root (made there when make); one audit

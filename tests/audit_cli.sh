@@ -167,6 +167,15 @@ check "keeps_caches: a cache beneath its home and a folder made that was there (
     [ "$(jget "$T/caches.json" "r['axes']['semantic']['verdict']")" = PASS ]
 check "keeps_caches: both files in its home" \
     [ -f "$O/caches/home/.kernel_cache/built.bin" -a -f "$O/caches/home/.kernel_cache/first-call.bin" ]
+# the machine's environment naming caches outside the audit (PyTorch's
+# compiler, CuPy, Numba): the worker's are beneath its own cache
+TORCHINDUCTOR_CACHE_DIR=$O/outside-inductor CUPY_CACHE_DIR=$O/outside-cupy NUMBA_CACHE_DIR=$O/outside-numba \
+    timeout 120 "$K" audit --device cpu -d "$O/env_caches" --json "$T/env_caches.json" --reference "$TASKS/softmax.py" \
+    --candidate "$CANDS/env_caches.py" --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/env_caches.out" 2>&1
+check "env_caches: the compilers' cache variables beneath the worker's cache (semantic PASS)" \
+    [ "$(jget "$T/env_caches.json" "r['axes']['semantic']['verdict']")" = PASS ]
+check "env_caches: nothing written where the machine's variables said" \
+    [ ! -e "$O/outside-inductor" -a ! -e "$O/outside-cupy" -a ! -e "$O/outside-numba" ]
 # a Python that only kaudit's own user may read (pyenv or conda beneath
 # /root): the worker keeps kaudit's privileges and the record says why,
 # rather than a runner that cannot start (exit 126 and no verdict)
