@@ -21,10 +21,26 @@ def is_out_of_memory(exc):
         "out of memory" in str(exc)
 
 
+# EXDEV: Landlock's answer to a rename or link across folders that its
+# rules do not allow (always, under its first ABI), which Triton's cache
+# does on a kernel's first launch
+REFUSED_ERRNOS = (errno.EPERM, errno.EACCES, errno.EXDEV)
+
+
 def is_refused_by_confinement(exc):
     """An operation the candidate's process may not do (signal, ptrace, write
-    outside its roots): the kernel's EPERM or EACCES, not a wrong result."""
-    return isinstance(exc, OSError) and exc.errno in (errno.EPERM, errno.EACCES)
+    outside its roots): the kernel's EPERM, EACCES or EXDEV, not a wrong
+    result; also where a library reported it as an error of its own
+    (raised while handling it, or from it), as JIT compilers do when their
+    cache cannot be written.  Raising one on purpose gains a candidate
+    nothing: the call is unresolved, never a PASS."""
+    seen = set()
+    while exc is not None and id(exc) not in seen and len(seen) < 32:
+        if isinstance(exc, OSError) and exc.errno in REFUSED_ERRNOS:
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
 
 
 def synchronize(device):

@@ -176,6 +176,14 @@ check "env_caches: the compilers' cache variables beneath the worker's cache (se
     [ "$(jget "$T/env_caches.json" "r['axes']['semantic']['verdict']")" = PASS ]
 check "env_caches: nothing written where the machine's variables said" \
     [ ! -e "$O/outside-inductor" -a ! -e "$O/outside-cupy" -a ! -e "$O/outside-numba" ]
+# a library's own error raised while it handled a refused write (a JIT whose
+# cache cannot be written): unresolved, not the candidate's wrong result
+timeout 120 "$K" audit --device cpu -d "$O/wraps" --json "$T/wraps.json" --reference "$TASKS/softmax.py" \
+    --candidate "$CANDS/wraps_refusal.py" --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/wraps.out" 2>&1
+check "wraps_refusal: a refusal reported as the library's own error is unresolved (semantic INCONCLUSIVE)" \
+    [ "$(jget "$T/wraps.json" "r['axes']['semantic']['verdict']")" = INCONCLUSIVE ]
+check "wraps_refusal: no call convicted (candidate-raised), each confinement-refused" \
+    [ "$(jget "$T/wraps.json" "sorted({f['code'] for f in r['semantic']['findings'] if f['kind'] != 'reported'} & {'candidate-raised', 'confinement-refused'})")" = '["confinement-refused"]' ]
 # a Python that only kaudit's own user may read (pyenv or conda beneath
 # /root): the worker keeps kaudit's privileges and the record says why,
 # rather than a runner that cannot start (exit 126 and no verdict)
