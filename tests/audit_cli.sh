@@ -158,28 +158,33 @@ check "quiet_subprocess: no wrote-outside-directory finding" \
 # each audit of this file keeps kaudit's privileges for that alone).
 O=$(mktemp -d)
 chmod 711 "$O"
+# audit_o NAME [args...]: as audit, into $O/NAME (its record $T/NAME.json)
+audit_o() {
+    name=$1; shift
+    timeout 120 "$K" audit --device cpu -d "$O/$name" --json "$T/$name.json" "$@" >"$T/$name.out" 2>&1
+}
 # a kernel cache beneath ~ (CuPy, tilelang, FlashInfer) and os.makedirs on a
 # folder that is there: the worker's home is its own, and a folder that
 # exists is no write
-timeout 120 "$K" audit --device cpu -d "$O/caches" --json "$T/caches.json" --reference "$TASKS/softmax.py" \
-    --candidate "$CANDS/keeps_caches.py" --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/caches.out" 2>&1
+audit_o caches --reference "$TASKS/softmax.py" --candidate "$CANDS/keeps_caches.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json"
 check "keeps_caches: a cache beneath its home and a folder made that was there (semantic PASS)" \
     [ "$(jget "$T/caches.json" "r['axes']['semantic']['verdict']")" = PASS ]
 check "keeps_caches: both files in its home" \
     [ -f "$O/caches/home/.kernel_cache/built.bin" -a -f "$O/caches/home/.kernel_cache/first-call.bin" ]
 # the machine's environment naming caches outside the audit (PyTorch's
 # compiler, CuPy, Numba): the worker's are beneath its own cache
-TORCHINDUCTOR_CACHE_DIR=$O/outside-inductor CUPY_CACHE_DIR=$O/outside-cupy NUMBA_CACHE_DIR=$O/outside-numba \
-    timeout 120 "$K" audit --device cpu -d "$O/env_caches" --json "$T/env_caches.json" --reference "$TASKS/softmax.py" \
-    --candidate "$CANDS/env_caches.py" --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/env_caches.out" 2>&1
+(export TORCHINDUCTOR_CACHE_DIR="$O/outside-inductor" CUPY_CACHE_DIR="$O/outside-cupy" NUMBA_CACHE_DIR="$O/outside-numba"
+    audit_o env_caches --reference "$TASKS/softmax.py" --candidate "$CANDS/env_caches.py" \
+        --contract "$SRC/tests/audit/contracts/softmax.json")
 check "env_caches: the compilers' cache variables beneath the worker's cache (semantic PASS)" \
     [ "$(jget "$T/env_caches.json" "r['axes']['semantic']['verdict']")" = PASS ]
 check "env_caches: nothing written where the machine's variables said" \
     [ ! -e "$O/outside-inductor" -a ! -e "$O/outside-cupy" -a ! -e "$O/outside-numba" ]
 # a library's own error raised while it handled a refused write (a JIT whose
 # cache cannot be written): unresolved, not the candidate's wrong result
-timeout 120 "$K" audit --device cpu -d "$O/wraps" --json "$T/wraps.json" --reference "$TASKS/softmax.py" \
-    --candidate "$CANDS/wraps_refusal.py" --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/wraps.out" 2>&1
+audit_o wraps --reference "$TASKS/softmax.py" --candidate "$CANDS/wraps_refusal.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json"
 check "wraps_refusal: a refusal reported as the library's own error is unresolved (semantic INCONCLUSIVE)" \
     [ "$(jget "$T/wraps.json" "r['axes']['semantic']['verdict']")" = INCONCLUSIVE ]
 check "wraps_refusal: no call convicted (candidate-raised), each confinement-refused" \
@@ -191,9 +196,8 @@ if [ "$(id -u)" = 0 ]; then
     check "keeps_caches: run by the worker's own uid" \
         [ "$(jget "$T/caches.json" "r['confinement']['privileges'].split(':')[0]")" = unprivileged ]
     mkdir "$O/own-python" && chmod 700 "$O/own-python" && ln -s "$(command -v "$PY")" "$O/own-python/python3"
-    timeout 120 "$K" audit --device cpu -d "$O/own_python" --json "$T/own_python.json" --python "$O/own-python/python3" \
-        --reference "$TASKS/softmax.py" --candidate "$CANDS/private_scratch.py" \
-        --contract "$SRC/tests/audit/contracts/softmax.json" >"$T/own_python.out" 2>&1
+    audit_o own_python --python "$O/own-python/python3" --reference "$TASKS/softmax.py" \
+        --candidate "$CANDS/private_scratch.py" --contract "$SRC/tests/audit/contracts/softmax.json"
     check "a Python the worker's uid cannot read: privileges kept, the interpreter named" \
         [ "$(jget "$T/own_python.json" "r['confinement']['privileges'].startswith('kept: ') and r['confinement']['privileges'].endswith(' cannot read $O/own-python/python3')")" = True ]
     check "a Python the worker's uid cannot read: the semantic axis judged (PASS), the certificate withheld" \
