@@ -74,6 +74,7 @@ struct audit_paths {
     char limits_note[320];                  /* why a limit is off, "" when both hold */
     char cache[PATH_MAX + 16];              /* the worker's build caches (DIR/cache) */
     char cache_seen[PATH_MAX + 16];            /* where the worker sees them: the store's fixed path, else cache */
+    char home[PATH_MAX + 16];               /* the worker's own HOME (DIR/home) when kaudit, as root, made one; else "" */
     struct build_store store;               /* builds kept across audits of the candidate */
 };
 

@@ -442,6 +442,7 @@ static int private_caches(struct audit_paths *p, char *err, size_t n)
 static int worker_identity(struct audit_paths *p, const char *runner, const char *python, char *err, size_t n)
 {
     p->worker_uid = 0;
+    p->home[0] = '\0';
     if (private_caches(p, err, n) != 0)
         return -1;
     if (geteuid() != 0)
@@ -449,14 +450,14 @@ static int worker_identity(struct audit_paths *p, const char *runner, const char
     uid_t uid;
     if (privilege_pick_uid(&uid, err, n) != 0)
         return -1;
-    char home[PATH_MAX + 16], handoff[PATH_MAX + 16], party[PATH_MAX + 16];
+    char handoff[PATH_MAX + 16], party[PATH_MAX + 16];
     const char *cache = p->cache;
-    snprintf(home, sizeof home, "%s/home", p->dir);
-    if (make_dir(home))
+    snprintf(p->home, sizeof p->home, "%s/home", p->dir);
+    if (make_dir(p->home))
         return kat_fail(err, n, "cannot make the worker's home in '%s'", p->dir);
     if (audit_party_dirs(p, handoff, party, sizeof handoff, err, n) != 0)
         return -1;
-    setenv("HOME", home, 1);
+    setenv("HOME", p->home, 1);
     /* the worker's uid has no passwd entry: a name for what asks for one
        (Python's getpass.getuser(), which torch._dynamo's import calls, raises
        KeyError from getpwuid() without it: measured on the H200, every probe
@@ -483,7 +484,7 @@ static int worker_identity(struct audit_paths *p, const char *runner, const char
                  readable == 0 ? cannot : "what it must (the check failed)");
         return 0;
     }
-    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, home, handoff, party };
+    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, p->home, handoff, party };
     for (size_t i = 0; i < sizeof give / sizeof give[0]; i++)
         if (privilege_give_tree(give[i], uid, err, n) != 0)
             return -1;
@@ -657,11 +658,10 @@ static int audit_plan(struct audit_run *r)
     /* and its home, where kaudit as root made it one of its own
        (worker_identity): CuPy, tilelang, FlashInfer and DeepGEMM keep their
        kernel caches beneath ~ whatever the cache variables say */
-    static char home[PATH_MAX + 16]; /* named by task_roots, as lock_dir */
-    snprintf(home, sizeof home, "%s/home", p->dir);
-    const char *env_home = getenv("HOME");
-    const char *own[] = { p->runner_dir, p->work, p->tmp, handoff, party, home };
-    size_t n_own = sizeof own / sizeof own[0] - !(env_home && !strcmp(env_home, home));
+    const char *own[6] = { p->runner_dir, p->work, p->tmp, handoff, party };
+    size_t n_own = 5;
+    if (p->home[0])
+        own[n_own++] = p->home;
     /* the turns' lock files: made there, never removed or replaced (a
      * candidate that could would split the audits between two files) */
     if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, r->err, sizeof r->err) != 0 ||
@@ -671,8 +671,8 @@ static int audit_plan(struct audit_run *r)
     size_t n_task_roots = 0;
     task_roots[n_task_roots++] = p->work;
     task_roots[n_task_roots++] = p->tmp;
-    if (n_own == sizeof own / sizeof own[0])
-        task_roots[n_task_roots++] = home;
+    if (p->home[0])
+        task_roots[n_task_roots++] = p->home;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
     if (build_store_bound(&p->store) && n_task_roots < AUDIT_MAX_ROOTS) {
         /* the Landlock roots above hold the caches' real folders (a rule is bound
