@@ -90,6 +90,30 @@ echo $? >"$T/inside.rc"
 refused_inside() { [ "$(cat "$T/inside.rc")" = 1 ] && grep -q "audit it from elsewhere" "$T/inside.err" && [ -f "$T/inside/work/cand.py" ]; }
 check "a candidate inside the folders an audit empties: refused, and left where it was" refused_inside
 
+# 3c. the reference's own run-time build poisoned through a cache the parties
+# shared (tests/audit/attacks/store/poison_reference_build.py, task
+# scaled_helper: x * 3 where x * 2 is asked): its planting kept in its entry,
+# the next audit's reference loaded the candidate's library (x * 3) and the
+# wrong answers were semantic PASS.  With caches of the reference's own, both
+# audits are semantic FAIL, and the reference's build is out of its reach.
+SREF=$SRC/tests/audit/tasks/scaled_helper.py SPOISON=$SRC/tests/audit/attacks/store/poison_reference_build.py
+saudit() { # NAME: an audit of the attack into $T/NAME, store s9
+    timeout 120 "$K" audit --device cpu --reference "$SREF" --candidate "$SPOISON" -d "$T/$1" --quiet \
+        --build-store "$T/s9" >"$T/$1.out" 2>"$T/$1.err"
+    echo "  $1: exit $?"
+}
+saudit refpoison1
+saudit refpoison2
+check "reference's build: the second audit started from the first's cache" [ "$(state refpoison2)" = hit ]
+check "reference's build: x * 3 is semantic FAIL in the first audit and the next" \
+    [ "$(semantic refpoison1) $(semantic refpoison2)" = "FAIL FAIL" ]
+reference_builds_own() { # the reference's library, built in its own cache, computes 2
+    lib=$T/refpoison2/reference-cache/torch_extensions/kaudit_ref_scale/scale.so
+    [ -f "$lib" ] && [ "$("$PY" -c "import ctypes, sys; f = ctypes.CDLL(sys.argv[1]).kaudit_ref_scale
+f.restype = ctypes.c_double; print(f())" "$lib")" = 2.0 ]
+}
+check "reference's build: in its own cache, where it computes 2" reference_builds_own
+
 # 4. the attacker's entry under the honest candidate's name (a hash collision): a miss, not replaced
 mkdir -p "$T/s3" && chmod 700 "$T/s3"
 cp -a "$T/s2/$PKEY" "$T/s3/$KEY"
