@@ -72,9 +72,14 @@ struct audit_paths {
     int party_complete;                     /* every mechanism of it in force */
     struct audit_limits limits;             /* the worker's memory and disk, bytes (0: none) */
     char limits_note[320];                  /* why a limit is off, "" when both hold */
-    char cache[PATH_MAX + 16];              /* the worker's build caches (DIR/cache) */
+    char cache[PATH_MAX + 16];              /* the candidate's build caches (DIR/cache) */
     char cache_seen[PATH_MAX + 16];            /* where the worker sees them: the store's fixed path, else cache */
-    char home[PATH_MAX + 16];               /* the worker's own HOME (DIR/home) when kaudit, as root, made one; else "" */
+    char home[PATH_MAX + 16];               /* the candidate's HOME (DIR/home) when kaudit, as root, made one; else "" */
+    /* the reference's, in the runner's process: out of the candidate's reach
+     * (a cache both parties used let the candidate plant the reference's
+     * run-time builds; docs/audit.md, "Confinement") */
+    char reference_cache[PATH_MAX + 32];    /* DIR/reference-cache */
+    char reference_home[PATH_MAX + 32];     /* DIR/reference-home with home; else "" */
     struct build_store store;               /* builds kept across audits of the candidate */
 };
 

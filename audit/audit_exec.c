@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit_exec.h"
+#include "json_writer.h"
 #include "confine.h"
 #include "run_census.h"
 #include "toolbox.h"
@@ -119,6 +120,45 @@ static int add_root(struct audit_roots *r, const char *path, int make, int nativ
     r->create_only[r->n] = 0;
     snprintf(r->path[r->n++], PATH_MAX, "%s", real);
     return 0;
+}
+
+/* The build caches, each through its tool's variable and whatever the
+ * machine's environment says, so that a compiler that honours it writes
+ * within the audit (a TORCHINDUCTOR_CACHE_DIR of the machine's, say, was a
+ * write outside and the audit INCONCLUSIVE).  PyTorch's jiterator keeps the
+ * kernels it compiles at run time (torch.prod's) under the last. */
+static const struct {
+    const char *variable, *beneath;
+} party_caches[] = {
+    { "XDG_CACHE_HOME", "" },
+    { "TORCH_EXTENSIONS_DIR", "/torch_extensions" },
+    { "TRITON_CACHE_DIR", "/triton" },
+    { "CUDA_CACHE_PATH", "/nv" },
+    { "TORCHINDUCTOR_CACHE_DIR", "/torchinductor" },
+    { "CUPY_CACHE_DIR", "/cupy" },
+    { "NUMBA_CACHE_DIR", "/numba" },
+    { "PYTORCH_KERNEL_CACHE_PATH", "/torch_kernels" },
+};
+
+int audit_caches_beneath(const char *root, int make, char *err, size_t n)
+{
+    char sub[PATH_MAX + 48];
+    for (size_t i = 0; i < sizeof party_caches / sizeof party_caches[0]; i++) {
+        snprintf(sub, sizeof sub, "%s%s", root, party_caches[i].beneath);
+        if (make && mkdir(sub, 0755) != 0 && errno != EEXIST)
+            return kat_fail(err, n, "cannot make '%s': %s", sub, strerror(errno));
+        setenv(party_caches[i].variable, sub, 1);
+    }
+    return 0;
+}
+
+void audit_caches_json(struct kat_json *j, const char *root)
+{
+    char sub[PATH_MAX + 48];
+    for (size_t i = 0; i < sizeof party_caches / sizeof party_caches[0]; i++) {
+        snprintf(sub, sizeof sub, "%s%s", root, party_caches[i].beneath);
+        kat_json_str(j, party_caches[i].variable, sub);
+    }
 }
 
 int audit_roots_for(struct audit_roots *r, const char *const *own, size_t n_own, const char *const *extra,

@@ -27,6 +27,17 @@ struct audit_roots {
     size_t n;
 };
 
+/* Each build cache's variable (XDG_CACHE_HOME, TORCH_EXTENSIONS_DIR,
+ * TRITON_CACHE_DIR, CUDA_CACHE_PATH, ...) set beneath root in this process's
+ * environment, which the worker inherits; the folders made when make.  0, or
+ * -1 with err when one cannot be made. */
+int audit_caches_beneath(const char *root, int make, char *err, size_t n);
+
+/* The same variables beneath root, as members of j's open object (the
+ * environment of the candidate's process, in its party plan). */
+struct kat_json;
+void audit_caches_json(struct kat_json *j, const char *root);
+
 /*
  * The roots of an audit that owns the n_own directories own: those, the build caches
  * a candidate's compiler writes (PyTorch's extensions, Triton's, CUDA's

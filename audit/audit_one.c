@@ -381,54 +381,29 @@ static void confinement_from_session(struct audit_paths *p)
     kat_session_close(s);
 }
 
-/* The worker's build caches beneath one folder, through each tool's
- * variable: whatever the machine's environment says, so that a compiler
- * that honours it writes within the audit (a TORCHINDUCTOR_CACHE_DIR of the
- * machine's, say, was a write outside and the audit INCONCLUSIVE). */
-static const struct {
-    const char *variable, *beneath;
-} worker_caches[] = {
-    { "XDG_CACHE_HOME", "" },
-    { "TORCH_EXTENSIONS_DIR", "/torch_extensions" },
-    { "TRITON_CACHE_DIR", "/triton" },
-    { "CUDA_CACHE_PATH", "/nv" },
-    { "TORCHINDUCTOR_CACHE_DIR", "/torchinductor" },
-    { "CUPY_CACHE_DIR", "/cupy" },
-    { "NUMBA_CACHE_DIR", "/numba" },
-};
-
-/* Each cache variable set beneath root (made there when make); one audit
- * per process: the worker inherits them.  -1 with err when one cannot be made. */
-static int caches_beneath(const char *root, int make, char *err, size_t n)
-{
-    char sub[PATH_MAX + 48];
-    for (size_t i = 0; i < sizeof worker_caches / sizeof worker_caches[0]; i++) {
-        snprintf(sub, sizeof sub, "%s%s", root, worker_caches[i].beneath);
-        if (make && make_dir(sub))
-            return kat_fail(err, n, "cannot make '%s'", sub);
-        setenv(worker_caches[i].variable, sub, 1);
-    }
-    return 0;
-}
-
 /*
- * The worker's build caches, private to this audit (a cache shared with
- * other audits could be locked or poisoned by them, and a killed build's
- * lock would cost every later audit its time limit): DIR/cache, through
- * each tool's variable; then an earlier audit's builds of this candidate
- * copied in when the store has them (build_store.h), before the tree is
- * given to the worker's uid.
+ * The build caches, private to this audit (a cache shared with other
+ * audits could be locked or poisoned by them, and a killed build's lock
+ * would cost every later audit its time limit), and private to each party:
+ * the candidate's, DIR/cache, where an earlier audit's builds of this
+ * candidate are copied in when the store has them (build_store.h), and the
+ * reference's, DIR/reference-cache, which the candidate's process can
+ * neither write nor read (a cache both used let the candidate lay out the
+ * reference's own run-time builds: tests/audit_build_store.sh, 3c).  The
+ * worker's environment names the reference's; the candidate's reaches its
+ * process through the party plan (audit_party.c).
  */
 static int private_caches(struct audit_paths *p, char *err, size_t n)
 {
     snprintf(p->cache, sizeof p->cache, "%s/cache", p->dir);
-    if (make_dir(p->cache))
-        return kat_fail(err, n, "cannot make the worker's cache in '%s'", p->dir);
-    if (caches_beneath(p->cache, 1, err, n) != 0)
+    snprintf(p->reference_cache, sizeof p->reference_cache, "%s/reference-cache", p->dir);
+    if (make_dir(p->cache) || make_dir(p->reference_cache))
+        return kat_fail(err, n, "cannot make the parties' caches in '%s'", p->dir);
+    if (audit_caches_beneath(p->cache, 1, err, n) != 0)
         return -1;
     build_store_fill(&p->store, p->cache);
     snprintf(p->cache_seen, sizeof p->cache_seen, "%s", build_store_bound(&p->store) ? p->store.at : p->cache);
-    return 0;
+    return audit_caches_beneath(p->reference_cache, 1, err, n);
 }
 
 /*
@@ -443,6 +418,7 @@ static int worker_identity(struct audit_paths *p, const char *runner, const char
 {
     p->worker_uid = 0;
     p->home[0] = '\0';
+    p->reference_home[0] = '\0';
     if (private_caches(p, err, n) != 0)
         return -1;
     if (geteuid() != 0)
@@ -452,12 +428,15 @@ static int worker_identity(struct audit_paths *p, const char *runner, const char
         return -1;
     char handoff[PATH_MAX + 16], party[PATH_MAX + 16];
     const char *cache = p->cache;
+    /* a home for each party: the candidate's is DIR/home (its plan's), the
+       runner's, which the reference runs in, DIR/reference-home */
     snprintf(p->home, sizeof p->home, "%s/home", p->dir);
-    if (make_dir(p->home))
-        return kat_fail(err, n, "cannot make the worker's home in '%s'", p->dir);
+    snprintf(p->reference_home, sizeof p->reference_home, "%s/reference-home", p->dir);
+    if (make_dir(p->home) || make_dir(p->reference_home))
+        return kat_fail(err, n, "cannot make the parties' homes in '%s'", p->dir);
     if (audit_party_dirs(p, handoff, party, sizeof handoff, err, n) != 0)
         return -1;
-    setenv("HOME", p->home, 1);
+    setenv("HOME", p->reference_home, 1);
     /* the worker's uid has no passwd entry: a name for what asks for one
        (Python's getpass.getuser(), which torch._dynamo's import calls, raises
        KeyError from getpwuid() without it: measured on the H200, every probe
@@ -484,7 +463,8 @@ static int worker_identity(struct audit_paths *p, const char *runner, const char
                  readable == 0 ? cannot : "what it must (the check failed)");
         return 0;
     }
-    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, p->home, handoff, party };
+    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, p->home, p->reference_cache, p->reference_home,
+                           handoff, party };
     for (size_t i = 0; i < sizeof give / sizeof give[0]; i++)
         if (privilege_give_tree(give[i], uid, err, n) != 0)
             return -1;
@@ -560,7 +540,8 @@ static int audit_seed(struct audit_run *r)
  * files audited (an error, before anything is removed). */
 static int clear_leftovers(const struct audit_paths *p, const struct audit_args *a)
 {
-    static const char *const left[] = { "runner", "work", "tmp", "cache", "cache.store-in", "home", "handoff", "party" };
+    static const char *const left[] = { "runner",          "work",          "tmp",    "cache", "cache.store-in",
+                                        "reference-cache", "reference-home", "home",   "handoff", "party" };
     char path[PATH_MAX + 32], contract[PATH_MAX];
     const char *given[] = { p->reference, p->candidate,
                             a->contract && realpath(a->contract, contract) ? contract : NULL };
@@ -655,32 +636,34 @@ static int audit_plan(struct audit_run *r)
     char handoff[PATH_MAX + 16], party[PATH_MAX + 16];
     if (audit_party_dirs(p, handoff, party, sizeof handoff, r->err, sizeof r->err) != 0)
         return kat_error("%s", r->err);
-    /* and its home, where kaudit as root made it one of its own
-       (worker_identity): CuPy, tilelang, FlashInfer and DeepGEMM keep their
-       kernel caches beneath ~ whatever the cache variables say */
-    const char *own[6] = { p->runner_dir, p->work, p->tmp, handoff, party };
-    size_t n_own = 5;
+    /* the candidate's caches (their real folder: a Landlock rule is bound to
+       what a path names out here, not in the worker's namespace, where the
+       store's fixed path shows them), and the parties' homes, where kaudit as
+       root made them (worker_identity): CuPy, tilelang, FlashInfer and
+       DeepGEMM keep their kernel caches beneath ~ whatever the cache
+       variables say.  The reference's caches are the environment's
+       (audit_roots_for). */
+    const char *own[8] = { p->runner_dir, p->work, p->tmp, handoff, party, p->cache };
+    size_t n_own = 6;
     if (p->home[0])
         own[n_own++] = p->home;
+    if (p->reference_home[0])
+        own[n_own++] = p->reference_home;
     /* the turns' lock files: made there, never removed or replaced (a
      * candidate that could would split the audits between two files) */
     if (audit_roots_for(roots, own, n_own, a->allow_write, (size_t)a->n_allow_write, r->err, sizeof r->err) != 0 ||
         (turns && audit_roots_add_create_only(roots, lock_dir, r->err, sizeof r->err) != 0))
         return kat_error("%s", r->err);
+    /* where the runner's audit hook lets the reference's Python code write:
+       the candidate's caches and home are not among them (its process has
+       its own guard, from the party plan) */
     static const char *task_roots[AUDIT_MAX_ROOTS];
     size_t n_task_roots = 0;
     task_roots[n_task_roots++] = p->work;
     task_roots[n_task_roots++] = p->tmp;
-    if (p->home[0])
-        task_roots[n_task_roots++] = p->home;
+    if (p->reference_home[0])
+        task_roots[n_task_roots++] = p->reference_home;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
-    if (build_store_bound(&p->store) && n_task_roots < AUDIT_MAX_ROOTS) {
-        /* the Landlock roots above hold the caches' real folders (a rule is bound
-           to what a path names out here, not in the worker's namespace); the
-           worker's environment names them where it sees them, the fixed path */
-        caches_beneath(p->cache_seen, 0, r->err, sizeof r->err);
-        task_roots[n_task_roots++] = p->cache_seen;
-    }
     char preload[PATH_MAX], perr[PATH_MAX + 256];
     char *party_json = audit_party_plan(p, a, r->runner,
                                         kres_preload(preload, sizeof preload, perr, sizeof perr) == 0 ? preload : NULL,

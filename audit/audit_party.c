@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "audit_exec.h"
 #include "audit_party.h"
 #include "json_writer.h"
 #include "toolbox.h"
@@ -119,6 +120,14 @@ char *audit_party_plan(const struct audit_paths *p, const struct audit_args *a, 
     for (size_t i = 0; i < sizeof device_writes / sizeof device_writes[0]; i++)
         kat_json_str(&j, NULL, device_writes[i]);
     kat_json_close(&j, ']');
+    /* its environment over the runner's: its own caches (the store's fixed
+     * path when bound) and home, where the runner's name the reference's,
+     * which it can neither write nor read */
+    kat_json_open(&j, "env", '{');
+    audit_caches_json(&j, cache);
+    if (p->home[0])
+        kat_json_str(&j, "HOME", p->home);
+    kat_json_close(&j, '}');
     /* what no read root may hold: the runner drops any that does */
     kat_json_open(&j, "evidence", '[');
     kat_json_str(&j, NULL, p->runner_dir);

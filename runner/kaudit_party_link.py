@@ -105,6 +105,8 @@ class PartyLink:
         argv += ["--report-fd", str(ans_w), "--", sys.executable, os.path.join(os.path.dirname(
             os.path.abspath(__file__)), "kaudit_party.py"), str(req_r), str(ans_w)]
         env = dict(os.environ)
+        # its own caches and home: the runner's environment names the reference's
+        env.update({str(k): str(v) for k, v in (spec.get("env") or {}).items()})
         if builds_expected(plan.get("candidate")):
             env["KAUDIT_PREIMPORT_AT"] = "build"   # kaudit_probe.Preimport: beside its compilers
         else:
