@@ -1,7 +1,7 @@
 """kaudit_party.py - the candidate's process of `kaudit audit` (docs/audit.md,
 "Two parties, two processes").
 
-  kaudit confine --read ... --write ... --report-fd W -- python3 kaudit_party.py R W
+  kaudit confine --read ... --write ... --report-fd W -- python3 kaudit_party.py R W [S]
 
 The runner (kaudit_runner.py, the reference's process) starts this process
 under `kaudit confine`: a Landlock domain of its own that reads neither the
@@ -27,6 +27,7 @@ the probe's replays) and how each is checked from outside.
 
 import json
 import os
+import socket
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -79,14 +80,69 @@ class PartyLog:
         self.channel.send({"op": "event", "event": {"event": event_name, **fields}})
 
 
-def load_handed(path, device):
-    """A file the runner wrote for this process (torch.save: the runner's own, in a
-    directory this process may only read)."""
+class HandedFiles:
+    """The sealed memory files the runner hands over socket S
+    (kaudit_party_link.hand), kept by name until asked for: the runner sends
+    each before the request that names it."""
+
+    PREFIX = "memfd:"
+
+    def __init__(self, fd):
+        self.sock = socket.socket(fileno=fd) if fd is not None else None
+        self.kept = {}
+
+    def take(self, name):
+        """The descriptor of the newest memory file handed as name."""
+        while name not in self.kept:
+            if self.sock is None:
+                raise OSError("no memory file handed as %r: no socket for them" % name)
+            msg, fds, _, _ = socket.recv_fds(self.sock, 256, 4)
+            if not msg and not fds:
+                raise OSError("the runner's socket closed before %r came" % name)
+            got = msg.decode(errors="replace")
+            for extra in fds[1:]:
+                os.close(extra)
+            if fds:
+                old = self.kept.pop(got, None)
+                if old is not None:
+                    os.close(old)   # handed again: the older is no one's any more
+                self.kept[got] = fds[0]
+        return self.kept.pop(name)
+
+
+HANDED = HandedFiles(None)
+
+
+def _load(source, device, mmap=False):
     kw = {"map_location": device}
+    if mmap:
+        kw["mmap"] = True
     try:
-        return torch.load(path, weights_only=False, **kw)
-    except TypeError:  # a torch without weights_only
-        return torch.load(path, **kw)
+        return torch.load(source, weights_only=False, **kw)
+    except TypeError:
+        if mmap:
+            raise
+        return torch.load(source, **kw)   # a torch without weights_only
+
+
+def load_handed(token, device):
+    """What the runner handed this process (torch.save, the runner's own): a
+    sealed memory file (token memfd:NAME), mapped where PyTorch can (2.1 and
+    later) and read otherwise; or a file in a directory this process may
+    only read."""
+    if not token.startswith(HandedFiles.PREFIX):
+        return _load(token, device)
+    fd = HANDED.take(token[len(HandedFiles.PREFIX):])
+    try:
+        try:
+            return _load("/proc/self/fd/%d" % fd, device, mmap=True)
+        except (TypeError, RuntimeError, OSError, ValueError):
+            pass
+        os.lseek(fd, 0, os.SEEK_SET)   # the runner's writes moved the shared offset
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return _load(f, device)
+    finally:
+        os.close(fd)
 
 
 class Handed:
@@ -424,10 +480,13 @@ class Party:
 
 
 def main(argv):
-    if len(argv) != 3:
-        print("usage: kaudit_party.py REQUEST_FD ANSWER_FD", file=sys.stderr)
+    global HANDED
+    if len(argv) not in (3, 4):
+        print("usage: kaudit_party.py REQUEST_FD ANSWER_FD [HANDOFF_SOCKET_FD]", file=sys.stderr)
         return 4
     ch = Channel(int(argv[1]), int(argv[2]))
+    if len(argv) == 4:
+        HANDED = HandedFiles(int(argv[3]))
     party = Party(ch)
     if os.environ.get("KAUDIT_PREIMPORT_AT") != "build":
         party.preimport.finish("before-ready")   # nothing to compile: beside the runner's start

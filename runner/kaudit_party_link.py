@@ -2,8 +2,9 @@
 (kaudit_party.py; docs/audit.md, "Two parties, two processes").
 
 The runner starts the candidate's process under `kaudit confine` (its own
-Landlock domain, seccomp, no_new_privs), hands it each call's inputs as a
-file in a directory only the runner writes, asks it for one call at a time,
+Landlock domain, seccomp, no_new_privs), hands it each call's inputs (a
+sealed memory file passed over a socket of their own; else a file in a
+directory only the runner writes), asks it for one call at a time,
 and copies the outputs it wrote into the audit's tensors itself, refusing
 anything but a regular file of its own (no link to a file it cannot read).
 
@@ -11,10 +12,12 @@ Apart from kaudit_runner.py: the channel and the process's lifetime are
 their own job; the runner only says what to ask.
 """
 
+import fcntl
 import importlib.util
 import json
 import os
 import select
+import socket
 import stat
 import subprocess
 import sys
@@ -26,6 +29,27 @@ import time
 # An answer's line is at most this long (events included): a process that
 # sends more is not answering any more.
 MAX_LINE = 1 << 24
+
+
+# A handed object's token when it went as a memory file (kaudit_party.HandedFiles).
+MEMORY_PREFIX = "memfd:"
+SEALS = ("F_SEAL_SHRINK", "F_SEAL_GROW", "F_SEAL_WRITE", "F_SEAL_SEAL")
+
+
+def memory_channel():
+    """A datagram socket pair for handing sealed memory files to the
+    candidate's process, or (None, why) where this Python or kernel has no
+    memfd, no descriptor passing or no seals (the hand-off then goes through
+    files), or KAUDIT_HANDOFF=file asks for files."""
+    if os.environ.get("KAUDIT_HANDOFF") == "file":
+        return None, "KAUDIT_HANDOFF=file"
+    if not (hasattr(os, "memfd_create") and hasattr(socket, "send_fds")
+            and all(hasattr(fcntl, s) for s in SEALS + ("F_ADD_SEALS",))):
+        return None, "no memfd_create, send_fds or file seals in this Python"
+    try:
+        return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM), None
+    except OSError as exc:
+        return None, "no socket pair: %s" % exc
 
 
 class NotOwnFile(OSError):
@@ -97,6 +121,11 @@ class PartyLink:
         self.ready = False
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
+        # a call's inputs (KernelBench's reach 4 GB) as a sealed memory file
+        # over this socket: written once in memory, never to a disk whose
+        # write-back the worker's memory limit throttles
+        pair, self.memory_why = memory_channel()
+        self.fdsock, theirs = pair if pair else (None, None)
         argv = [spec["kaudit"], "confine"]
         for r in self._read_roots(spec):
             argv += ["--read", r]
@@ -104,6 +133,10 @@ class PartyLink:
             argv += ["--write", w]
         argv += ["--report-fd", str(ans_w), "--", sys.executable, os.path.join(os.path.dirname(
             os.path.abspath(__file__)), "kaudit_party.py"), str(req_r), str(ans_w)]
+        passed = (req_r, ans_w)
+        if theirs is not None:
+            argv.append(str(theirs.fileno()))
+            passed += (theirs.fileno(),)
         env = dict(os.environ)
         # its own caches and home: the runner's environment names the reference's
         env.update({str(k): str(v) for k, v in (spec.get("env") or {}).items()})
@@ -111,14 +144,17 @@ class PartyLink:
             env["KAUDIT_PREIMPORT_AT"] = "build"   # kaudit_probe.Preimport: beside its compilers
         else:
             env.pop("KAUDIT_PREIMPORT_AT", None)
-        self.proc = subprocess.Popen(argv, pass_fds=(req_r, ans_w), cwd=spec["work_dir"], stdin=subprocess.DEVNULL,
+        self.proc = subprocess.Popen(argv, pass_fds=passed, cwd=spec["work_dir"], stdin=subprocess.DEVNULL,
                                      env=env)
         os.close(req_r)
         os.close(ans_w)
+        if theirs is not None:
+            theirs.close()
         self.wfd = req_w
         self.rfd = ans_r
         self.buf = b""
-        self.started = {"pid": self.proc.pid, "argv_roots": len(argv)}
+        self.started = {"pid": self.proc.pid, "argv_roots": len(argv),
+                        "handoff": "memory" if self.fdsock is not None else "files: " + str(self.memory_why)}
         if log is not None:
             self.log.event("party", status="started", **self.started)
         if wait:
@@ -248,15 +284,50 @@ class PartyLink:
             raise PartyGone(self.gone)
 
     def hand(self, name, obj):
-        """obj written for the candidate's process to read (a directory it may not write)."""
+        """obj for the candidate's process to read: a token it loads it by
+        (kaudit_party.load_handed).  A sealed memory file when the socket
+        takes it now; else a file in a directory it may not write, from the
+        first failure on (no memory for it, a process that closed its end or
+        does not take what it was handed: its queue full)."""
         import torch   # imported by the runner long before any hand-off
 
+        if self.fdsock is not None:
+            try:
+                return self._hand_memory(torch, name, obj)
+            except OSError as exc:   # from now on through files: said once
+                self.fdsock.close()
+                self.fdsock = None
+                if self.log is not None:
+                    self.log.event("handoff", status="files", name=name, reason=str(exc)[:200])
         path = os.path.join(self.handoff, name)
         tmp = path + ".tmp"
         with self.guard.own():
             torch.save(obj, tmp)
             os.replace(tmp, path)
         return path
+
+    def _hand_memory(self, torch, name, obj):
+        """obj saved into a memory file, sealed (no write, no resize: what the
+        candidate's process maps is what was saved), and its descriptor sent,
+        never waiting: a process that does not take its descriptors fills its
+        queue, and the hand-off goes through files (OSError)."""
+        fd = os.memfd_create("kaudit-" + name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            crc = getattr(torch.serialization, "get_crc32_options", None)
+            was = crc() if crc else None
+            if crc:   # PyTorch 2.5 and later: the CRC of 4 GB costs seconds, and the load does not check it
+                torch.serialization.set_crc32_options(False)
+            try:
+                with self.guard.own(), os.fdopen(os.dup(fd), "wb") as f:
+                    torch.save(obj, f)
+            finally:
+                if crc:
+                    torch.serialization.set_crc32_options(was)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, sum(getattr(fcntl, s) for s in SEALS))
+            socket.send_fds(self.fdsock, [name.encode()], [fd], socket.MSG_DONTWAIT)
+        finally:
+            os.close(fd)
+        return MEMORY_PREFIX + name
 
     def take(self, name, dest):
         """The file the candidate's process wrote in its directory, copied to dest:
@@ -298,6 +369,9 @@ class PartyLink:
             except OSError:
                 pass
         self.wfd = self.rfd = -1
+        if self.fdsock is not None:
+            self.fdsock.close()   # what the process never took goes with it
+            self.fdsock = None
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:

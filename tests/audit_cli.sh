@@ -189,6 +189,25 @@ check "wraps_refusal: a refusal reported as the library's own error is unresolve
     [ "$(jget "$T/wraps.json" "r['axes']['semantic']['verdict']")" = INCONCLUSIVE ]
 check "wraps_refusal: no call convicted (candidate-raised), each confinement-refused" \
     [ "$(jget "$T/wraps.json" "sorted({f['code'] for f in r['semantic']['findings'] if f['kind'] != 'reported'} & {'candidate-raised', 'confinement-refused'})")" = '["confinement-refused"]' ]
+# each call's inputs handed as a sealed memory file over a socket of the
+# parties' own (KernelBench's reach 4 GB: never through the disk); a candidate
+# that closes its end at import: the runner hands files from then on, says so
+# once, and waits on nothing; KAUDIT_HANDOFF=file asks for files
+audit_o handoff --reference "$TASKS/softmax.py" --candidate "$CANDS/closes_handoff_socket.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json" --probe off
+handoff_events() { # NAME: the hand-off of its party's start, then the handoff events' statuses
+    "$PY" -c "import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+print(' '.join([e.get('handoff', '?') for e in ev if e['event'] == 'party' and e.get('status') == 'started']
+               + [e['status'] for e in ev if e['event'] == 'handoff']))" "$O/$1/runner/events.jsonl"
+}
+check "closes_handoff_socket: memory at the start, files once from its import on, semantic PASS" \
+    [ "$(handoff_events handoff) $(jget "$T/handoff.json" "r['axes']['semantic']['verdict']")" = "memory files PASS" ]
+(export KAUDIT_HANDOFF=file
+    audit_o handoff_files --reference "$TASKS/softmax.py" --candidate "$CANDS/closes_handoff_socket.py" \
+        --contract "$SRC/tests/audit/contracts/softmax.json" --probe off)
+check "KAUDIT_HANDOFF=file: files from the start, semantic PASS" \
+    [ "$(handoff_events handoff_files) $(jget "$T/handoff_files.json" "r['axes']['semantic']['verdict']")" = "files: KAUDIT_HANDOFF=file PASS" ]
 # a Python that only kaudit's own user may read (pyenv or conda beneath
 # /root): the worker keeps kaudit's privileges and the record says why,
 # rather than a runner that cannot start (exit 126 and no verdict)
