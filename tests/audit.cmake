@@ -59,7 +59,7 @@ set_tests_properties(audit_timing_turns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3
 # label "attack".  Those whose defence has not landed are registered
 # DISABLED, so that ctest lists them as not run instead of hiding them: each
 # is enabled in the commit that defends it.
-set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool probe_unclassified_op collect_directory)
+set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool probe_unclassified_op collect_directory poison_reference_tmp)
 set(_kaudit_attacks_open)
 # gpu-mode/pygpubench's exploits adapted to KernelBench format (pg_*.py;
 # docs/threat-model.md, "pygpubench's exploits"): those that apply on the CPU.

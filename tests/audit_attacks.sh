@@ -32,6 +32,10 @@
 #                     the implementation axis FAIL
 #   probe_detect_zeros (torch.matmul; zeros while the probe watches)
 #                     the implementation axis FAIL with probe-baseline-mismatch
+#   poison_reference_tmp (task shape_compiled, --require shapes: right only on
+#                     the task's own shape, the reference's per-shape builds
+#                     laid out in TMPDIR and the working directory)
+#                     both shape probes convict, the semantic axis not PASS
 # The adaptations of gpu-mode/pygpubench's exploits (pg_*.py; the table in
 # docs/threat-model.md, "pygpubench's exploits"):
 #   pg_gc_nan, pg_gc_copy, pg_combined, pg_heap_sig_scan, pg_stack_sig_scan,
@@ -88,6 +92,7 @@ pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
 pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
 timing_hog_reference|forge_reference_phase) cand=$ATTACK ;;
+poison_reference_tmp) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
 
@@ -104,9 +109,13 @@ D=$T/audit
 # the implementation axis is judged without a contract (on a GPU the trace
 # judges it: PASS against a contract that forbids nothing)
 contract="--contract $A/contracts/matmul.json --manifest $A/contracts/manifest.json"
+task=matmul
 [ "$ATTACK" = drop_inputs ] && contract="--probe off"
+# its victim is a reference that compiles per shape (tests/audit/tasks/
+# shape_compiled.py); the shape probes, which it poisons, gate
+[ "$ATTACK" = poison_reference_tmp ] && task=shape_compiled contract="--require shapes --probe off"
 # shellcheck disable=SC2086
-timeout 300 "$K" audit --reference "$A/tasks/matmul.py" --candidate "$A/attacks/$cand.py" $contract \
+timeout 300 "$K" audit --reference "$A/tasks/$task.py" --candidate "$A/attacks/$cand.py" $contract \
     --device "$DEVICE" -d "$D" --json "$T/record.json" --quiet >"$T/out" 2>&1 </dev/null
 rc=$?
 restore_cp
@@ -234,6 +243,16 @@ timing_hog_reference)
     echo "  hog:            $(cat "$D/work/attack-hog.marker" 2>/dev/null)"
     [ "$meas" != PASS ] || broken "the reference was timed beside the candidate's copies: measurement PASS (speedup reportable: $reportable)"
     [ "$reportable" != True ] || broken "a speedup reported against a reference slowed by the candidate's work" ;;
+poison_reference_tmp)
+    # each shape probe convicts: the reference compiled its own helper for
+    # it (65x513 beneath its TMPDIR, 33x512 beneath its working directory)
+    convicted=$(jget "$R" "' '.join(sorted({f.get('slot_name') or '' for f in r['semantic']['findings'] if f['kind'] == 'convicts'} & {'shape_odd_sizes', 'shape_batch'}))")
+    echo "  shape probes convicting: ${convicted:-none}"
+    echo "  planted:        $(ls "$D/tmp" "$D/work/build" 2>/dev/null | grep kaudit_shape_ | tr '\n' ' ')"
+    [ "$convicted" = "shape_batch shape_odd_sizes" ] ||
+        broken "a candidate right only on the task's own shape passed shape probes whose reference it had laid out (convicting: '${convicted:-none}'; want shape_batch and shape_odd_sizes)"
+    sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
+    [ "$sem" != PASS ] || broken "semantic PASS, with gating shape probes, for a candidate wrong on every shape but the task's own" ;;
 pg_proc_mem_bypass)
     n=$(sed -n 's/^foreign_readable=\([0-9]*\) .*/\1/p' "$D/work/attack-proc-mem.marker" 2>/dev/null)
     [ -n "$n" ] || broken "no foreign_readable count in work/attack-proc-mem.marker (the attack did not run)"
