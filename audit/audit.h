@@ -80,6 +80,8 @@ struct audit_paths {
      * run-time builds; docs/audit.md, "Confinement") */
     char reference_cache[PATH_MAX + 32];    /* DIR/reference-cache */
     char reference_home[PATH_MAX + 32];     /* DIR/reference-home with home; else "" */
+    char reference_work[PATH_MAX + 32];     /* DIR/reference-work: the runner's working directory */
+    char reference_tmp[PATH_MAX + 32];      /* DIR/reference-tmp: its TMPDIR (and kaudit run's) */
     struct build_store store;               /* builds kept across audits of the candidate */
 };
 

@@ -19,7 +19,7 @@
 #include "semantic.h"
 
 /* Where a worker may write (docs/audit.md, "Confinement"). */
-#define AUDIT_MAX_ROOTS 24
+#define AUDIT_MAX_ROOTS 32
 struct audit_roots {
     char path[AUDIT_MAX_ROOTS][PATH_MAX];
     unsigned char native_only[AUDIT_MAX_ROOTS]; /* for native code only (/proc): not the runner's audit hook */

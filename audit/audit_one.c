@@ -463,8 +463,9 @@ static int worker_identity(struct audit_paths *p, const char *runner, const char
                  readable == 0 ? cannot : "what it must (the check failed)");
         return 0;
     }
-    const char *give[] = { p->runner_dir, p->work, p->tmp, cache, p->home, p->reference_cache, p->reference_home,
-                           handoff, party };
+    const char *give[] = { p->runner_dir,     p->work,           p->tmp,         cache,
+                           p->home,           p->reference_work, p->reference_tmp, p->reference_cache,
+                           p->reference_home, handoff,           party };
     for (size_t i = 0; i < sizeof give / sizeof give[0]; i++)
         if (privilege_give_tree(give[i], uid, err, n) != 0)
             return -1;
@@ -540,8 +541,9 @@ static int audit_seed(struct audit_run *r)
  * files audited (an error, before anything is removed). */
 static int clear_leftovers(const struct audit_paths *p, const struct audit_args *a)
 {
-    static const char *const left[] = { "runner",          "work",          "tmp",    "cache", "cache.store-in",
-                                        "reference-cache", "reference-home", "home",   "handoff", "party" };
+    static const char *const left[] = { "runner",         "work",          "tmp",           "cache",
+                                        "cache.store-in", "home",          "handoff",       "party",
+                                        "reference-work", "reference-tmp", "reference-cache", "reference-home" };
     char path[PATH_MAX + 32], contract[PATH_MAX];
     const char *given[] = { p->reference, p->candidate,
                             a->contract && realpath(a->contract, contract) ? contract : NULL };
@@ -574,12 +576,18 @@ static int audit_prepare(struct audit_run *r)
     snprintf(p->runner_dir, sizeof p->runner_dir, "%s/runner", p->dir);
     snprintf(p->work, sizeof p->work, "%s/work", p->dir);
     snprintf(p->tmp, sizeof p->tmp, "%s/tmp", p->dir);
+    /* the runner's, where the reference runs: not the candidate's work/ and
+       tmp/, where it could lay out what the reference compiles or reads there
+       (tests/audit_attacks.sh, poison_reference_tmp) */
+    snprintf(p->reference_work, sizeof p->reference_work, "%s/reference-work", p->dir);
+    snprintf(p->reference_tmp, sizeof p->reference_tmp, "%s/reference-tmp", p->dir);
     snprintf(p->log, sizeof p->log, "%s/runner/worker.log", p->dir);
     snprintf(p->plan, sizeof p->plan, "%s/plan.json", p->dir);
     snprintf(p->record, sizeof p->record, "%s/record.json", p->dir);
     if (clear_leftovers(p, a) != 0)
         return -1;
-    if (make_dir(p->runner_dir) || make_dir(p->work) || make_dir(p->tmp))
+    if (make_dir(p->runner_dir) || make_dir(p->work) || make_dir(p->tmp) || make_dir(p->reference_work) ||
+        make_dir(p->reference_tmp))
         return -1;
     /* a directory used before: its old log must not be read as this run's */
     snprintf(r->events, sizeof r->events, "%s/events.jsonl", p->runner_dir);
@@ -643,8 +651,9 @@ static int audit_plan(struct audit_run *r)
        DeepGEMM keep their kernel caches beneath ~ whatever the cache
        variables say.  The reference's caches are the environment's
        (audit_roots_for). */
-    const char *own[8] = { p->runner_dir, p->work, p->tmp, handoff, party, p->cache };
-    size_t n_own = 6;
+    const char *own[10] = { p->runner_dir, p->work, p->tmp, handoff, party, p->cache, p->reference_work,
+                             p->reference_tmp };
+    size_t n_own = 8;
     if (p->home[0])
         own[n_own++] = p->home;
     if (p->reference_home[0])
@@ -659,8 +668,8 @@ static int audit_plan(struct audit_run *r)
        its own guard, from the party plan) */
     static const char *task_roots[AUDIT_MAX_ROOTS];
     size_t n_task_roots = 0;
-    task_roots[n_task_roots++] = p->work;
-    task_roots[n_task_roots++] = p->tmp;
+    task_roots[n_task_roots++] = p->reference_work;
+    task_roots[n_task_roots++] = p->reference_tmp;
     if (p->reference_home[0])
         task_roots[n_task_roots++] = p->reference_home;
     n_task_roots += audit_python_roots(roots, n_own, task_roots + n_task_roots, AUDIT_MAX_ROOTS - n_task_roots);
@@ -679,7 +688,7 @@ static int audit_plan(struct audit_run *r)
     if (contract && (contract->stress_layouts & KA_LAYOUT_TRANSPOSED))
         p->stress_gated |= KAT_TRANSFORM_TRANSPOSED;
     r->plan = (struct kat_plan){ .reference = p->reference, .candidate = p->candidate, .device = a->device,
-                                 .seed = p->seed, .out_dir = p->runner_dir, .work_dir = p->work,
+                                 .seed = p->seed, .out_dir = p->runner_dir, .work_dir = p->reference_work,
                                  .alternative_shapes = contract ? contract->alternative_shapes : NULL,
                                  .candidate_only_state = contract ? contract->candidate_only_state : NULL,
                                  .gated_transforms = p->stress_gated,
@@ -890,9 +899,9 @@ int audit_one(const struct audit_args *a, struct audit_result *res)
         fprintf(stderr, "kaudit: auditing %s against %s on %s (seed %llu%s) in %s\n", p->candidate, p->reference,
                 a->device, p->seed, a->seed_given ? "" : ", drawn", p->dir);
     resolve_limits(a, p);
-    struct audit_worker w = { .session_dir = p->session, .log_path = p->log, .work_dir = p->work,
+    struct audit_worker w = { .session_dir = p->session, .log_path = p->log, .work_dir = p->reference_work,
                               .python = r->python, .runner = r->runner, .plan = p->plan, .record = 1,
-                              .timeout_s = a->timeout_s, .roots = p->roots, .tmp_dir = p->tmp,
+                              .timeout_s = a->timeout_s, .roots = p->roots, .tmp_dir = p->reference_tmp,
                               .confinement = &p->confinement, .worker_uid = p->worker_uid,
                               .limits = &p->limits, .usage_dir = p->dir,
                               .bind_dir = build_store_bound(&p->store) ? p->cache : NULL,

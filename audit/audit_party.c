@@ -121,12 +121,13 @@ char *audit_party_plan(const struct audit_paths *p, const struct audit_args *a, 
         kat_json_str(&j, NULL, device_writes[i]);
     kat_json_close(&j, ']');
     /* its environment over the runner's: its own caches (the store's fixed
-     * path when bound) and home, where the runner's name the reference's,
-     * which it can neither write nor read */
+     * path when bound), home and temporary directory, where the runner's
+     * name the reference's, which it can neither write nor read */
     kat_json_open(&j, "env", '{');
     audit_caches_json(&j, cache);
     if (p->home[0])
         kat_json_str(&j, "HOME", p->home);
+    kat_json_str(&j, "TMPDIR", p->tmp); /* the runner's is DIR/reference-tmp */
     kat_json_close(&j, '}');
     /* what no read root may hold: the runner drops any that does */
     kat_json_open(&j, "evidence", '[');

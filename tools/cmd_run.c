@@ -75,8 +75,8 @@ static int run_command(int argc, char **argv)
     long worker_uid = 0;
     static char bind_at[PATH_MAX];
     const char *bind_dir = NULL;
-    const char *write_roots[25];
-    unsigned char create_only[25] = { 0 };
+    const char *write_roots[33];
+    unsigned char create_only[33] = { 0 };
     size_t n_write_roots = 0;
     int no_python = kat_env_flag("KAUDIT_NO_PYTHON", 0);
     const char *python_watch = getenv("KAUDIT_PYTHON_WATCH");
@@ -113,8 +113,8 @@ static int run_command(int argc, char **argv)
         case 'E': setenv("KAUDIT_EXACT_EVENT_TIMES", "1", 1); break;
         case 'R':
         case 'K':
-            if (n_write_roots == 24)
-                return run_usage_error("--write-root and --create-root are given more than 24 times", NULL);
+            if (n_write_roots == 32)
+                return run_usage_error("--write-root and --create-root are given more than 32 times", NULL);
             create_only[n_write_roots] = c == 'K';
             write_roots[n_write_roots++] = optarg;
             break;
