@@ -727,8 +727,8 @@ static int audit_generated_contract(struct audit_run *r)
     char manifest[PATH_MAX + 32];
     snprintf(manifest, sizeof manifest, "%s/manifest.json", p->dir);
     p->contract_generated = 1;
-    if (contract_new_write(p->contract, manifest, p->reference, r->events, &r->contract, r->err, sizeof r->err) ==
-        0) {
+    if (contract_new_write(p->contract, manifest, p->reference, r->events, p->cache_seen, &r->contract, r->err,
+                           sizeof r->err) == 0) {
         if (!r->a->quiet)
             fprintf(stderr, "kaudit: no --contract: wrote %s from the reference (core self-implementation, "
                             "reference work measured from its phase)\n",

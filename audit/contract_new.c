@@ -58,7 +58,7 @@ static char *task_name(const char *reference)
 }
 
 int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
-                       struct ka_contract **out, char *err, size_t n)
+                       const char *candidate_cache, struct ka_contract **out, char *err, size_t n)
 {
     cJSON *specs = input_specs(events, err, n);
     if (!specs)
@@ -98,8 +98,16 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
         cJSON_AddItemToArray(objects, cJSON_CreateString(defaults[k]));
     cJSON_AddItemToArray(objects, cJSON_CreateString("*/torch-extensions/*"));
     static const char *const moved[] = { "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR" };
+    /* in an audit, the candidate's caches, never the environment's: kaudit
+       audit's names the reference's, whose builds are not the candidate's */
+    static const char *const beneath[] = { "torch_extensions", "triton", "torchinductor" };
     for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++) {
+        char own[PATH_MAX + 32];
         const char *dir = getenv(moved[k]);
+        if (candidate_cache) {
+            snprintf(own, sizeof own, "%s/%s", candidate_cache, beneath[k]);
+            dir = own;
+        }
         char real[PATH_MAX], *pattern = NULL;
         /* the store's fixed path exists only inside the worker's namespace: as named */
         if (dir && *dir && asprintf(&pattern, "%s/*", realpath(dir, real) ? real : dir) > 0)
@@ -239,7 +247,7 @@ int contract_new_from_reference(const char *reference, const char *path, const c
                                   .plan = plan_path, .record = 0, .timeout_s = timeout_s, .roots = &roots,
                                   .tmp_dir = tmp };
         if (audit_exec(&w, &end, err, n) == 0) {
-            rc = contract_new_write(path, manifest, ref, events, NULL, err, n);
+            rc = contract_new_write(path, manifest, ref, events, NULL, NULL, err, n);
             if (rc != 0 && end.timed_out)
                 snprintf(err, n, "the reference did not finish get_inputs() within %.0f s", timeout_s);
             else if (rc != 0) {

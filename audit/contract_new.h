@@ -17,9 +17,13 @@
  */
 struct ka_contract;
 /* ... and loads it back as any contract is loaded (pinned): into *out when
- * out is not NULL (the caller frees it), else only checked. */
+ * out is not NULL (the caller frees it), else only checked.  The
+ * candidate's own code is what is loaded from its build caches: beneath
+ * candidate_cache (kaudit audit's, as its process sees them: its
+ * torch_extensions, triton and torchinductor folders), or, when NULL, the
+ * folders this process's environment names. */
 int contract_new_write(const char *path, const char *manifest, const char *reference, const char *events,
-                       struct ka_contract **out, char *err, size_t n);
+                       const char *candidate_cache, struct ka_contract **out, char *err, size_t n);
 
 /*
  * `kaudit contract new`: runs the reference's get_inputs() in a runner of
