@@ -25,6 +25,7 @@ reports about itself (the inputs it changed, the aliasing of its outputs,
 the probe's replays) and how each is checked from outside.
 """
 
+import array
 import json
 import os
 import socket
@@ -91,22 +92,49 @@ class HandedFiles:
         self.sock = socket.socket(fileno=fd) if fd is not None else None
         self.kept = {}
 
+    def _receive(self, flags):
+        """(name, descriptors) of the next datagram: recvmsg itself, since
+        socket.recv_fds drops its flags (Python 3.11)."""
+        msg, ancdata, _, _ = self.sock.recvmsg(256, socket.CMSG_SPACE(4 * 4), flags | socket.MSG_CMSG_CLOEXEC)
+        fds = array.array("i")
+        for level, kind, data in ancdata:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
+        return msg, list(fds)
+
+    def _keep(self, msg, fds):
+        got = msg.decode(errors="replace")
+        for extra in fds[1:]:
+            os.close(extra)
+        if fds:
+            old = self.kept.pop(got, None)
+            if old is not None:
+                os.close(old)   # handed again: the older is no one's any more
+            self.kept[got] = fds[0]
+
+    def drain(self):
+        """Every descriptor sent so far, taken without waiting and kept by
+        name: a request that fails before it loads what it was handed (a
+        fresh instance that does not build) leaves no memory file queued
+        behind it, and the runner's sends never find the queue full."""
+        while self.sock is not None:
+            try:
+                msg, fds = self._receive(socket.MSG_DONTWAIT)
+            except OSError:   # nothing more (EAGAIN), or a closed socket: take() says so
+                return
+            if not msg and not fds:
+                return
+            self._keep(msg, fds)
+
     def take(self, name):
         """The descriptor of the newest memory file handed as name."""
         while name not in self.kept:
             if self.sock is None:
                 raise OSError("no memory file handed as %r: no socket for them" % name)
-            msg, fds, _, _ = socket.recv_fds(self.sock, 256, 4)
+            msg, fds = self._receive(0)
             if not msg and not fds:
                 raise OSError("the runner's socket closed before %r came" % name)
-            got = msg.decode(errors="replace")
-            for extra in fds[1:]:
-                os.close(extra)
-            if fds:
-                old = self.kept.pop(got, None)
-                if old is not None:
-                    os.close(old)   # handed again: the older is no one's any more
-                self.kept[got] = fds[0]
+            self._keep(msg, fds)
         return self.kept.pop(name)
 
 
@@ -495,6 +523,7 @@ def main(argv):
         q = ch.receive()
         if q is None or q.get("op") == "exit":
             return 0
+        HANDED.drain()   # sent before the request
         handler = getattr(party, "op_" + str(q.get("op")), None)
         try:
             if handler is None:

@@ -12,6 +12,7 @@ Apart from kaudit_runner.py: the channel and the process's lifetime are
 their own job; the runner only says what to ask.
 """
 
+import array
 import fcntl
 import importlib.util
 import json
@@ -19,8 +20,10 @@ import os
 import select
 import socket
 import stat
+import struct
 import subprocess
 import sys
+import termios
 import time
 
 # No torch at import: the runner starts the candidate's process before its own
@@ -34,6 +37,16 @@ MAX_LINE = 1 << 24
 # A handed object's token when it went as a memory file (kaudit_party.HandedFiles).
 MEMORY_PREFIX = "memfd:"
 SEALS = ("F_SEAL_SHRINK", "F_SEAL_GROW", "F_SEAL_WRITE", "F_SEAL_SEAL")
+# Memory files sent and not yet taken, at most (the state and the
+# initialization inputs go together before the build; every other request
+# takes its one before the next is handed).  A socket pair's own queue holds
+# hundreds, each pinning up to 4 GiB: the bound is the runner's.
+MAX_UNTAKEN = 4
+
+
+def unsent_bytes(sock):
+    """Bytes this end sent that the other has not received yet (SIOCOUTQ)."""
+    return struct.unpack("i", fcntl.ioctl(sock.fileno(), termios.TIOCOUTQ, b"\0" * 4))[0]
 
 
 def memory_channel():
@@ -43,9 +56,9 @@ def memory_channel():
     files), or KAUDIT_HANDOFF=file asks for files."""
     if os.environ.get("KAUDIT_HANDOFF") == "file":
         return None, "KAUDIT_HANDOFF=file"
-    if not (hasattr(os, "memfd_create") and hasattr(socket, "send_fds")
+    if not (hasattr(os, "memfd_create") and hasattr(socket.socket, "sendmsg")
             and all(hasattr(fcntl, s) for s in SEALS + ("F_ADD_SEALS",))):
-        return None, "no memfd_create, send_fds or file seals in this Python"
+        return None, "no memfd_create, sendmsg or file seals in this Python"
     try:
         return socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM), None
     except OSError as exc:
@@ -126,6 +139,7 @@ class PartyLink:
         # write-back the worker's memory limit throttles
         pair, self.memory_why = memory_channel()
         self.fdsock, theirs = pair if pair else (None, None)
+        self.untaken = 0   # memory files sent since the socket was last empty
         argv = [spec["kaudit"], "confine"]
         for r in self._read_roots(spec):
             argv += ["--read", r]
@@ -311,6 +325,10 @@ class PartyLink:
         candidate's process maps is what was saved), and its descriptor sent,
         never waiting: a process that does not take its descriptors fills its
         queue, and the hand-off goes through files (OSError)."""
+        if unsent_bytes(self.fdsock) == 0:
+            self.untaken = 0
+        elif self.untaken >= MAX_UNTAKEN:
+            raise OSError("%d memory files handed and not taken" % self.untaken)
         fd = os.memfd_create("kaudit-" + name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         try:
             crc = getattr(torch.serialization, "get_crc32_options", None)
@@ -324,7 +342,12 @@ class PartyLink:
                 if crc:
                     torch.serialization.set_crc32_options(was)
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, sum(getattr(fcntl, s) for s in SEALS))
-            socket.send_fds(self.fdsock, [name.encode()], [fd], socket.MSG_DONTWAIT)
+            # sendmsg itself: socket.send_fds drops its flags (Python 3.11),
+            # and a blocking send to a process that does not take its
+            # descriptors waits for ever once its queue is full
+            self.fdsock.sendmsg([name.encode()], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [fd]))],
+                               socket.MSG_DONTWAIT)
+            self.untaken += 1
         finally:
             os.close(fd)
         return MEMORY_PREFIX + name

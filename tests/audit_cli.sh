@@ -203,6 +203,15 @@ print(' '.join([e.get('handoff', '?') for e in ev if e['event'] == 'party' and e
 }
 check "closes_handoff_socket: memory at the start, files once from its import on, semantic PASS" \
     [ "$(handoff_events handoff) $(jget "$T/handoff.json" "r['axes']['semantic']['verdict']")" = "memory files PASS" ]
+# one that keeps its end open and takes nothing: at most 4 memory files wait
+# for it, then files (the send never waits: before, it waited for ever once
+# the socket's queue was full, and the audit ended at its time limit)
+audit_o hoards --reference "$TASKS/softmax.py" --candidate "$CANDS/hoards_handoff_socket.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json" --probe off
+check "hoards_handoff_socket: files after 4 memory files not taken, and the audit ends" \
+    [ "$(handoff_events hoards) $(grep -c 'memory files handed and not taken' "$O/hoards/runner/events.jsonl")" = "memory files 1" ]
+check "hoards_handoff_socket: the calls it could not load are its own (semantic FAIL, candidate-raised)" \
+    [ "$(jget "$T/hoards.json" "r['axes']['semantic']['verdict'] + ' ' + ','.join(sorted({f['code'] for f in r['semantic']['findings'] if f['kind'] == 'convicts'}))")" = "FAIL candidate-raised" ]
 (export KAUDIT_HANDOFF=file
     audit_o handoff_files --reference "$TASKS/softmax.py" --candidate "$CANDS/closes_handoff_socket.py" \
         --contract "$SRC/tests/audit/contracts/softmax.json" --probe off)
@@ -343,6 +352,20 @@ check "generated contract: contract.generated true" \
     [ "$(jget "$T/generated.json" "r['contract']['generated']")" = True ]
 check "generated contract: semantic PASS" \
     [ "$(jget "$T/generated.json" "r['axes']['semantic']['verdict']")" = PASS ]
+# what is loaded from the candidate's caches is its own code (a Triton
+# kernel's launcher is a module in its TRITON_CACHE_DIR); the reference's,
+# which the runner's environment names, are not: a Triton candidate's kernels
+# were unattributed, implementation INCONCLUSIVE (R-A), on the H100 when the
+# contract took the runner's caches
+own_caches_named() {
+    "$PY" -c "import json, sys
+objs = json.load(open(sys.argv[1]))['candidate']['objects']
+seen = json.load(open(sys.argv[2]))['build_store']['worker_sees_cache_at']
+want = [seen + '/' + d + '/*' for d in ('torch_extensions', 'triton', 'torchinductor')]
+sys.exit(0 if all(w in objs for w in want) and not any('reference-' in o for o in objs) else 1)" \
+        "$T/generated/contract.json" "$T/generated.json"
+}
+check "generated contract: the candidate's caches are its own code, the reference's are not" own_caches_named
 
 # ---------------------------------------------------------------- batches
 echo "batches:"
