@@ -152,6 +152,14 @@ int audit_caches_beneath(const char *root, int make, char *err, size_t n)
     return 0;
 }
 
+const char *audit_cache_beneath(const char *variable)
+{
+    for (size_t i = 0; i < sizeof party_caches / sizeof party_caches[0]; i++)
+        if (!strcmp(party_caches[i].variable, variable))
+            return party_caches[i].beneath;
+    return NULL;
+}
+
 void audit_caches_json(struct kat_json *j, const char *root)
 {
     char sub[PATH_MAX + 48];

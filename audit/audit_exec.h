@@ -33,6 +33,10 @@ struct audit_roots {
  * -1 with err when one cannot be made. */
 int audit_caches_beneath(const char *root, int make, char *err, size_t n);
 
+/* Where variable's cache lies beneath such a root ("/triton" for
+ * TRITON_CACHE_DIR), or NULL for a variable that is none of them. */
+const char *audit_cache_beneath(const char *variable);
+
 /* The same variables beneath root, as members of j's open object (the
  * environment of the candidate's process, in its party plan). */
 struct kat_json;

@@ -98,14 +98,11 @@ int contract_new_write(const char *path, const char *manifest, const char *refer
         cJSON_AddItemToArray(objects, cJSON_CreateString(defaults[k]));
     cJSON_AddItemToArray(objects, cJSON_CreateString("*/torch-extensions/*"));
     static const char *const moved[] = { "TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR" };
-    /* in an audit, the candidate's caches, never the environment's: kaudit
-       audit's names the reference's, whose builds are not the candidate's */
-    static const char *const beneath[] = { "torch_extensions", "triton", "torchinductor" };
     for (size_t k = 0; k < sizeof moved / sizeof moved[0]; k++) {
         char own[PATH_MAX + 32];
         const char *dir = getenv(moved[k]);
-        if (candidate_cache) {
-            snprintf(own, sizeof own, "%s/%s", candidate_cache, beneath[k]);
+        if (candidate_cache) { /* in an audit, the candidate's: the environment names the reference's */
+            snprintf(own, sizeof own, "%s%s", candidate_cache, audit_cache_beneath(moved[k]));
             dir = own;
         }
         char real[PATH_MAX], *pattern = NULL;
