@@ -212,6 +212,13 @@ check "hoards_handoff_socket: files after 4 memory files not taken, and the audi
     [ "$(handoff_events hoards) $(grep -c 'memory files handed and not taken' "$O/hoards/runner/events.jsonl")" = "memory files 1" ]
 check "hoards_handoff_socket: the calls it could not load are its own (semantic FAIL, candidate-raised)" \
     [ "$(jget "$T/hoards.json" "r['axes']['semantic']['verdict'] + ' ' + ','.join(sorted({f['code'] for f in r['semantic']['findings'] if f['kind'] == 'convicts'}))")" = "FAIL candidate-raised" ]
+# a fresh instance that raises when built: the inputs handed for its calls
+# are never taken, and the next call still gets its own (the newest of each
+# name), never a value mismatch made by stale inputs
+audit_o fresh_raises --reference "$TASKS/softmax.py" --candidate "$CANDS/fresh_instance_raises.py" \
+    --contract "$SRC/tests/audit/contracts/softmax.json" --probe off
+check "fresh_instance_raises: convicted by its raising alone, no value mismatch from inputs it never took" \
+    [ "$(jget "$T/fresh_raises.json" "r['axes']['semantic']['verdict'] + ' ' + ','.join(sorted({f['code'] for f in r['semantic']['findings'] if f['kind'] == 'convicts'}))")" = "FAIL candidate-raised" ]
 (export KAUDIT_HANDOFF=file
     audit_o handoff_files --reference "$TASKS/softmax.py" --candidate "$CANDS/closes_handoff_socket.py" \
         --contract "$SRC/tests/audit/contracts/softmax.json" --probe off)
