@@ -49,6 +49,7 @@ from kaudit_state import AlignmentError, align_state  # noqa: E402
 from kaudit_flags import global_flags  # noqa: E402
 from kaudit_marks import Marks, load_module, phase  # noqa: E402,F401  (phase: kaudit_weak's too)
 from kaudit_timing import Timer, paired_batches  # noqa: E402
+from kaudit_party_link import MEMORY_PREFIX  # noqa: E402  (the runner's end of the hand-off)
 
 REF = "kaudit:reference"
 CAND = "kaudit:candidate"
@@ -86,7 +87,7 @@ class HandedFiles:
     (kaudit_party_link.hand), kept by name until asked for: the runner sends
     each before the request that names it."""
 
-    PREFIX = "memfd:"
+    PREFIX = MEMORY_PREFIX
 
     def __init__(self, fd):
         self.sock = socket.socket(fileno=fd) if fd is not None else None

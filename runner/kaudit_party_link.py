@@ -134,9 +134,8 @@ class PartyLink:
         self.ready = False
         req_r, req_w = os.pipe()
         ans_r, ans_w = os.pipe()
-        # a call's inputs (KernelBench's reach 4 GB) as a sealed memory file
-        # over this socket: written once in memory, never to a disk whose
-        # write-back the worker's memory limit throttles
+        # a call's inputs (KernelBench's reach 4 GiB) as a sealed memory file
+        # over this socket: written once in memory, never to disk and back
         pair, self.memory_why = memory_channel()
         self.fdsock, theirs = pair if pair else (None, None)
         self.untaken = 0   # memory files sent since the socket was last empty
@@ -333,7 +332,7 @@ class PartyLink:
         try:
             crc = getattr(torch.serialization, "get_crc32_options", None)
             was = crc() if crc else None
-            if crc:   # PyTorch 2.5 and later: the CRC of 4 GB costs seconds, and the load does not check it
+            if crc:   # PyTorch 2.5 and later: no CRC over gigabytes, which the load does not check
                 torch.serialization.set_crc32_options(False)
             try:
                 with self.guard.own(), os.fdopen(os.dup(fd), "wb") as f:
