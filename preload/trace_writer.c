@@ -1045,10 +1045,10 @@ static void write_end_locked(uint32_t end_kind, int32_t status, uint32_t flags)
     store_record(KAT_REC_PROCESS_END, &end, sizeof(end), NULL, 0);
 }
 
-/* Drop the unused, zero-filled rest of the file. */
+/* Drop the unused, zero-filled rest of the file.  Lock held, and no spare
+ * being prepared (kat_writer_close waited for it). */
 static void trim_locked(void)
 {
-    wait_spare_locked();
     uint64_t length = writer.map_offset + writer.used;
     drop_spare(1);
     unmap_segment();
@@ -1072,6 +1072,11 @@ void kat_writer_close(uint32_t end_kind, int32_t status, uint32_t flags)
     kat_stage_flush_all();
     pthread_mutex_lock(&writer.lock);
     if (writer.state == WRITER_OPEN && writer.owner_pid == getpid()) {
+        /* Before the end record, not in trim_locked after it: the wait lets
+         * go of the lock, and the records other threads stored meanwhile
+         * would follow the end, a trace that reads as cut short (seen in CI
+         * in a fork child whose first spare was still being mapped). */
+        wait_spare_locked();
         write_end_locked(end_kind, status, flags);
         if (end_kind == KAT_END_EXEC) {
             /* If the exec fails, kat_writer_resume() maps the file again. */

@@ -532,6 +532,30 @@ const char *rh_describe(const struct rh_session *s)
     return buf;
 }
 
+const char *rh_describe_ending(const struct rh_trace *t)
+{
+    static char buf[2048];
+    size_t off = 0, last_end = t->nrecs;
+    for (size_t i = 0; i < t->nrecs; i++)
+        if (t->recs[i].type == KAT_REC_PROCESS_END)
+            last_end = i;
+    off += (size_t)snprintf(buf, sizeof buf, "%s: %zu records, reading ended %d%s%s", t->name, t->nrecs,
+                            t->read_result, t->error[0] ? ": " : "", t->error);
+    if (last_end == t->nrecs)
+        return buf;
+    const struct kat_process_end_rec *e = t->recs[last_end].body;
+    off += (size_t)snprintf(buf + off, sizeof buf - off, "; last end record #%zu at offset %llu (kind %u)", last_end,
+                            (unsigned long long)t->recs[last_end].offset, e->kind);
+    size_t after = t->nrecs - last_end - 1;
+    off += (size_t)snprintf(buf + off, sizeof buf - off, ", then %zu records", after);
+    for (size_t i = last_end + 1; i < t->nrecs && i <= last_end + 8 && off < sizeof buf; i++)
+        off += (size_t)snprintf(buf + off, sizeof buf - off, "%s %s", i == last_end + 1 ? ":" : ",",
+                                kat_record_type_name(t->recs[i].type));
+    if (after > 8 && off < sizeof buf)
+        snprintf(buf + off, sizeof buf - off, ", ...");
+    return buf;
+}
+
 /* ---- ground truth ----------------------------------------------------------------------- */
 
 #define GROW(arr, n, cap)                                                         \

@@ -128,6 +128,9 @@ const struct kat_kernel_rec *rh_kernel(const struct rh_trace *t, uint32_t correl
 int rh_readable(const struct rh_trace *t);
 /* A one-line description of the session for assertion messages (static buffer). */
 const char *rh_describe(const struct rh_session *s);
+/* Why a trace is not complete: its end records, what follows the last one,
+ * and how its reading ended (a static buffer, for assertion messages). */
+const char *rh_describe_ending(const struct rh_trace *t);
 
 /* ---- the stand-ins' ground truth ----------------------------------------------------- */
 

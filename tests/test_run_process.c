@@ -99,7 +99,7 @@ Test(process, fork_children_have_traces_links_and_exit_statuses, .timeout = 240)
         if (i < 2) {
             cr_expect(WIFEXITED(e->wait_status) && WEXITSTATUS(e->wait_status) == 10 + i,
                       "child %d: wait status %#x, it exited %d", i, e->wait_status, 10 + i);
-            cr_expect(c->complete, "child %d exited normally but its trace is not complete", i);
+            cr_expect(c->complete, "child %d exited normally but its trace is not complete: %s", i, rh_describe_ending(c));
             cr_expect(c->end && c->end->kind == KAT_END_EXIT && (c->end->flags & KAT_END_FLAG_STATUS_KNOWN) &&
                           c->end->status == 10 + i,
                       "child %d: end kind %u status %d flags %u", i, c->end ? c->end->kind : 0,
@@ -370,6 +370,30 @@ Test(death, underscore_exit_flushes_and_records_status, .timeout = 240)
               "end kind %u status %d", t->end ? t->end->kind : 0, t->end ? t->end->status : -1);
     cr_expect_eq(rh_check_kernels(&p.s, &p.gt, 0), 0, "%s", rh_describe(&p.s));
     rh_case_free(&p);
+}
+
+/* The process ends while three threads launch and the preload's spare
+ * thread is starved half-way through mapping a segment (the CI failure of
+ * 2026-12-06: a fork child's trace ended in records after its end record).
+ * Closing the trace waits for that thread, and the other threads' records
+ * must not slip in after the end record meanwhile: the end stays last.  Each
+ * run hits the window about two times in five (measured on this 2-core
+ * machine before the fix), so six runs. */
+#define EXIT_RACE_RUNS 6
+Test(death, exit_while_threads_write_ends_the_trace_last, .timeout = 240)
+{
+    for (int run = 0; run < EXIT_RACE_RUNS; run++) {
+        struct rh_case p;
+        proc_run(&p, "exit-while-launching", 0);
+        cr_assert_eq(p.run.exit_code, 0, "run %d: kaudit run returned %d\n%s", run, p.run.exit_code, p.run.err);
+        expect_same_output(&p);
+        cr_assert_eq(p.s.ntraces, 1, "run %d: %s", run, rh_describe(&p.s));
+        const struct rh_trace *t = &p.s.traces[0];
+        cr_assert_not_null(t->end, "run %d: no end record: %s", run, rh_describe_ending(t));
+        cr_expect_eq(t->end->kind, KAT_END__EXIT, "run %d: end kind %u", run, t->end->kind);
+        cr_assert(t->complete, "run %d: the trace is not complete: %s", run, rh_describe_ending(t));
+        rh_case_free(&p);
+    }
 }
 
 Test(death, exit_status_is_returned_and_recorded, .timeout = 240)

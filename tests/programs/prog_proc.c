@@ -23,6 +23,13 @@
  *                              launches CLOSE_FDS_KERNELS kernels (the trace
  *                              needs at least two more segments), closes FILE
  *                              and exits 0 only if it holds exactly that string
+ *   prog_proc exit-while-launching
+ *                              launches a kernel, starts EXIT_RACE_THREADS
+ *                              threads that launch kernels without end (their
+ *                              records cross segment after segment, so a
+ *                              spare segment is often being prepared), lets
+ *                              them run EXIT_RACE_MS and exits 0 while they
+ *                              still launch
  *   prog_proc abort | segv | sigkill | _exit | exit:N | nosync-kill
  *                              launch three kernels, synchronise (not for
  *                              nosync-kill), then die that way
@@ -35,6 +42,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -363,6 +371,76 @@ static int mode_close_fds(const char *path)
     return 1;
 }
 
+#define EXIT_RACE_THREADS 3
+#define EXIT_RACE_MS 300
+
+/* Until a launch fails: the exit tears the context down under it. */
+static void *launch_without_end(void *arg)
+{
+    (void)arg;
+    int n = 64;
+    float *d, s = 1.0f;
+    if (cudaMalloc((void **)&d, n * sizeof(float)) != cudaSuccess)
+        return NULL;
+    void *args[] = { &d, &n, &s };
+    dim3 grid = { 1, 1, 1 }, block = { 128, 1, 1 };
+    while (cudaLaunchKernel(&prog_scale_stub, grid, block, args, 0, 0) == cudaSuccess)
+        ;
+    return NULL;
+}
+
+/* The preload's thread that maps trace segments ahead ("kaudit-spare"),
+ * starved: SCHED_IDLE on the one CPU the launching threads keep busy, as on
+ * a loaded machine, so that it is often half-way through a segment when the
+ * process ends.  0 when it was found and starved. */
+static int starve_spare_thread(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int found = -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && found < 0) {
+        char path[300], name[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(name, sizeof name, f) && strncmp(name, "kaudit-spare", 12) == 0) {
+            struct sched_param none = { 0 };
+            found = sched_setscheduler(atoi(e->d_name), SCHED_IDLE, &none);
+        }
+        fclose(f);
+    }
+    closedir(d);
+    return found;
+}
+
+static int mode_exit_while_launching(void)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+    sched_setaffinity(0, sizeof one, &one);   /* inherited by every thread started from here */
+    launch_some("before the threads", 1, 0, 1);
+    /* the thread names itself once it runs */
+    int starved = -1;
+    for (int tries = 0; tries < 200 && starved != 0; tries++)
+        if ((starved = starve_spare_thread()) != 0)
+            usleep(1000);
+    for (int i = 0; i < EXIT_RACE_THREADS; i++) {
+        pthread_t t;
+        if (pthread_create(&t, NULL, launch_without_end, NULL) != 0) {
+            perror("pthread_create");
+            return 2;
+        }
+    }
+    usleep(EXIT_RACE_MS * 1000);
+    printf("exiting while %d threads launch\n", EXIT_RACE_THREADS);
+    fflush(stdout);
+    _exit(0);
+}
+
 static int mode_die(const char *how)
 {
     launch_some("before death", 3, 0, 1);
@@ -411,5 +489,7 @@ int main(int argc, char **argv)
         return mode_threads();
     if (!strcmp(mode, "close-fds"))
         return mode_close_fds(log);
+    if (!strcmp(mode, "exit-while-launching"))
+        return mode_exit_while_launching();
     return mode_die(mode);
 }
