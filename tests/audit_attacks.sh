@@ -32,6 +32,13 @@
 #                     the implementation axis FAIL
 #   probe_detect_zeros (torch.matmul; zeros while the probe watches)
 #                     the implementation axis FAIL with probe-baseline-mismatch
+#   chmod_runner (zeros after 40 calls; chmods the runner's tensors/ 0555
+#                     while the reference's later slots are written)
+#                     the semantic axis FAIL or INCONCLUSIVE, with a cause
+#   probe_overwrite_reference (torch.matmul; a constant while the probe
+#                     watches; nameless replays whose files the runner copied
+#                     over its own reference files of the probe)
+#                     the implementation axis FAIL, or the probe unresolved
 #   poison_reference_tmp (task shape_compiled, --require shapes: right only on
 #                     the task's own shape, the reference's per-shape builds
 #                     laid out in TMPDIR and the working directory)
@@ -91,7 +98,7 @@ drop_inputs) cand=drop_inputs_event ;;
 pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
 pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
-timing_hog_reference|forge_reference_phase) cand=$ATTACK ;;
+timing_hog_reference|forge_reference_phase|chmod_runner|probe_overwrite_reference) cand=$ATTACK ;;
 poison_reference_tmp) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
@@ -183,6 +190,10 @@ forge_events)
     echo "  forged log entries: $(grep -o '"cand": "tensors//s[0-9]*c[0-9]*-ref.kt"' "$D/runner/events.jsonl" 2>/dev/null | wc -l)"
     semantic_not_pass ;;
 steal_reference) semantic_not_pass ;;
+chmod_runner)
+    echo "  candidate:      $(cat "$D/work/attack-chmod-runner.marker" 2>/dev/null)"
+    echo "  skipped:        $(grep -o '"event": "[a-z_]*_skipped"' "$D/runner/events.jsonl" 2>/dev/null | sort | uniq -c | tr '\n' ' ')"
+    semantic_not_pass ;;
 collect_directory)
     sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
     [ "$sem" = FAIL ] || broken "semantic axis '$sem' for a candidate whose outputs are zeros and whose every answer names a directory (want FAIL: its answer is its own failure, not a lost process)" ;;
@@ -230,7 +241,7 @@ pg_event_array|pg_function_detour|pg_got_patch|pg_error_counter|pg_warmup)
     FAIL:*|INCONCLUSIVE:*|*:FAIL|*:INCONCLUSIVE) ;;
     *) broken "measurement axis '$meas' (semantic '$sem') for a candidate whose timing is faked (want FAIL or INCONCLUSIVE)" ;;
     esac ;;
-pg_pipe_interpose|pg_file_struct|pg_seccomp_trap) probe_hidden ;;
+pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|probe_overwrite_reference) probe_hidden ;;
 forge_reference_phase)
     impl=$(jget "$R" 'r["axes"]["implementation"]["verdict"]')
     echo "  forged:         $(cat "$D/work/attack-forge.marker" 2>/dev/null)"
