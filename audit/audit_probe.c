@@ -375,8 +375,11 @@ static void read_replays(struct read_state *st, const cJSON *e, struct replay_ta
     cJSON_ArrayForEach(r, replays)
     {
         const char *name = kat_event_str(r, "name");
-        if (!name)
-            continue;
+        if (!name) {
+            /* what it is compared with is unknown: a malformed answer, never one to pass over */
+            unresolved(p, "a replay of the probe's answer has no name");
+            break;
+        }
         p->replays++;
         if (kat_event_num(r, "perturbed", -1) != kat_event_num(r, "expected", -2)) {
             unresolved(p, "the %s replay perturbed %.0f of its %.0f targets", name, kat_event_num(r, "perturbed", -1),

@@ -41,10 +41,28 @@ class StageFailed(Exception):
     pass
 
 
+class EvidenceLost(BaseException):
+    """The runner itself failed where the evidence depends on it: a file of
+    its own it cannot write (code evidence-unwritable), or the reference
+    refused by the kernel (code reference-refused: EPERM, EACCES or EXDEV,
+    which no input value causes).  Both parties run as the worker's uid,
+    which owns the runner's folders, and Landlock governs no chmod: the
+    candidate's process can make either happen.  Never a property of a slot,
+    to be replaced or skipped as one the task cannot take: the audit ends,
+    INCONCLUSIVE with the code.  A BaseException, so that no handler of the
+    reference's errors (except Exception) takes it for one of them."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
 def stage(log, name, fn):
     t0 = time.monotonic()
     try:
         value = fn()
+    except EvidenceLost:
+        raise   # the audit's end, said once where the runner stops
     except BaseException as exc:  # SystemExit from a task too
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -26,6 +26,8 @@ import sys
 import termios
 import time
 
+from kaudit_events import EvidenceLost
+
 # No torch at import: the runner starts the candidate's process before its own
 # PyTorch import (start_early), so that the two imports overlap.
 
@@ -314,9 +316,12 @@ class PartyLink:
                     self.log.event("handoff", status="files", name=name, reason=str(exc)[:200])
         path = os.path.join(self.handoff, name)
         tmp = path + ".tmp"
-        with self.guard.own():
-            torch.save(obj, tmp)
-            os.replace(tmp, path)
+        try:
+            with self.guard.own():
+                torch.save(obj, tmp)
+                os.replace(tmp, path)
+        except OSError as exc:
+            raise EvidenceLost("evidence-unwritable", "cannot hand %s over: %s" % (path, exc)) from exc
         return path
 
     def _hand_memory(self, torch, name, obj):
@@ -353,7 +358,10 @@ class PartyLink:
 
     def take(self, name, dest):
         """The file the candidate's process wrote in its directory, copied to dest:
-        only a regular file with one link (never a link to a file it could not read)."""
+        only a regular file with one link (never a link to a file it could not read).
+        What it gave is its own answer (an OSError: its call's failure); dest is
+        the runner's, made here and never over a file already there (a name of
+        the runner's own files): failing that, EvidenceLost."""
         src = os.path.join(self.out, os.path.basename(str(name)))
         fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:
@@ -361,14 +369,19 @@ class PartyLink:
             if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
                 # its own answer, not a lost process: the call's candidate-raised (an OSError)
                 raise NotOwnFile("the candidate's process gave %s, which is not a regular file of its own" % name)
-            with self.guard.own():
-                with open(dest + ".tmp", "wb") as f:
-                    while True:
-                        chunk = os.read(fd, 1 << 20)
-                        if not chunk:
-                            break
-                        f.write(chunk)
-                os.replace(dest + ".tmp", dest)
+            try:
+                with self.guard.own():
+                    with open(dest + ".tmp", "wb") as f:
+                        while True:
+                            chunk = os.read(fd, 1 << 20)
+                            if not chunk:
+                                break
+                            f.write(chunk)
+                    os.link(dest + ".tmp", dest)   # EEXIST where dest is there already
+                    os.unlink(dest + ".tmp")
+            except OSError as exc:
+                raise EvidenceLost("evidence-unwritable", "cannot copy the candidate's %s to %s: %s"
+                                   % (name, dest, exc)) from exc
         finally:
             os.close(fd)
         try:

@@ -60,12 +60,12 @@ import kaudit_probe  # noqa: E402  (beside this file; imported before the candid
 
 import torch  # noqa: E402
 
-from kaudit_events import Log, StageFailed, short_error, stage  # noqa: E402
+from kaudit_events import EvidenceLost, Log, StageFailed, short_error, stage  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
 from kaudit_inputs import (SlotInputs, base_specs, clone_tree, has_redrawable_integers, layout_of,  # noqa: E402
                            long_run_sets, native_inputs, slot_inputs)
-from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, mutated, output_leaves, overwritten,  # noqa: E402
-                          sampled, snapshot, synchronize)
+from kaudit_calls import (REPEATED_CALLS, is_out_of_memory, is_refused_by_confinement, mutated,  # noqa: E402
+                          output_leaves, overwritten, sampled, snapshot, synchronize)
 from kaudit_turns import DeviceTurns  # noqa: E402
 from kaudit_state import BOOKKEEPING, redraw_state  # noqa: E402
 from kaudit_timing import AA_ORDERS, Timer, paired_batches  # noqa: E402
@@ -136,9 +136,20 @@ class Runner:
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
-        with self.guard.own():
-            kaudit_tensors.write_tensor_file(path, leaves)
+        try:
+            with self.guard.own():
+                kaudit_tensors.write_tensor_file(path, leaves)
+        except OSError as exc:
+            raise EvidenceLost("evidence-unwritable", "cannot write %s: %s" % (path, exc)) from exc
         return "tensors/" + name
+
+    @staticmethod
+    def refused(exc, what):
+        """An error of the reference's that the kernel's refusal caused: the
+        audit's end (EvidenceLost), not the slot's."""
+        if is_refused_by_confinement(exc):
+            raise EvidenceLost("reference-refused", "the reference was refused by the kernel %s: %s"
+                               % (what, short_error(exc)[0])) from exc
 
     # --- reference side, in this process (the candidate builds in its own meanwhile, out of reach)
 
@@ -368,6 +379,7 @@ class Runner:
                 torch.manual_seed(self.derived("mode-probe"))
                 outs.append([v for p, v in output_leaves(self.call(self.ref, args, REF))])
         except Exception as exc:
+            self.refused(exc, "in train mode")
             self.log.event("modes", dependent=None, reason="the reference raised in train mode: " + short_error(exc)[0])
             return None
         finally:
@@ -473,6 +485,7 @@ class Runner:
                     f64 = self.write(f"s{idx:02d}c{ci}-ref64.kt", sampled(leaves64, (self.sample_key, idx, ci)))
                     fp64_error = None
                 except Exception as exc:  # fp64 unsupported by an operator
+                    self.refused(exc, "in fp64 on slot %d" % idx)
                     f64 = None
                     fp64_error = short_error(exc)[0]
                 fp64_s += time.monotonic() - t64
@@ -487,6 +500,7 @@ class Runner:
                                 "poison": [(tuple(v.shape), v.dtype) for p, v in leaves
                                            if isinstance(v, torch.Tensor)]})
         except Exception as exc:
+            self.refused(exc, "on slot %d" % idx)
             if is_out_of_memory(exc):
                 # resource exhaustion is no property of the slot: no replacement
                 self.log.event("stage", stage="reference_slots", status="error", code="resource-exhausted",
@@ -1031,10 +1045,15 @@ class Runner:
             got = self.party.request("probe", spec=spec, inputs=inputs, nonce=nonce)
             event = got.get("probe") if isinstance(got.get("probe"), dict) else {
                 "status": "unresolved", "check": "probe-raised", "error": str(got.get("error", "?"))}
-            for rep in event.get("replays", []) if isinstance(event.get("replays"), list) else []:
-                name = os.path.basename(str(rep.get("file", "")))
-                dest = "probe-%s" % name[len("probe-"):] if name.startswith("probe-") else "probe-x-" + name
-                self.party.take(name, os.path.join(self.tensors, dest))
+            # each replay's copy named here, by its place in the answer: never
+            # after the candidate's name for it, which could be the name of
+            # the reference's files of the probe beside them
+            replays = event.get("replays", []) if isinstance(event.get("replays"), list) else []
+            for i, rep in enumerate(replays):
+                if not isinstance(rep, dict):
+                    raise OSError("replay %d of the probe's answer is no object" % i)
+                dest = "probe-replay-%03d.kt" % i
+                self.party.take(os.path.basename(str(rep.get("file", ""))), os.path.join(self.tensors, dest))
                 rep["file"] = "tensors/" + dest
         except PartyGone as exc:
             event = {"status": "unresolved", "check": "probe-raised", "error": str(exc)}
@@ -1057,6 +1076,7 @@ class Runner:
             got["ref"] = self.write("probe-reference.kt", sampled(output_leaves(out), key))
             del out
         except Exception as exc:
+            self.refused(exc, "on the probe's inputs")
             got["error"] = "the reference raised on the probe's inputs: " + short_error(exc)[0]
             return got
         try:
@@ -1064,6 +1084,7 @@ class Runner:
             got["ref64"] = self.write("probe-reference64.kt", sampled(output_leaves(out64), key))
             del out64
         except Exception as exc:  # fp64 unsupported by an operator
+            self.refused(exc, "in fp64 on the probe's inputs")
             got["error"] = "the fp64 reference did not run on the probe's inputs: " + short_error(exc)[0]
         return got
 
@@ -1183,8 +1204,12 @@ def main(argv):
     sys.addaudithook(guard.hook)
     try:
         run(plan, log, guard)
-    except StageFailed as exc:
-        log.event("done", status="stage-failed", stage=str(exc))
+    except (StageFailed, EvidenceLost) as exc:
+        stopped = str(exc)
+        if isinstance(exc, EvidenceLost):
+            log.event("stage", stage="evidence", status="error", code=exc.code, error=str(exc)[:500])
+            stopped = "evidence"
+        log.event("done", status="stage-failed", stage=stopped)
         # the surfaces build their own instances: a candidate the audit could
         # not align (or call) may still be judged by them, as upstream would
         run_weak(getattr(run, "runner", None), plan, log)

@@ -98,6 +98,24 @@ static const char *stage_cause(const char *stage)
     return "runner-stage-failed";
 }
 
+/* The extra slots the runner leaves out when the reference cannot run them
+ * (runner/kaudit_runner.py): what each event says was not tested, or NULL. */
+static const char *skipped_check(const char *event)
+{
+    static const struct {
+        const char *event, *check;
+    } map[] = {
+        { "long_run_skipped", "the long run" },
+        { "state_reload_skipped", "the state reload" },
+        { "train_mode_skipped", "the train-mode slot" },
+        { "timed_calls_skipped", "the timed calls' comparison" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i].event, event) == 0)
+            return map[i].check;
+    return NULL;
+}
+
 static void on_stage(struct ctx *c, const cJSON *e)
 {
     const char *stage = kat_event_str(e, "stage"), *status = kat_event_str(e, "status");
@@ -124,7 +142,10 @@ static void on_stage(struct ctx *c, const cJSON *e)
         return;
     }
     const char *code = kat_event_str(e, "code") ? kat_event_str(e, "code") : stage_cause(stage);
-    sem_add(c, KAT_SEM_UNRESOLVED, code, NULL, -1, "the runner failed at %s: %s", stage, err);
+    if (strcmp(stage, "evidence") == 0) /* runner/kaudit_events.py, EvidenceLost: wherever it happened */
+        sem_add(c, KAT_SEM_UNRESOLVED, code, NULL, -1, "the runner stopped, its evidence incomplete: %s", err);
+    else
+        sem_add(c, KAT_SEM_UNRESOLVED, code, NULL, -1, "the runner failed at %s: %s", stage, err);
 }
 
 /* PyTorch's switches the candidate flipped (runner/kaudit_flags.py): each a
@@ -356,6 +377,11 @@ int kat_semantic_evaluate(const char *runner_dir, unsigned planned_slots, const 
                 sem_add(&c, KAT_SEM_UNRESOLVED, "required-slot-unavailable", NULL, -1,
                     "slot %s, required to gate, could not run: %s",
                     kat_event_str(e, "name") ? kat_event_str(e, "name") : "?",
+                    kat_event_str(e, "reason") ? kat_event_str(e, "reason") : "?");
+            } else if (skipped_check(ev)) {
+                /* the reference could not run it: the verdict stands on the
+                   rest, and the record says what was not tested */
+                sem_add(&c, KAT_SEM_SIGNAL, "check-skipped", NULL, -1, "%s was not run: %s", skipped_check(ev),
                     kat_event_str(e, "reason") ? kat_event_str(e, "reason") : "?");
             } else if (strcmp(ev, "global_state") == 0) {
                 global_state(&c, e);

@@ -59,7 +59,8 @@ set_tests_properties(audit_timing_turns PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 3
 # label "attack".  Those whose defence has not landed are registered
 # DISABLED, so that ctest lists them as not run instead of hiding them: each
 # is enabled in the commit that defends it.
-set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool probe_unclassified_op collect_directory poison_reference_tmp)
+set(_kaudit_attacks_defended drop_inputs core_pattern proc_sys signal_ancestors forge_events steal_reference precomputed probe_detect_zeros probe_pop_mode probe_thread probe_pool probe_unclassified_op collect_directory poison_reference_tmp
+  chmod_runner chmod_reference_tmp probe_overwrite_reference)
 set(_kaudit_attacks_open)
 # gpu-mode/pygpubench's exploits adapted to KernelBench format (pg_*.py;
 # docs/threat-model.md, "pygpubench's exploits"): those that apply on the CPU.
@@ -72,8 +73,6 @@ list(APPEND _kaudit_attacks_defended pg_gc_nan pg_gc_copy pg_combined pg_fd_over
 # Open on the CPU: the probe's report is the candidate's process's own there
 # (on CUDA the trace convicts them; docs/threat-model.md).
 list(APPEND _kaudit_attacks_open pg_pipe_interpose pg_file_struct)
-# Found by a hostile review (2026-12-06), open until their defences land.
-list(APPEND _kaudit_attacks_open chmod_runner probe_overwrite_reference)
 foreach(_kaudit_attack ${_kaudit_attacks_defended} ${_kaudit_attacks_open})
   add_test(NAME audit_attack_${_kaudit_attack} COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/audit_attacks.sh
     $<TARGET_FILE:kaudit> "${_kaudit_audit_python}" ${CMAKE_SOURCE_DIR} ${_kaudit_attack})

@@ -32,13 +32,20 @@
 #                     the implementation axis FAIL
 #   probe_detect_zeros (torch.matmul; zeros while the probe watches)
 #                     the implementation axis FAIL with probe-baseline-mismatch
-#   chmod_runner (zeros after 40 calls; chmods the runner's tensors/ 0555
-#                     while the reference's later slots are written)
-#                     the semantic axis FAIL or INCONCLUSIVE, with a cause
+#   chmod_runner (task scratch_tmp, --probe off: zeros after 40 calls; chmods
+#                     the runner's tensors/ 0555 while the reference's later
+#                     slots are written)
+#                     the semantic axis FAIL or INCONCLUSIVE, with a cause:
+#                     the runner's lost write where the chmod landed; no
+#                     check skipped for it
 #   probe_overwrite_reference (torch.matmul; a constant while the probe
 #                     watches; nameless replays whose files the runner copied
 #                     over its own reference files of the probe)
 #                     the implementation axis FAIL, or the probe unresolved
+#   chmod_reference_tmp (task scratch_tmp, --probe off: right everywhere;
+#                     chmods the reference's TMPDIR 0555 at import)
+#                     the semantic axis INCONCLUSIVE, reference-refused; no
+#                     slot replaced or check skipped for the refusal
 #   poison_reference_tmp (task shape_compiled, --require shapes: right only on
 #                     the task's own shape, the reference's per-shape builds
 #                     laid out in TMPDIR and the working directory)
@@ -98,7 +105,7 @@ drop_inputs) cand=drop_inputs_event ;;
 pg_gc_nan|pg_gc_copy|pg_combined|pg_heap_sig_scan|pg_stack_sig_scan|pg_thread_fd|pg_fd_overwrite|\
 pg_pipe_interpose|pg_file_struct|pg_seccomp_trap|pg_proc_mem_bypass|pg_ptrace|pg_replace_torch|\
 pg_event_array|pg_function_detour|pg_got_patch|pg_gpu_scan_zeros|pg_error_counter|pg_warmup) cand=$ATTACK ;;
-timing_hog_reference|forge_reference_phase|chmod_runner|probe_overwrite_reference) cand=$ATTACK ;;
+timing_hog_reference|forge_reference_phase|chmod_runner|probe_overwrite_reference|chmod_reference_tmp) cand=$ATTACK ;;
 poison_reference_tmp) cand=$ATTACK ;;
 *) echo "$NAME: unknown attack '$ATTACK'" >&2; exit 2 ;;
 esac
@@ -121,6 +128,7 @@ task=matmul
 # its victim is a reference that compiles per shape (tests/audit/tasks/
 # shape_compiled.py); the shape probes, which it poisons, gate
 [ "$ATTACK" = poison_reference_tmp ] && task=shape_compiled contract="--require shapes --probe off"
+[ "$ATTACK" = chmod_reference_tmp ] || [ "$ATTACK" = chmod_runner ] && task=scratch_tmp contract="--probe off"
 # shellcheck disable=SC2086
 timeout 300 "$K" audit --reference "$A/tasks/$task.py" --candidate "$A/attacks/$cand.py" $contract \
     --device "$DEVICE" -d "$D" --json "$T/record.json" --quiet >"$T/out" 2>&1 </dev/null
@@ -190,10 +198,30 @@ forge_events)
     echo "  forged log entries: $(grep -o '"cand": "tensors//s[0-9]*c[0-9]*-ref.kt"' "$D/runner/events.jsonl" 2>/dev/null | wc -l)"
     semantic_not_pass ;;
 steal_reference) semantic_not_pass ;;
+chmod_reference_tmp)
+    echo "  candidate:      $(cat "$D/work/attack-chmod-reference-tmp.marker" 2>/dev/null)"
+    refused=$(grep -c '"event": "\(slot_replaced\|slot_unavailable\|reported_slot_skipped\|[a-z_]*_skipped\)".*\(PermissionError\|Permission denied\)' "$D/runner/events.jsonl" 2>/dev/null)
+    echo "  replaced or skipped for a refusal: $refused"
+    [ "${refused:-0}" -eq 0 ] || broken "$refused slot(s) or check(s) replaced or skipped because the candidate made the reference's folder read-only"
+    cause=$(jget "$R" 'r["axes"]["semantic"]["root_cause"]')
+    case "$(jget "$R" 'r["axes"]["semantic"]["verdict"]'):$cause" in
+    INCONCLUSIVE:*refused*) ;;
+    *) broken "semantic '$(jget "$R" 'r["axes"]["semantic"]["verdict"]')' ($cause) for a reference refused by the kernel (want INCONCLUSIVE: reference-refused)" ;;
+    esac ;;
 chmod_runner)
-    echo "  candidate:      $(cat "$D/work/attack-chmod-runner.marker" 2>/dev/null)"
-    echo "  skipped:        $(grep -o '"event": "[a-z_]*_skipped"' "$D/runner/events.jsonl" 2>/dev/null | sort | uniq -c | tr '\n' ' ')"
-    semantic_not_pass ;;
+    marker=$(cat "$D/work/attack-chmod-runner.marker" 2>/dev/null)
+    echo "  candidate:      $marker"
+    skipped=$(grep -c '"event": "[a-z_]*_skipped".*Permission' "$D/runner/events.jsonl" 2>/dev/null)
+    echo "  skipped for a refused write: $skipped"
+    [ "${skipped:-0}" -eq 0 ] || broken "$skipped check(s) skipped because the runner's own write was refused"
+    semantic_not_pass
+    # where the chmod landed, the runner's lost write is the cause
+    case "$marker" in
+    "chmod 0555: ok") case "$(jget "$R" 'r["axes"]["semantic"]["root_cause"]')" in
+        *"cannot write"*) ;;
+        *) broken "the runner's tensors/ was made read-only, and the cause is not its lost write: $(jget "$R" 'r["axes"]["semantic"]["root_cause"]')" ;;
+        esac ;;
+    esac ;;
 collect_directory)
     sem=$(jget "$R" 'r["axes"]["semantic"]["verdict"]')
     [ "$sem" = FAIL ] || broken "semantic axis '$sem' for a candidate whose outputs are zeros and whose every answer names a directory (want FAIL: its answer is its own failure, not a lost process)" ;;

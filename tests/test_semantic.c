@@ -127,8 +127,10 @@ static void values(double *v, size_t n, int i)
         v[k] = 1.0 + (double)k * 0.25 + (double)i;
 }
 
-/* start_extra: more members of the start event; precision: a whole precision event line or NULL */
-static void full_run_on(const char *start_extra, const char *precision, int bad_slot, double bad_value)
+/* start_extra: more members of the start event; precision: a whole precision event line or NULL;
+ * before_done: lines after the slots, before the done event (NULL: none); done: that event's status */
+static void full_run_ending(const char *start_extra, const char *precision, int bad_slot, double bad_value,
+                            const char *before_done, const char *done)
 {
     FILE *e = events();
     fprintf(e, "{\"event\": \"start\", \"python\": \"3.11\", \"torch\": \"1.13\"%s}\n", start_extra);
@@ -143,8 +145,15 @@ static void full_run_on(const char *start_extra, const char *precision, int bad_
             k[1] = bad_value;
         slot(e, i, r, k, 4, NULL);
     }
-    fprintf(e, "{\"event\": \"done\", \"status\": \"ok\"}\n");
+    if (before_done)
+        fputs(before_done, e);
+    fprintf(e, "{\"event\": \"done\", \"status\": \"%s\"}\n", done);
     fclose(e);
+}
+
+static void full_run_on(const char *start_extra, const char *precision, int bad_slot, double bad_value)
+{
+    full_run_ending(start_extra, precision, bad_slot, bad_value, NULL, "ok");
 }
 
 static void full_run(int bad_slot, double bad_value)
@@ -423,6 +432,46 @@ Test(semantic, stage_failures_are_inconclusive_with_their_cause)
     const struct kat_sem_finding *f = find(s, "candidate-build-failed");
     cr_assert_not_null(f);
     cr_assert(strstr(s->root_cause, "SyntaxError"), "%s", s->root_cause);
+    kat_semantic_free(s);
+}
+
+/* EvidenceLost (runner/kaudit_events.py): the runner's own file it could
+ * not write, or the reference refused by the kernel; whatever the slots so
+ * far said, no PASS. */
+Test(semantic, evidence_lost_is_inconclusive_with_its_code)
+{
+    full_run_ending("", NULL, -1, 0,
+                    "{\"event\": \"stage\", \"stage\": \"evidence\", \"status\": \"error\", \"code\": "
+                    "\"evidence-unwritable\", \"error\": \"cannot write tensors/s41c4-ref64.kt: [Errno 13]\"}\n",
+                    "stage-failed");
+    struct kat_semantic *s = judge(&clean_end);
+    cr_assert_eq(s->verdict, KAT_SEM_INCONCLUSIVE);
+    const struct kat_sem_finding *f = find(s, "evidence-unwritable");
+    cr_assert_not_null(f);
+    cr_assert(strstr(f->text, "its evidence incomplete") && strstr(f->text, "s41c4-ref64.kt"), "%s", f->text);
+    kat_semantic_free(s);
+}
+
+/* A check the reference could not run is left out of the verdict, and said:
+ * the record names what was not tested and why. */
+Test(semantic, a_skipped_check_is_a_signal_naming_it)
+{
+    full_run_ending("", NULL, -1, 0,
+                    "{\"event\": \"long_run_skipped\", \"reason\": \"the reference raised on this slot's "
+                    "inputs: ValueError: x\"}\n{\"event\": \"state_reload_skipped\", \"reason\": \"no state\"}\n",
+                    "ok");
+    struct kat_semantic *s = judge(&clean_end);
+    cr_assert_eq(s->verdict, KAT_SEM_PASS, "%s", s->root_cause ? s->root_cause : "");
+    int long_run = 0, reload = 0;
+    for (size_t i = 0; i < s->n_findings; i++) {
+        const struct kat_sem_finding *f = &s->findings[i];
+        if (strcmp(f->code, "check-skipped") != 0)
+            continue;
+        cr_assert_eq(f->kind, KAT_SEM_SIGNAL);
+        long_run += strstr(f->text, "the long run was not run") && strstr(f->text, "ValueError: x");
+        reload += strstr(f->text, "the state reload was not run: no state") != NULL;
+    }
+    cr_assert(long_run == 1 && reload == 1, "long run %d, state reload %d", long_run, reload);
     kat_semantic_free(s);
 }
 

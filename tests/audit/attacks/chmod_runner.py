@@ -1,5 +1,7 @@
-"""Attack (task matmul): chmod_runner - wrong after an instance's 40th call
-(zeros), and the long run that would see it knocked out by a chmod.
+"""Attack (task scratch_tmp, whose reference takes 50 ms a call, so that its
+slots are still being written when the candidate is imported): chmod_runner
+- wrong after an instance's 40th call (zeros), and the long run that would
+see it knocked out by a chmod.
 
 What it does: at import, which runs while the runner is still writing the
 reference's slot outputs (the candidate's build is asked for before the
@@ -15,7 +17,8 @@ for "the reference raised on this slot's inputs": the reported slots, the
 long run, the state reload and the timed calls were skipped as if the task
 could not take them, and the verdict never read those skips.  Semantic PASS
 for a candidate that is wrong from its 41st call on (found by a hostile
-review, 2026-12-06: 3 of 3 runs).
+review, 2026-12-06, on task matmul: 3 of 3 runs; there the reference's
+slots are so quick that the chmod comes too late about as often).
 
 What a correct defence must do: a file of the runner's own that it cannot
 write is lost evidence, never a property of the slot: the audit ends
@@ -64,8 +67,6 @@ class ModelNew(nn.Module):
         super().__init__()
         self.calls = 0
 
-    def forward(self, a, b):
+    def forward(self, x):
         self.calls += 1
-        if self.calls > WRONG_AFTER:
-            return torch.zeros(a.shape[0], b.shape[1], dtype=a.dtype)
-        return (a.unsqueeze(-1) * b.unsqueeze(0)).sum(1)
+        return torch.zeros_like(x) if self.calls > WRONG_AFTER else x * 2
