@@ -6,6 +6,7 @@ Apart from kaudit_runner.py because every part of the runner writes events;
 imported first, before torch, since the events' "t" counts torch's import.
 """
 
+import contextlib
 import json
 import os
 import time
@@ -55,6 +56,16 @@ class EvidenceLost(BaseException):
     def __init__(self, code, message):
         super().__init__(message)
         self.code = code
+
+
+@contextlib.contextmanager
+def writing_evidence(what):
+    """A write of the runner's own ("cannot WHAT: why"): its OSError is
+    EvidenceLost, evidence-unwritable."""
+    try:
+        yield
+    except OSError as exc:
+        raise EvidenceLost("evidence-unwritable", "cannot %s: %s" % (what, exc)) from exc
 
 
 def stage(log, name, fn):

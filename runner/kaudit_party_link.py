@@ -26,7 +26,7 @@ import sys
 import termios
 import time
 
-from kaudit_events import EvidenceLost
+from kaudit_events import writing_evidence
 
 # No torch at import: the runner starts the candidate's process before its own
 # PyTorch import (start_early), so that the two imports overlap.
@@ -316,12 +316,9 @@ class PartyLink:
                     self.log.event("handoff", status="files", name=name, reason=str(exc)[:200])
         path = os.path.join(self.handoff, name)
         tmp = path + ".tmp"
-        try:
-            with self.guard.own():
-                torch.save(obj, tmp)
-                os.replace(tmp, path)
-        except OSError as exc:
-            raise EvidenceLost("evidence-unwritable", "cannot hand %s over: %s" % (path, exc)) from exc
+        with writing_evidence("hand %s over" % path), self.guard.own():
+            torch.save(obj, tmp)
+            os.replace(tmp, path)
         return path
 
     def _hand_memory(self, torch, name, obj):
@@ -369,19 +366,15 @@ class PartyLink:
             if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
                 # its own answer, not a lost process: the call's candidate-raised (an OSError)
                 raise NotOwnFile("the candidate's process gave %s, which is not a regular file of its own" % name)
-            try:
-                with self.guard.own():
-                    with open(dest + ".tmp", "wb") as f:
-                        while True:
-                            chunk = os.read(fd, 1 << 20)
-                            if not chunk:
-                                break
-                            f.write(chunk)
-                    os.link(dest + ".tmp", dest)   # EEXIST where dest is there already
-                    os.unlink(dest + ".tmp")
-            except OSError as exc:
-                raise EvidenceLost("evidence-unwritable", "cannot copy the candidate's %s to %s: %s"
-                                   % (name, dest, exc)) from exc
+            with writing_evidence("copy the candidate's %s to %s" % (name, dest)), self.guard.own():
+                with open(dest + ".tmp", "wb") as f:
+                    while True:
+                        chunk = os.read(fd, 1 << 20)
+                        if not chunk:
+                            break
+                        f.write(chunk)
+                os.link(dest + ".tmp", dest)   # EEXIST where dest is there already
+                os.unlink(dest + ".tmp")
         finally:
             os.close(fd)
         try:

@@ -60,7 +60,7 @@ import kaudit_probe  # noqa: E402  (beside this file; imported before the candid
 
 import torch  # noqa: E402
 
-from kaudit_events import EvidenceLost, Log, StageFailed, short_error, stage  # noqa: E402
+from kaudit_events import EvidenceLost, Log, StageFailed, short_error, stage, writing_evidence  # noqa: E402
 from kaudit_guard import WriteGuard  # noqa: E402
 from kaudit_inputs import (SlotInputs, base_specs, clone_tree, has_redrawable_integers, layout_of,  # noqa: E402
                            long_run_sets, native_inputs, slot_inputs)
@@ -136,11 +136,8 @@ class Runner:
 
     def write(self, name, leaves):
         path = os.path.join(self.tensors, name)
-        try:
-            with self.guard.own():
-                kaudit_tensors.write_tensor_file(path, leaves)
-        except OSError as exc:
-            raise EvidenceLost("evidence-unwritable", "cannot write %s: %s" % (path, exc)) from exc
+        with writing_evidence("write %s" % path), self.guard.own():
+            kaudit_tensors.write_tensor_file(path, leaves)
         return "tensors/" + name
 
     @staticmethod
